@@ -1,0 +1,23 @@
+// The blocked GEMM as an internal C++ call, for kernels (attention) that run
+// many small GEMMs inside their own parallel loops.  No argument checks.
+#ifndef HMRT_CPU_GEMM_INTERNAL_H
+#define HMRT_CPU_GEMM_INTERNAL_H
+
+#include <cstdint>
+
+namespace hmrt {
+
+// Floats of scratch enough for one single-threaded GEMM of any shape up to
+// (m, n, k), each dimension at most the given one.
+int64_t gemm_workspace_floats(int64_t m, int64_t n, int64_t k);
+
+// Single-threaded C = alpha*op(A)*op(B) + beta*C (same meaning as hmrt_sgemm)
+// using `workspace` (gemm_workspace_floats(m, n, k) floats, 64-byte aligned).
+void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                  float alpha, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, float beta, float* c, int64_t ldc,
+                  float* workspace);
+
+}  // namespace hmrt
+
+#endif  // HMRT_CPU_GEMM_INTERNAL_H

@@ -1,0 +1,108 @@
+// Global L2 norm of the gradients and the clipping coefficient, as
+// torch.nn.utils.clip_grad_norm_ (norm_type 2).  Sums of squares are
+// accumulated in double over fixed 4096-element chunks, then over chunks in
+// order, so the norm is the same for any thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/internal.h"
+#include "hmrt/kernels.h"
+
+namespace hmrt {
+namespace {
+
+constexpr int64_t kChunk = 4096;
+
+// Sum of squares of x[0, n) into *out; false if scratch allocation failed.
+bool sum_squares(const float* x, int64_t n, double* out) {
+  const int64_t chunks = ceil_div(n, kChunk);
+  if (chunks <= 1) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; ++i) s += double(x[i]) * double(x[i]);
+    *out = s;
+    return true;
+  }
+  double* partial = static_cast<double*>(std::malloc(chunks * sizeof(double)));
+  if (partial == nullptr) return false;
+  parallel_for(chunks, 4, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c) {
+      // Four interleaved accumulators: independent dependency chains.
+      double a[4] = {0, 0, 0, 0};
+      const int64_t i0 = c * kChunk, i1 = std::min(n, i0 + kChunk);
+      int64_t i = i0;
+      for (; i + 4 <= i1; i += 4)
+        for (int l = 0; l < 4; ++l) a[l] += double(x[i + l]) * double(x[i + l]);
+      for (; i < i1; ++i) a[0] += double(x[i]) * double(x[i]);
+      partial[c] = (a[0] + a[1]) + (a[2] + a[3]);
+    }
+  });
+  double s = 0.0;
+  for (int64_t c = 0; c < chunks; ++c) s += partial[c];
+  std::free(partial);
+  *out = s;
+  return true;
+}
+
+}  // namespace
+}  // namespace hmrt
+
+extern "C" {
+
+hmrt_status hmrt_sum_of_squares(const float* x, int64_t n, double* out) {
+  using namespace hmrt;
+  const char* fn = "hmrt_sum_of_squares";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_PTR(fn, x, n);
+  HMRT_CHECK_ARG(out != nullptr, "%s: out is NULL", fn);
+  if (!sum_squares(x, n, out))
+    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate partial sums", fn);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_global_norm(const float* const* buffers, const int64_t* sizes,
+                             int64_t count, float* out) {
+  using namespace hmrt;
+  const char* fn = "hmrt_global_norm";
+  HMRT_CHECK_SIZE(fn, count);
+  HMRT_CHECK_PTR(fn, buffers, count);
+  HMRT_CHECK_PTR(fn, sizes, count);
+  HMRT_CHECK_ARG(out != nullptr, "%s: out is NULL", fn);
+  for (int64_t b = 0; b < count; ++b) {
+    HMRT_CHECK_ARG(sizes[b] >= 0, "%s: sizes[%lld] = %lld is negative", fn,
+                   (long long)b, (long long)sizes[b]);
+    HMRT_CHECK_ARG(buffers[b] != nullptr || sizes[b] == 0,
+                   "%s: buffers[%lld] is NULL", fn, (long long)b);
+  }
+  double total = 0.0;
+  for (int64_t b = 0; b < count; ++b) {
+    double s = 0.0;
+    if (!sum_squares(buffers[b], sizes[b], &s))
+      return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate partial sums", fn);
+    total += s;
+  }
+  *out = static_cast<float>(std::sqrt(total));
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_clip_coefficient(float total_norm, float max_norm,
+                                  float* coef) {
+  HMRT_CHECK_ARG(coef != nullptr, "hmrt_clip_coefficient: coef is NULL");
+  // clip_coef = max_norm / (total_norm + 1e-6); clamp(clip_coef, max=1.0).
+  // Computed in float like PyTorch's tensor arithmetic.
+  const float c = max_norm / (total_norm + 1e-6f);
+  *coef = c > 1.0f ? 1.0f : c;  // NaN stays NaN, as torch.clamp
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_scale(float* x, int64_t n, float s) {
+  using namespace hmrt;
+  HMRT_CHECK_SIZE("hmrt_scale", n);
+  HMRT_CHECK_PTR("hmrt_scale", x, n);
+  parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) x[i] *= s;
+  });
+  return HMRT_OK;
+}
+
+}  // extern "C"

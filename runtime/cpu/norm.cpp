@@ -1,0 +1,202 @@
+// LayerNorm and RMSNorm over the last axis, forward and backward.
+// Rows are independent and split across threads; the parameter gradients
+// are column sums over all rows, split across threads by column so each
+// column is summed in row order (deterministic), in double.
+#include <algorithm>
+#include <cmath>
+
+#include "core/internal.h"
+#include "cpu/vec.h"
+#include "hmrt/kernels.h"
+
+namespace hmrt {
+namespace {
+
+// Rows per thread at least, for a row of `cols` floats (~16k elements).
+int64_t row_grain(int64_t cols) {
+  return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(cols, 1));
+}
+
+hmrt_status check_shape(const char* fn, int64_t rows, int64_t cols) {
+  HMRT_CHECK_SIZE(fn, rows);
+  HMRT_CHECK_SIZE(fn, cols);
+  HMRT_CHECK_ARG(cols > 0 || rows == 0, "%s: cols must be >= 1", fn);
+  return HMRT_OK;
+}
+
+// dst[c] += sum over rows r of term(r, c), for every c in [0, cols), summed
+// in row order in double.  term(r, c0, c1, acc) adds row r's terms for
+// columns [c0, c1) into acc[0 .. c1-c0).
+template <class Term>
+void column_sums(int64_t rows, int64_t cols, float* dst, Term term) {
+  constexpr int64_t kTile = 256;
+  parallel_for(ceil_div(cols, kTile), 1, [&](int64_t t0, int64_t t1) {
+    double acc[kTile];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t c0 = t * kTile, c1 = std::min(cols, c0 + kTile);
+      std::fill(acc, acc + (c1 - c0), 0.0);
+      for (int64_t r = 0; r < rows; ++r) term(r, c0, c1, acc);
+      for (int64_t c = c0; c < c1; ++c) dst[c] += static_cast<float>(acc[c - c0]);
+    }
+  });
+}
+
+}  // namespace
+}  // namespace hmrt
+
+extern "C" {
+
+hmrt_status hmrt_layernorm_forward(const float* x, const float* weight,
+                                   const float* bias, float* y, float* mean,
+                                   float* rstd, int64_t rows, int64_t cols,
+                                   float eps) {
+  using namespace hmrt;
+  const char* fn = "hmrt_layernorm_forward";
+  hmrt_status st = check_shape(fn, rows, cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_PTR(fn, x, rows * cols);
+  HMRT_CHECK_PTR(fn, y, rows * cols);
+  parallel_for(rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* xr = x + r * cols;
+      float* yr = y + r * cols;
+      const float m = hmrt::sum(xr, cols) / static_cast<float>(cols);
+      const float var = sum_sq_dev(xr, m, cols) / static_cast<float>(cols);
+      const float s = 1.0f / std::sqrt(var + eps);
+      for (int64_t c = 0; c < cols; ++c) {
+        float v = (xr[c] - m) * s;
+        if (weight) v *= weight[c];
+        if (bias) v += bias[c];
+        yr[c] = v;
+      }
+      if (mean) mean[r] = m;
+      if (rstd) rstd[r] = s;
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_layernorm_backward(const float* dy, const float* x,
+                                    const float* weight, const float* mean,
+                                    const float* rstd, float* dx,
+                                    float* dweight, float* dbias, int64_t rows,
+                                    int64_t cols) {
+  using namespace hmrt;
+  const char* fn = "hmrt_layernorm_backward";
+  hmrt_status st = check_shape(fn, rows, cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_PTR(fn, dy, rows * cols);
+  HMRT_CHECK_PTR(fn, x, rows * cols);
+  HMRT_CHECK_PTR(fn, mean, rows);
+  HMRT_CHECK_PTR(fn, rstd, rows);
+  HMRT_CHECK_PTR(fn, dx, rows * cols);
+
+  // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight.
+  parallel_for(rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* xr = x + r * cols;
+      const float* dyr = dy + r * cols;
+      float* dxr = dx + r * cols;
+      const float m = mean[r], s = rstd[r];
+      float sum_g = 0.0f, sum_gx = 0.0f;
+      for (int64_t c = 0; c < cols; ++c) {
+        const float g = weight ? dyr[c] * weight[c] : dyr[c];
+        sum_g += g;
+        sum_gx += g * ((xr[c] - m) * s);
+      }
+      const float mean_g = sum_g / static_cast<float>(cols);
+      const float mean_gx = sum_gx / static_cast<float>(cols);
+      for (int64_t c = 0; c < cols; ++c) {
+        const float g = weight ? dyr[c] * weight[c] : dyr[c];
+        const float xhat = (xr[c] - m) * s;
+        dxr[c] = s * (g - mean_g - xhat * mean_gx);
+      }
+    }
+  });
+  if (dweight) {
+    column_sums(rows, cols, dweight,
+                [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
+                  const float* xr = x + r * cols;
+                  const float* dyr = dy + r * cols;
+                  const float m = mean[r], s = rstd[r];
+                  for (int64_t c = c0; c < c1; ++c)
+                    acc[c - c0] += dyr[c] * ((xr[c] - m) * s);
+                });
+  }
+  if (dbias) {
+    column_sums(rows, cols, dbias,
+                [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
+                  const float* dyr = dy + r * cols;
+                  for (int64_t c = c0; c < c1; ++c) acc[c - c0] += dyr[c];
+                });
+  }
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_rmsnorm_forward(const float* x, const float* weight, float* y,
+                                 float* rstd, int64_t rows, int64_t cols,
+                                 float eps) {
+  using namespace hmrt;
+  const char* fn = "hmrt_rmsnorm_forward";
+  hmrt_status st = check_shape(fn, rows, cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_PTR(fn, x, rows * cols);
+  HMRT_CHECK_PTR(fn, y, rows * cols);
+  parallel_for(rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* xr = x + r * cols;
+      float* yr = y + r * cols;
+      const float ms = dot(xr, xr, cols) / static_cast<float>(cols);
+      const float s = 1.0f / std::sqrt(ms + eps);
+      for (int64_t c = 0; c < cols; ++c)
+        yr[c] = weight ? xr[c] * s * weight[c] : xr[c] * s;
+      if (rstd) rstd[r] = s;
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_rmsnorm_backward(const float* dy, const float* x,
+                                  const float* weight, const float* rstd,
+                                  float* dx, float* dweight, int64_t rows,
+                                  int64_t cols) {
+  using namespace hmrt;
+  const char* fn = "hmrt_rmsnorm_backward";
+  hmrt_status st = check_shape(fn, rows, cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_PTR(fn, dy, rows * cols);
+  HMRT_CHECK_PTR(fn, x, rows * cols);
+  HMRT_CHECK_PTR(fn, rstd, rows);
+  HMRT_CHECK_PTR(fn, dx, rows * cols);
+
+  // dx = rstd * g - x * rstd^3 * mean(g * x), g = dy * weight.
+  parallel_for(rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* xr = x + r * cols;
+      const float* dyr = dy + r * cols;
+      float* dxr = dx + r * cols;
+      const float s = rstd[r];
+      float sum_gx = 0.0f;
+      for (int64_t c = 0; c < cols; ++c)
+        sum_gx += (weight ? dyr[c] * weight[c] : dyr[c]) * xr[c];
+      const float k = s * s * s * sum_gx / static_cast<float>(cols);
+      for (int64_t c = 0; c < cols; ++c) {
+        const float g = weight ? dyr[c] * weight[c] : dyr[c];
+        dxr[c] = s * g - xr[c] * k;
+      }
+    }
+  });
+  if (dweight) {
+    column_sums(rows, cols, dweight,
+                [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
+                  const float* xr = x + r * cols;
+                  const float* dyr = dy + r * cols;
+                  const float s = rstd[r];
+                  for (int64_t c = c0; c < c1; ++c)
+                    acc[c - c0] += dyr[c] * (xr[c] * s);
+                });
+  }
+  return HMRT_OK;
+}
+
+}  // extern "C"
