@@ -1,0 +1,20 @@
+//===- TGOps.h - operations of the training-graph dialect -------*- C++ -*-===//
+#ifndef HMCC_TG_TGOPS_H
+#define HMCC_TG_TGOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tg/TGDialect.h"
+
+#define GET_OP_CLASSES
+#include "tg/TGOps.h.inc"
+
+#endif // HMCC_TG_TGOPS_H

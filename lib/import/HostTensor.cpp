@@ -1,0 +1,573 @@
+//===- HostTensor.cpp - small tensors evaluated at import -----------------===//
+#include "lib/import/HostTensor.h"
+#include "lib/import/OnnxAttributes.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+namespace hmcc::import {
+
+using onnx::TensorProto;
+
+bool HostTensor::isFloatType(int32_t dtype) {
+  return dtype == TensorProto::FLOAT || dtype == TensorProto::DOUBLE ||
+         dtype == TensorProto::FLOAT16 || dtype == TensorProto::BFLOAT16;
+}
+
+int64_t HostTensor::size() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+void HostTensor::allocate() {
+  if (isFloat())
+    f.assign(size(), 0.0);
+  else
+    i.assign(size(), 0);
+}
+
+void HostTensor::setReal(int64_t k, double v) {
+  switch (dtype) {
+  case TensorProto::FLOAT:
+  case TensorProto::FLOAT16:
+  case TensorProto::BFLOAT16:
+    f[k] = static_cast<float>(v);
+    break;
+  case TensorProto::DOUBLE:
+    f[k] = v;
+    break;
+  case TensorProto::BOOL:
+    i[k] = v != 0.0;
+    break;
+  default:
+    i[k] = static_cast<int64_t>(v); // truncation, as ONNX Cast does
+  }
+}
+
+void HostTensor::setInteger(int64_t k, int64_t v) {
+  if (isFloat())
+    setReal(k, static_cast<double>(v));
+  else
+    i[k] = dtype == TensorProto::BOOL ? (v != 0) : v;
+}
+
+//===----------------------------------------------------------------------===//
+// Decoding TensorProto
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static void readRaw(const std::string &raw, int64_t n, std::vector<T> &out) {
+  out.resize(n);
+  std::memcpy(out.data(), raw.data(), n * sizeof(T));
+}
+
+std::optional<std::string> decodeTensor(const TensorProto &proto,
+                                        const std::string *bytes, HostTensor &out) {
+  out.dtype = proto.data_type();
+  out.shape.assign(proto.dims().begin(), proto.dims().end());
+  int64_t n = out.size();
+  const std::string *raw = bytes ? bytes : (proto.has_raw_data() ? &proto.raw_data() : nullptr);
+  auto sizeError = [&](int64_t elementBytes) -> std::optional<std::string> {
+    if (raw && static_cast<int64_t>(raw->size()) != n * elementBytes)
+      return "holds " + std::to_string(raw->size()) + " bytes, but its shape needs " +
+             std::to_string(n * elementBytes);
+    return std::nullopt;
+  };
+  switch (out.dtype) {
+  case TensorProto::FLOAT: {
+    if (auto e = sizeError(4))
+      return e;
+    std::vector<float> v;
+    if (raw)
+      readRaw(*raw, n, v);
+    else
+      v.assign(proto.float_data().begin(), proto.float_data().end());
+    out.f.assign(v.begin(), v.end());
+    break;
+  }
+  case TensorProto::DOUBLE:
+    if (auto e = sizeError(8))
+      return e;
+    if (raw)
+      readRaw(*raw, n, out.f);
+    else
+      out.f.assign(proto.double_data().begin(), proto.double_data().end());
+    break;
+  case TensorProto::INT64:
+    if (auto e = sizeError(8))
+      return e;
+    if (raw)
+      readRaw(*raw, n, out.i);
+    else
+      out.i.assign(proto.int64_data().begin(), proto.int64_data().end());
+    break;
+  case TensorProto::INT32: {
+    if (auto e = sizeError(4))
+      return e;
+    std::vector<int32_t> v;
+    if (raw)
+      readRaw(*raw, n, v);
+    else
+      v.assign(proto.int32_data().begin(), proto.int32_data().end());
+    out.i.assign(v.begin(), v.end());
+    break;
+  }
+  case TensorProto::BOOL: {
+    if (auto e = sizeError(1))
+      return e;
+    std::vector<uint8_t> v;
+    if (raw)
+      readRaw(*raw, n, v);
+    else
+      v.assign(proto.int32_data().begin(), proto.int32_data().end());
+    out.i.assign(v.begin(), v.end());
+    break;
+  }
+  default:
+    return "has element type " +
+           std::string(TensorProto::DataType_Name(
+               static_cast<TensorProto::DataType>(out.dtype))) +
+           ", which hmcc does not support";
+  }
+  if (out.size() != static_cast<int64_t>(out.isFloat() ? out.f.size() : out.i.size()))
+    return "holds " + std::to_string(out.isFloat() ? out.f.size() : out.i.size()) +
+           " elements, but its shape needs " + std::to_string(n);
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+std::vector<int64_t> stridesOf(const Shape &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+bool broadcast(const Shape &a, const Shape &b, Shape &out) {
+  size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t k = 0; k < rank; ++k) {
+    int64_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
+    int64_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
+    if (da != db && da != 1 && db != 1)
+      return false;
+    out[rank - 1 - k] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+/// Offset into a tensor of shape `in` broadcast to `out` for the flat output
+/// index `flat`.
+int64_t broadcastOffset(const Shape &in, const Shape &out, int64_t flat) {
+  int64_t offset = 0, stride = 1;
+  for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+    int64_t idx = flat % out[d];
+    flat /= out[d];
+    int64_t k = d - static_cast<int64_t>(out.size() - in.size());
+    if (k >= 0) {
+      if (in[k] != 1)
+        offset += idx * stride;
+      stride *= in[k];
+    }
+  }
+  return offset;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+std::vector<int64_t> intsOf(const HostTensor *t) {
+  std::vector<int64_t> v;
+  for (int64_t k = 0; k < t->size(); ++k)
+    v.push_back(t->integer(k));
+  return v;
+}
+
+HostTensor like(const HostTensor &x, Shape shape, int32_t dtype = 0) {
+  HostTensor t;
+  t.dtype = dtype ? dtype : x.dtype;
+  t.shape = std::move(shape);
+  t.allocate();
+  return t;
+}
+
+/// Copies elements in row-major order into a tensor of a new shape.
+HostTensor reshaped(const HostTensor &x, Shape shape) {
+  HostTensor t = x;
+  t.shape = std::move(shape);
+  return t;
+}
+
+void copyElement(const HostTensor &from, int64_t src, HostTensor &to, int64_t dst) {
+  if (from.isFloat())
+    to.setReal(dst, from.f[src]);
+  else
+    to.setInteger(dst, from.i[src]);
+}
+
+double erfOf(double x) { return std::erf(x); }
+
+} // namespace
+
+bool evaluateNode(const onnx::NodeProto &node,
+                  const std::vector<const HostTensor *> &in,
+                  std::vector<HostTensor> &out, std::string &error) {
+  const std::string &op = node.op_type();
+  auto input = [&](size_t k) -> const HostTensor * {
+    return k < in.size() ? in[k] : nullptr;
+  };
+  if (!input(0) && op != "Constant")
+    return false;
+  const HostTensor &x = *in[0];
+  auto fail = [&](const std::string &message) {
+    error = message;
+    return false;
+  };
+
+  // Elementwise unary ops.
+  static const std::vector<std::pair<const char *, std::function<double(double)>>> unary = {
+      {"Neg", [](double v) { return -v; }},
+      {"Sqrt", [](double v) { return std::sqrt(v); }},
+      {"Reciprocal", [](double v) { return 1.0 / v; }},
+      {"Exp", [](double v) { return std::exp(v); }},
+      {"Log", [](double v) { return std::log(v); }},
+      {"Tanh", [](double v) { return std::tanh(v); }},
+      {"Sigmoid", [](double v) { return 1.0 / (1.0 + std::exp(-v)); }},
+      {"Erf", erfOf},
+      {"Relu", [](double v) { return v > 0 ? v : 0.0; }},
+  };
+  for (auto &[name, fn] : unary) {
+    if (op != name)
+      continue;
+    HostTensor r = like(x, x.shape);
+    for (int64_t k = 0; k < x.size(); ++k) {
+      if (x.isFloat())
+        r.setReal(k, fn(x.f[k]));
+      else
+        r.setInteger(k, static_cast<int64_t>(fn(static_cast<double>(x.i[k]))));
+    }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  // Elementwise binary ops with broadcasting.
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
+      op == "Equal") {
+    if (!input(1))
+      return false;
+    const HostTensor &y = *in[1];
+    Shape shape;
+    if (!broadcast(x.shape, y.shape, shape))
+      return fail("operand shapes do not broadcast");
+    HostTensor r = like(x, shape, op == "Equal" ? TensorProto::BOOL : x.dtype);
+    for (int64_t k = 0; k < r.size(); ++k) {
+      int64_t a = broadcastOffset(x.shape, shape, k), b = broadcastOffset(y.shape, shape, k);
+      if (op == "Equal") {
+        r.i[k] = x.real(a) == y.real(b);
+      } else if (x.isFloat() || op == "Pow") {
+        double u = x.real(a), v = y.real(b);
+        double w = op == "Add"   ? u + v
+                   : op == "Sub" ? u - v
+                   : op == "Mul" ? u * v
+                   : op == "Div" ? u / v
+                                 : std::pow(u, v);
+        r.setReal(k, w);
+      } else {
+        int64_t u = x.i[a], v = y.i[b];
+        if (op == "Div" && v == 0)
+          return fail("integer division by zero");
+        int64_t w = op == "Add" ? u + v : op == "Sub" ? u - v : op == "Mul" ? u * v : u / v;
+        r.setInteger(k, w);
+      }
+    }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Identity") {
+    out.push_back(x);
+    return true;
+  }
+
+  if (op == "Cast") {
+    HostTensor r = like(x, x.shape, static_cast<int32_t>(attrInt(node, "to", 0)));
+    if (!HostTensor::isFloatType(r.dtype) && r.dtype != TensorProto::INT64 &&
+        r.dtype != TensorProto::INT32 && r.dtype != TensorProto::BOOL)
+      return false;
+    for (int64_t k = 0; k < x.size(); ++k)
+      copyElement(x, k, r, k);
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Where") {
+    if (!input(1) || !input(2))
+      return false;
+    const HostTensor &a = *in[1], &b = *in[2];
+    Shape ab, shape;
+    if (!broadcast(a.shape, b.shape, ab) || !broadcast(x.shape, ab, shape))
+      return fail("operand shapes do not broadcast");
+    HostTensor r = like(a, shape);
+    for (int64_t k = 0; k < r.size(); ++k) {
+      bool c = x.integer(broadcastOffset(x.shape, shape, k)) != 0;
+      const HostTensor &src = c ? a : b;
+      copyElement(src, broadcastOffset(src.shape, shape, k), r, k);
+    }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    std::vector<int64_t> axes =
+        input(1) ? intsOf(input(1)) : attrInts(node, "axes");
+    int64_t rank = static_cast<int64_t>(x.shape.size()) +
+                   (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
+    for (int64_t &a : axes)
+      a = normalizeAxis(a, rank);
+    Shape shape;
+    if (op == "Unsqueeze") {
+      size_t next = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        shape.push_back(std::count(axes.begin(), axes.end(), d) ? 1 : x.shape[next++]);
+    } else {
+      for (int64_t d = 0; d < rank; ++d) {
+        bool listed = std::count(axes.begin(), axes.end(), d) > 0;
+        if (listed && x.shape[d] != 1)
+          return fail("cannot squeeze a dimension of size " + std::to_string(x.shape[d]));
+        if (!(listed || (axes.empty() && x.shape[d] == 1)))
+          shape.push_back(x.shape[d]);
+      }
+    }
+    out.push_back(reshaped(x, shape));
+    return true;
+  }
+
+  if (op == "Reshape") {
+    if (!input(1))
+      return false;
+    Shape shape = intsOf(input(1));
+    int64_t known = 1, inferred = -1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 0 && !attrInt(node, "allowzero", 0))
+        shape[d] = d < x.shape.size() ? x.shape[d] : 0;
+      if (shape[d] == -1)
+        inferred = static_cast<int64_t>(d);
+      else
+        known *= shape[d];
+    }
+    if (inferred >= 0)
+      shape[inferred] = known ? x.size() / known : 0;
+    HostTensor r = reshaped(x, shape);
+    if (r.size() != x.size())
+      return fail("cannot reshape " + std::to_string(x.size()) + " elements");
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Flatten") {
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = normalizeAxis(attrInt(node, "axis", 1), rank);
+    int64_t rows = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      rows *= x.shape[d];
+    out.push_back(reshaped(x, {rows, rows ? x.size() / rows : 0}));
+    return true;
+  }
+
+  if (op == "Concat") {
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = normalizeAxis(attrInt(node, "axis", 0), rank);
+    Shape shape = x.shape;
+    shape[axis] = 0;
+    for (const HostTensor *t : in) {
+      if (!t)
+        return false;
+      if (t->shape.size() != x.shape.size())
+        return fail("inputs have different ranks");
+      shape[axis] += t->shape[axis];
+    }
+    HostTensor r = like(x, shape);
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= shape[d];
+    int64_t dst = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (const HostTensor *t : in) {
+        int64_t chunk = outer ? t->size() / outer : 0;
+        for (int64_t k = 0; k < chunk; ++k)
+          copyElement(*t, o * chunk + k, r, dst++);
+      }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Gather") {
+    if (!input(1))
+      return false;
+    const HostTensor &idx = *in[1];
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = normalizeAxis(attrInt(node, "axis", 0), rank);
+    Shape shape(x.shape.begin(), x.shape.begin() + axis);
+    shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
+    shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
+    HostTensor r = like(x, shape);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= x.shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d)
+      inner *= x.shape[d];
+    int64_t dst = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < idx.size(); ++j) {
+        int64_t pos = idx.integer(j);
+        if (pos < 0)
+          pos += x.shape[axis];
+        if (pos < 0 || pos >= x.shape[axis])
+          return fail("index " + std::to_string(idx.integer(j)) + " is out of range");
+        for (int64_t k = 0; k < inner; ++k)
+          copyElement(x, (o * x.shape[axis] + pos) * inner + k, r, dst++);
+      }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Slice") {
+    if (!input(1) || !input(2))
+      return false;
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    std::vector<int64_t> starts = intsOf(input(1)), ends = intsOf(input(2));
+    std::vector<int64_t> axes, steps(starts.size(), 1);
+    if (input(3))
+      axes = intsOf(input(3));
+    else
+      for (size_t k = 0; k < starts.size(); ++k)
+        axes.push_back(static_cast<int64_t>(k));
+    if (input(4))
+      steps = intsOf(input(4));
+    Shape begin(rank, 0), step(rank, 1), shape = x.shape;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t a = normalizeAxis(axes[k], rank);
+      int64_t s, e;
+      clampSlice(starts[k], ends[k], steps[k], x.shape[a], s, e);
+      begin[a] = s;
+      step[a] = steps[k];
+      shape[a] = steps[k] > 0 ? std::max<int64_t>(0, (e - s + steps[k] - 1) / steps[k])
+                              : std::max<int64_t>(0, (s - e - steps[k] - 1) / -steps[k]);
+    }
+    HostTensor r = like(x, shape);
+    std::vector<int64_t> strides = stridesOf(x.shape);
+    for (int64_t k = 0; k < r.size(); ++k) {
+      int64_t flat = k, src = 0;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        int64_t idx = flat % shape[d];
+        flat /= shape[d];
+        src += (begin[d] + idx * step[d]) * strides[d];
+      }
+      copyElement(x, src, r, k);
+    }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Expand") {
+    if (!input(1))
+      return false;
+    Shape shape;
+    if (!broadcast(x.shape, intsOf(input(1)), shape))
+      return fail("cannot expand to the requested shape");
+    HostTensor r = like(x, shape);
+    for (int64_t k = 0; k < r.size(); ++k)
+      copyElement(x, broadcastOffset(x.shape, shape, k), r, k);
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Transpose") {
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    std::vector<int64_t> perm = attrInts(node, "perm");
+    if (perm.empty())
+      for (int64_t d = rank - 1; d >= 0; --d)
+        perm.push_back(d);
+    Shape shape;
+    for (int64_t p : perm)
+      shape.push_back(x.shape[p]);
+    HostTensor r = like(x, shape);
+    std::vector<int64_t> strides = stridesOf(x.shape);
+    for (int64_t k = 0; k < r.size(); ++k) {
+      int64_t flat = k, src = 0;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        src += (flat % shape[d]) * strides[perm[d]];
+        flat /= shape[d];
+      }
+      copyElement(x, src, r, k);
+    }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Trilu") {
+    if (x.shape.size() < 2)
+      return fail("Trilu needs rank 2 or more");
+    int64_t diag = input(1) ? input(1)->integer(0) : 0;
+    bool upper = attrInt(node, "upper", 1) != 0;
+    int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+    HostTensor r = x;
+    for (int64_t k = 0; k < x.size(); ++k) {
+      int64_t col = k % cols, row = (k / cols) % rows;
+      bool keep = upper ? col - row >= diag : col - row <= diag;
+      if (!keep)
+        r.setInteger(k, 0);
+    }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "ConstantOfShape") {
+    HostTensor fill;
+    fill.dtype = TensorProto::FLOAT;
+    fill.f = {0.0};
+    if (const onnx::AttributeProto *value = findAttr(node, "value")) {
+      if (auto message = decodeTensor(value->t(), nullptr, fill))
+        return fail("its value " + *message);
+    }
+    HostTensor r = like(fill, intsOf(&x));
+    for (int64_t k = 0; k < r.size(); ++k)
+      copyElement(fill, 0, r, k);
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  if (op == "Range") {
+    if (!input(1) || !input(2))
+      return false;
+    double start = x.real(0), limit = input(1)->real(0), delta = input(2)->real(0);
+    if (delta == 0)
+      return fail("Range delta is zero");
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    HostTensor r = like(x, {n});
+    for (int64_t k = 0; k < n; ++k) {
+      if (x.isFloat())
+        r.setReal(k, start + k * delta);
+      else
+        r.setInteger(k, x.i[0] + k * input(2)->i[0]);
+    }
+    out.push_back(std::move(r));
+    return true;
+  }
+
+  return false;
+}
+
+} // namespace hmcc::import

@@ -1,0 +1,1022 @@
+//===- OnnxImporter.cpp - ONNX ModelProto to the tg dialect ---------------===//
+//
+// Import runs in five steps:
+//  1. read the file (binary protobuf or ONNX text) and validate external data
+//     references without reading them;
+//  2. bind symbolic input dimensions (--batch, --seq, --input-shape);
+//  3. run ONNX's checker and shape inference (strict, with data propagation);
+//  4. classify initializers as parameters or constants (rule below);
+//  5. walk the nodes in order: nodes whose inputs are all known at compile
+//     time are evaluated (HostTensor.cpp), the others become tg ops whose
+//     result types are the inferred ONNX types; each op is verified at once
+//     so that a disagreement is reported against its ONNX node.
+//
+// The parameter rule: an initializer is a trainable parameter when it is
+// floating-point and the loss depends on it differentiably, i.e. through some
+// chain of operand positions that carry gradients (not a Where condition, a
+// Gather index, a Reshape shape, an Equal, a cast to an integer type, ...).
+// Every other initializer is a constant. `--frozen NAME` (or the model
+// metadata entry `hmcc.frozen`, a comma-separated list) makes a parameter a
+// constant: buffers the rule cannot tell from weights, such as rotary tables
+// that multiply activations, need it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/import/OnnxImporter.h"
+#include "lib/import/HostTensor.h"
+#include "lib/import/OnnxAttributes.h"
+#include "tg/TGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <climits>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+using namespace mlir;
+using onnx::NodeProto;
+using onnx::TensorProto;
+using namespace hmcc::import;
+
+namespace hmcc {
+
+namespace {
+
+const char *const kUnary[][2] = {
+    {"Sqrt", "sqrt"}, {"Reciprocal", "reciprocal"}, {"Neg", "neg"},
+    {"Exp", "exp"},   {"Log", "log"},               {"Tanh", "tanh"},
+    {"Sigmoid", "sigmoid"}, {"Erf", "erf"},         {"Relu", "relu"},
+    {"Identity", "identity"}};
+const char *const kBinary[][2] = {{"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"},
+                                  {"Div", "div"}, {"Pow", "pow"}, {"Equal", "equal"}};
+const char *const kOther[] = {
+    "MatMul", "Gemm", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+    "Concat", "Split", "Slice", "Gather", "Expand", "Where", "Trilu", "Cast",
+    "Constant", "ConstantOfShape", "Shape", "Range", "ReduceMean", "ReduceSum",
+    "ReduceMax", "Softmax", "LogSoftmax", "LayerNormalization",
+    "SoftmaxCrossEntropyLoss", "Dropout"};
+
+/// Operand positions that carry no gradient, per op; "*" means none does.
+const std::map<std::string, std::set<int>> kNonDifferentiable = {
+    {"Where", {0}},     {"Gather", {1}},    {"Slice", {1, 2, 3, 4}},
+    {"Reshape", {1}},   {"Expand", {1}},    {"Squeeze", {1}},
+    {"Unsqueeze", {1}}, {"ReduceSum", {1}}, {"ReduceMean", {1}},
+    {"ReduceMax", {1}}, {"Split", {1}},     {"Trilu", {1}},
+    {"Dropout", {1, 2}}, {"SoftmaxCrossEntropyLoss", {1, 2}}};
+const std::set<std::string> kNoGradient = {"Shape", "Equal", "ConstantOfShape",
+                                           "Range", "Constant"};
+
+std::string quote(const std::string &s) { return "'" + s + "'"; }
+
+/// Failure carrying a message; the importer's functions return it upwards.
+struct ImportError {
+  std::string message;
+};
+
+class Importer {
+public:
+  Importer(MLIRContext &context, StringRef path, const ImportOptions &options)
+      : context(context), builder(&context), path(path.str()), options(options) {
+    modelDir = llvm::sys::path::parent_path(path).str();
+    if (modelDir.empty())
+      modelDir = ".";
+  }
+
+  OwningOpRef<ModuleOp> run() {
+    load();
+    validateExternalData();
+    bindDimensions();
+    checkAndInfer();
+    collectTypes();
+    classifyInitializers();
+    return build();
+  }
+
+private:
+  MLIRContext &context;
+  OpBuilder builder;
+  std::string path, modelDir;
+  const ImportOptions &options;
+  onnx::ModelProto model;
+  int64_t opset = 0;
+
+  std::unordered_map<std::string, const TensorProto *> initializers;
+  std::unordered_map<std::string, onnx::TypeProto> types;
+  std::set<std::string> parameters;
+  std::unordered_map<std::string, HostTensor> constants;
+  std::unordered_map<std::string, Value> values;
+  std::unordered_map<std::string, Value> materialized;
+
+  [[noreturn]] void fail(const std::string &message) {
+    throw ImportError{path + ": " + message};
+  }
+
+  std::string describe(const NodeProto &node) {
+    std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
+    return "node " + quote(node.name()) + " (op " + node.op_type() + ", domain " +
+           quote(domain) + ", opset " + std::to_string(opset) + ")";
+  }
+  [[noreturn]] void fail(const NodeProto &node, const std::string &message) {
+    fail(describe(node) + ": " + message);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 1. Reading
+  //===--------------------------------------------------------------------===//
+
+  void load() {
+    bool isDir = false;
+    if (!llvm::sys::fs::exists(path))
+      fail("no such file");
+    if (!llvm::sys::fs::is_directory(path, isDir) && isDir)
+      fail("is a directory, not an ONNX file");
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/true);
+    if (!buffer)
+      fail("cannot read: " + buffer.getError().message());
+    StringRef bytes = (*buffer)->getBuffer();
+    if (StringRef(path).ends_with(".onnxtxt")) {
+      auto status = onnx::OnnxParser::Parse(model, bytes.data());
+      if (!status.IsOK())
+        fail("cannot parse the ONNX text: " + status.ErrorMessage());
+    } else {
+      google::protobuf::io::ArrayInputStream stream(bytes.data(),
+                                                    static_cast<int>(bytes.size()));
+      google::protobuf::io::CodedInputStream coded(&stream);
+      coded.SetTotalBytesLimit(INT_MAX);
+      if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+        size_t printable = 0;
+        for (char c : bytes)
+          printable += (c >= 32 && c < 127) || c == '\n' || c == '\t' || c == '\r';
+        bool text = !bytes.empty() && printable * 10 >= bytes.size() * 9;
+        fail(std::string("not a valid ONNX model: the protobuf is ") +
+             (text ? "not there (this looks like a text file)"
+                   : "malformed or truncated"));
+      }
+    }
+    if (!model.has_graph() || model.ir_version() <= 0)
+      fail("not an ONNX model (no graph or no IR version)");
+    for (const auto &entry : model.opset_import())
+      if (entry.domain().empty() || entry.domain() == "ai.onnx")
+        opset = entry.version();
+    if (opset == 0)
+      fail("the model imports no version of the default ONNX opset");
+    for (const TensorProto &t : model.graph().initializer())
+      initializers[t.name()] = &t;
+  }
+
+  /// The external-data file of an initializer, checked to lie inside the
+  /// model's directory; the bytes are read only when needed.
+  struct ExternalRef {
+    std::string file;
+    int64_t offset = 0, length = -1;
+  };
+
+  std::optional<ExternalRef> externalRef(const TensorProto &t) {
+    if (t.data_location() != TensorProto::EXTERNAL)
+      return std::nullopt;
+    ExternalRef ref;
+    std::string location;
+    for (const auto &kv : t.external_data()) {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        ref.offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        ref.length = std::stoll(kv.value());
+    }
+    std::string what = "external data of initializer " + quote(t.name());
+    if (location.empty())
+      fail(what + " has no location");
+    if (llvm::sys::path::is_absolute(location))
+      fail(what + " uses the absolute path " + quote(location) +
+           "; external data must lie inside the model's directory");
+    llvm::SmallString<256> joined(modelDir);
+    llvm::sys::path::append(joined, location);
+    llvm::SmallString<256> realDir, realFile;
+    llvm::sys::fs::real_path(modelDir, realDir);
+    // Resolve '..' lexically first so that a missing file still gets the
+    // right diagnosis, then through symlinks when it exists.
+    llvm::SmallString<256> lexical(joined);
+    llvm::sys::path::remove_dots(lexical, /*remove_dot_dot=*/true);
+    llvm::SmallString<256> lexicalDir(modelDir);
+    llvm::sys::path::remove_dots(lexicalDir, true);
+    auto inside = [](StringRef dir, StringRef file) {
+      return file.starts_with(dir) &&
+             (file.size() > dir.size() && llvm::sys::path::is_separator(file[dir.size()]));
+    };
+    bool escapes = StringRef(location).contains("..") &&
+                   !(lexicalDir == "." ? !StringRef(lexical).starts_with("..")
+                                       : inside(lexicalDir, lexical));
+    if (!escapes && !llvm::sys::fs::real_path(joined, realFile))
+      escapes = !inside(realDir, realFile);
+    if (escapes)
+      fail(what + " at " + quote(location) +
+           " escapes the model's directory; external data must lie inside it");
+    uint64_t size = 0;
+    if (llvm::sys::fs::file_size(joined, size))
+      fail(what + ": file " + quote(location) + " does not exist next to the model");
+    int64_t bytesNeeded = ref.length >= 0 ? ref.length : 0;
+    if (ref.offset < 0 || ref.offset + bytesNeeded > static_cast<int64_t>(size))
+      fail(what + ": bytes " + std::to_string(ref.offset) + ".." +
+           std::to_string(ref.offset + bytesNeeded) + " lie beyond the end of " +
+           quote(location) + " (" + std::to_string(size) + " bytes)");
+    ref.file = std::string(joined);
+    return ref;
+  }
+
+  void validateExternalData() {
+    for (const TensorProto &t : model.graph().initializer())
+      externalRef(t);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 2. Binding symbolic dimensions
+  //===--------------------------------------------------------------------===//
+
+  std::vector<onnx::ValueInfoProto *> dataInputs() {
+    std::vector<onnx::ValueInfoProto *> inputs;
+    for (auto &in : *model.mutable_graph()->mutable_input())
+      if (!initializers.count(in.name()))
+        inputs.push_back(&in);
+    return inputs;
+  }
+
+  void bindDimensions() {
+    std::map<std::string, int64_t> symbols;
+    auto bind = [&](onnx::TensorShapeProto_Dimension &dim, int64_t value,
+                    const std::string &what) {
+      if (value <= 0)
+        fail(what + ": dimensions must be positive, not " + std::to_string(value));
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() != value)
+          fail(what + " is " + std::to_string(dim.dim_value()) +
+               " in the model, not " + std::to_string(value));
+        return;
+      }
+      if (dim.has_dim_param()) {
+        auto [it, inserted] = symbols.emplace(dim.dim_param(), value);
+        if (!inserted && it->second != value)
+          fail(what + " ('" + dim.dim_param() + "') is bound to both " +
+               std::to_string(it->second) + " and " + std::to_string(value));
+      }
+      dim.set_dim_value(value);
+    };
+    auto inputs = dataInputs();
+    for (const auto &[name, shape] : options.inputShapes) {
+      auto it = std::find_if(inputs.begin(), inputs.end(),
+                             [&](auto *in) { return in->name() == name; });
+      if (it == inputs.end()) {
+        std::string names;
+        for (auto *in : inputs)
+          names += (names.empty() ? "" : ", ") + in->name();
+        fail("--input-shape names " + quote(name) +
+             ", which is not a data input of the model (inputs: " + names + ")");
+      }
+      auto *dims = (*it)->mutable_type()->mutable_tensor_type()->mutable_shape();
+      if (dims->dim_size() != static_cast<int>(shape.size()))
+        fail("--input-shape " + name + " gives " + std::to_string(shape.size()) +
+             " dimensions, but the input has rank " + std::to_string(dims->dim_size()));
+      for (int d = 0; d < dims->dim_size(); ++d)
+        bind(*dims->mutable_dim(d), shape[d],
+             "--input-shape: dimension " + std::to_string(d) + " of input " + quote(name));
+    }
+    auto bindAxis = [&](std::optional<int64_t> value, int axis, const char *flag) {
+      if (!value)
+        return;
+      for (auto *in : inputs) {
+        auto *dims = in->mutable_type()->mutable_tensor_type()->mutable_shape();
+        if (axis < dims->dim_size() && !dims->dim(axis).has_dim_value())
+          bind(*dims->mutable_dim(axis), *value,
+               std::string(flag) + ": dimension " + std::to_string(axis) + " of input " +
+                   quote(in->name()));
+      }
+    };
+    bindAxis(options.batch, 0, "--batch");
+    bindAxis(options.seq, 1, "--seq");
+    // A symbol bound anywhere is bound everywhere it appears.
+    auto apply = [&](onnx::ValueInfoProto &vi) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+        return;
+      for (auto &dim : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+        if (dim.has_dim_param() && symbols.count(dim.dim_param()))
+          dim.set_dim_value(symbols[dim.dim_param()]);
+    };
+    auto *graph = model.mutable_graph();
+    for (auto &vi : *graph->mutable_input())
+      apply(vi);
+    for (auto &vi : *graph->mutable_output())
+      apply(vi);
+    for (auto &vi : *graph->mutable_value_info())
+      apply(vi);
+    for (auto *in : inputs) {
+      if (!in->type().has_tensor_type())
+        fail("input " + quote(in->name()) + " is not a tensor");
+      if (!in->type().tensor_type().has_shape())
+        fail("input " + quote(in->name()) + " has no shape; give one with --input-shape " +
+             in->name() + "=D0,D1,...");
+      const auto &dims = in->type().tensor_type().shape();
+      for (int d = 0; d < dims.dim_size(); ++d)
+        if (!dims.dim(d).has_dim_value()) {
+          std::string symbol =
+              dims.dim(d).has_dim_param() ? " ('" + dims.dim(d).dim_param() + "')" : "";
+          fail("input " + quote(in->name()) + " has a dynamic dimension " +
+               std::to_string(d) + symbol + "; bind it with --batch N, --seq N or " +
+               "--input-shape " + in->name() + "=D0,D1,...");
+        }
+    }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 3. Checker and shape inference
+  //===--------------------------------------------------------------------===//
+
+  void checkAndInfer() {
+    for (const NodeProto &node : model.graph().node())
+      if (!node.domain().empty() && node.domain() != "ai.onnx")
+        fail(node, "unsupported operator domain; hmcc supports the default ONNX domain "
+                   "(see hmcc --list-ops)");
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception &e) {
+      fail(std::string("the ONNX checker rejects the model: ") + e.what());
+    }
+    try {
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(),
+          onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
+                                      /*enable_data_propagation=*/true));
+    } catch (const std::exception &e) {
+      fail(std::string("inconsistent shapes: ONNX shape inference fails: ") + e.what());
+    }
+  }
+
+  void collectTypes() {
+    const auto &graph = model.graph();
+    for (const auto *list : {&graph.input(), &graph.value_info(), &graph.output()})
+      for (const auto &vi : *list)
+        types[vi.name()] = vi.type();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 4. Parameters and constants
+  //===--------------------------------------------------------------------===//
+
+  void classifyInitializers() {
+    std::set<std::string> differentiable;
+    for (const auto &out : model.graph().output())
+      differentiable.insert(out.name());
+    const auto &nodes = model.graph().node();
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      const NodeProto &node = *it;
+      bool feedsLoss = false;
+      for (const auto &out : node.output())
+        feedsLoss |= differentiable.count(out) > 0;
+      if (!feedsLoss || kNoGradient.count(node.op_type()))
+        continue;
+      if (node.op_type() == "Cast" &&
+          !HostTensor::isFloatType(static_cast<int32_t>(attrInt(node, "to", 0))))
+        continue;
+      auto skip = kNonDifferentiable.find(node.op_type());
+      for (int k = 0; k < node.input_size(); ++k)
+        if (skip == kNonDifferentiable.end() || !skip->second.count(k))
+          differentiable.insert(node.input(k));
+    }
+
+    std::vector<llvm::GlobPattern> frozen;
+    std::vector<std::string> frozenNames = options.frozen;
+    for (const auto &prop : model.metadata_props())
+      if (prop.key() == "hmcc.frozen") {
+        StringRef list = prop.value();
+        while (!list.empty()) {
+          auto [head, rest] = list.split(',');
+          if (!head.trim().empty())
+            frozenNames.push_back(head.trim().str());
+          list = rest;
+        }
+      }
+    for (const std::string &name : frozenNames) {
+      auto pattern = llvm::GlobPattern::create(name);
+      if (!pattern)
+        fail("--frozen " + quote(name) + " is not a valid pattern: " +
+             llvm::toString(pattern.takeError()));
+      bool matches = false;
+      for (const TensorProto &t : model.graph().initializer())
+        matches |= pattern->match(t.name());
+      if (!matches)
+        fail("--frozen " + quote(name) + " matches no initializer of the model");
+      frozen.push_back(std::move(*pattern));
+    }
+
+    for (const TensorProto &t : model.graph().initializer()) {
+      bool isFrozen = llvm::any_of(frozen, [&](auto &p) { return p.match(t.name()); });
+      if (HostTensor::isFloatType(t.data_type()) && differentiable.count(t.name()) &&
+          !isFrozen)
+        parameters.insert(t.name());
+    }
+  }
+
+  const HostTensor &constantInitializer(const std::string &name) {
+    auto found = constants.find(name);
+    if (found != constants.end())
+      return found->second;
+    const TensorProto &t = *initializers.at(name);
+    std::string bytes;
+    std::optional<ExternalRef> ext = externalRef(t);
+    if (ext) {
+      auto buffer = llvm::MemoryBuffer::getFileSlice(
+          ext->file, ext->length >= 0 ? ext->length : 0, ext->offset, false);
+      if (ext->length < 0) {
+        uint64_t size = 0;
+        llvm::sys::fs::file_size(ext->file, size);
+        buffer = llvm::MemoryBuffer::getFileSlice(ext->file, size - ext->offset,
+                                                  ext->offset, false);
+      }
+      if (!buffer)
+        fail("cannot read the external data of initializer " + quote(name));
+      bytes = (*buffer)->getBuffer().str();
+    }
+    HostTensor value;
+    if (auto message = decodeTensor(t, ext ? &bytes : nullptr, value))
+      fail("initializer " + quote(name) + " " + *message);
+    return constants[name] = std::move(value);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Types and constants in MLIR
+  //===--------------------------------------------------------------------===//
+
+  Type elementType(int32_t dtype) {
+    switch (dtype) {
+    case TensorProto::FLOAT: return builder.getF32Type();
+    case TensorProto::DOUBLE: return builder.getF64Type();
+    case TensorProto::FLOAT16: return builder.getF16Type();
+    case TensorProto::BFLOAT16: return builder.getBF16Type();
+    case TensorProto::INT64: return builder.getI64Type();
+    case TensorProto::INT32: return builder.getI32Type();
+    case TensorProto::BOOL: return builder.getI1Type();
+    default: return {};
+    }
+  }
+
+  RankedTensorType tensorType(int32_t dtype, llvm::ArrayRef<int64_t> shape,
+                              const std::string &what) {
+    Type element = elementType(dtype);
+    if (!element)
+      fail(what + " has element type " +
+           TensorProto::DataType_Name(static_cast<TensorProto::DataType>(dtype)) +
+           ", which hmcc does not support");
+    return RankedTensorType::get(shape, element);
+  }
+
+  /// The static type ONNX inferred for value `name`.
+  RankedTensorType inferredType(const std::string &name, const std::string &producer) {
+    auto it = types.find(name);
+    std::string what = "value " + quote(name) + producer;
+    if (it == types.end() || !it->second.has_tensor_type() ||
+        !it->second.tensor_type().has_shape())
+      fail("cannot determine a static shape for " + what +
+           "; bind dynamic dimensions with --batch, --seq or --input-shape");
+    const auto &tt = it->second.tensor_type();
+    std::vector<int64_t> shape;
+    for (const auto &dim : tt.shape().dim()) {
+      if (!dim.has_dim_value())
+        fail("the shape of " + what + " is not static" +
+             (dim.has_dim_param() ? " (dimension '" + dim.dim_param() + "')" : "") +
+             "; bind dynamic dimensions with --batch, --seq or --input-shape");
+      shape.push_back(dim.dim_value());
+    }
+    return tensorType(tt.elem_type(), shape, what);
+  }
+
+  ElementsAttr elementsOf(const HostTensor &t, const std::string &name) {
+    RankedTensorType type = tensorType(t.dtype, t.shape, "constant " + quote(name));
+    switch (t.dtype) {
+    case TensorProto::FLOAT: {
+      std::vector<float> v(t.f.begin(), t.f.end());
+      return DenseElementsAttr::get(type, llvm::ArrayRef(v));
+    }
+    case TensorProto::DOUBLE:
+      return DenseElementsAttr::get(type, llvm::ArrayRef(t.f));
+    case TensorProto::INT64:
+      return DenseElementsAttr::get(type, llvm::ArrayRef(t.i));
+    case TensorProto::INT32: {
+      std::vector<int32_t> v(t.i.begin(), t.i.end());
+      return DenseElementsAttr::get(type, llvm::ArrayRef(v));
+    }
+    case TensorProto::BOOL: {
+      llvm::SmallVector<bool> v(t.i.begin(), t.i.end());
+      return DenseElementsAttr::get(type, llvm::ArrayRef(v));
+    }
+    default:
+      fail("constant " + quote(name) + " has an element type hmcc cannot hold");
+    }
+  }
+
+  /// The SSA value for an ONNX value name, materialising constants on use.
+  Value valueOf(const std::string &name, const NodeProto &user) {
+    if (auto it = values.find(name); it != values.end())
+      return it->second;
+    if (auto it = materialized.find(name); it != materialized.end())
+      return it->second;
+    auto c = constants.find(name);
+    if (c == constants.end())
+      fail(user, "input " + quote(name) + " is not defined before this node");
+    Value v = tg::ConstantOp::create(builder, builder.getUnknownLoc(),
+                                     elementsOf(c->second, name));
+    v.getDefiningOp()->setLoc(NameLoc::get(builder.getStringAttr(name)));
+    return materialized[name] = v;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 5. Building the graph
+  //===--------------------------------------------------------------------===//
+
+  OwningOpRef<ModuleOp> build() {
+    const auto &graph = model.graph();
+    Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+    OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc, StringRef(graph.name()));
+    module->getOperation()->setAttr("tg.source",
+                                    builder.getStringAttr(llvm::sys::path::filename(path)));
+    module->getOperation()->setAttr("tg.opset", builder.getI64IntegerAttr(opset));
+    builder.setInsertionPointToEnd(module->getBody());
+
+    for (const TensorProto &t : graph.initializer()) {
+      if (!parameters.count(t.name()))
+        continue;
+      std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+      auto type = tensorType(t.data_type(), shape, "initializer " + quote(t.name()));
+      auto param = tg::ParameterOp::create(builder, NameLoc::get(builder.getStringAttr(t.name()), fileLoc),
+                                           t.name(), type, t.name(), nullptr, nullptr, nullptr);
+      if (auto ext = externalRef(t)) {
+        llvm::SmallString<256> rel(StringRef(ext->file).drop_front(modelDir.size()));
+        param.setLocationAttr(builder.getStringAttr(StringRef(rel).ltrim("/")));
+        param.setOffsetAttr(builder.getI64IntegerAttr(ext->offset));
+        int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+        param.setLengthAttr(builder.getI64IntegerAttr(ext->length >= 0 ? ext->length : bytes));
+      }
+    }
+
+    llvm::SmallVector<Type> argTypes, resultTypes;
+    std::vector<const onnx::ValueInfoProto *> inputs;
+    for (const auto &in : graph.input())
+      if (!initializers.count(in.name())) {
+        inputs.push_back(&in);
+        argTypes.push_back(inferredType(in.name(), " (a graph input)"));
+      }
+    for (const auto &out : graph.output())
+      resultTypes.push_back(inferredType(out.name(), " (a graph output)"));
+    auto func = func::FuncOp::create(builder, fileLoc, "forward",
+                                     builder.getFunctionType(argTypes, resultTypes));
+    Block *entry = func.addEntryBlock();
+    for (auto [k, in] : llvm::enumerate(inputs)) {
+      func.setArgAttr(k, "tg.input", builder.getStringAttr(in->name()));
+      values[in->name()] = entry->getArgument(k);
+    }
+    for (int k = 0; k < graph.output_size(); ++k)
+      func.setResultAttr(k, "tg.output", builder.getStringAttr(graph.output(k).name()));
+    builder.setInsertionPointToEnd(entry);
+
+    for (const TensorProto &t : graph.initializer()) {
+      if (parameters.count(t.name())) {
+        std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+        auto type = tensorType(t.data_type(), shape, t.name());
+        values[t.name()] = tg::ParamOp::create(builder, NameLoc::get(builder.getStringAttr(t.name())),
+                                               type, t.name());
+      }
+    }
+
+    for (int k = 0; k < graph.node_size(); ++k)
+      importNode(graph.node(k), k);
+
+    llvm::SmallVector<Value> results;
+    for (const auto &out : graph.output()) {
+      NodeProto none;
+      none.set_name("<graph output>");
+      results.push_back(valueOf(out.name(), none));
+    }
+    func::ReturnOp::create(builder, fileLoc, results);
+
+    std::string diagnostics;
+    {
+      ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+        diagnostics += d.str();
+        return success();
+      });
+      if (failed(verify(*module)))
+        fail("the imported graph does not verify: " + diagnostics);
+    }
+    return module;
+  }
+
+  bool isConstant(const std::string &name) {
+    if (name.empty())
+      return true;
+    if (constants.count(name))
+      return true;
+    if (initializers.count(name) && !parameters.count(name)) {
+      constantInitializer(name);
+      return true;
+    }
+    return false;
+  }
+
+  void importNode(const NodeProto &node, int index) {
+    const std::string &op = node.op_type();
+    if (!llvm::is_contained(supportedOnnxOps(), op))
+      fail(node, "unsupported operator (hmcc --list-ops lists the supported ones)");
+
+    if (op == "Constant") {
+      HostTensor value;
+      if (const auto *a = findAttr(node, "value")) {
+        if (auto message = decodeTensor(a->t(), nullptr, value))
+          fail(node, "its value " + *message);
+      } else if (const auto *a = findAttr(node, "value_float")) {
+        value = {TensorProto::FLOAT, {}, {a->f()}, {}};
+      } else if (const auto *a = findAttr(node, "value_floats")) {
+        value = {TensorProto::FLOAT, {a->floats_size()}, {a->floats().begin(), a->floats().end()}, {}};
+      } else if (const auto *a = findAttr(node, "value_int")) {
+        value = {TensorProto::INT64, {}, {}, {a->i()}};
+      } else if (const auto *a = findAttr(node, "value_ints")) {
+        value = {TensorProto::INT64, {a->ints_size()}, {}, {a->ints().begin(), a->ints().end()}};
+      } else {
+        fail(node, "only tensor, float and int constants are supported");
+      }
+      constants[node.output(0)] = std::move(value);
+      return;
+    }
+
+    if (op == "Shape") {
+      auto type = typeOfInput(node, 0);
+      int64_t rank = type.getRank();
+      int64_t start = attrInt(node, "start", 0), end = attrInt(node, "end", rank);
+      start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+      end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+      HostTensor shape{TensorProto::INT64, {std::max<int64_t>(end - start, 0)}, {}, {}};
+      for (int64_t d = start; d < end; ++d)
+        shape.i.push_back(type.getDimSize(d));
+      constants[node.output(0)] = std::move(shape);
+      return;
+    }
+
+    // Fold nodes whose inputs are all known at compile time.
+    bool allConstant = node.input_size() > 0;
+    for (const auto &in : node.input())
+      allConstant = allConstant && isConstant(in);
+    if (allConstant && op != "Dropout") {
+      std::vector<const HostTensor *> inputs;
+      for (const auto &in : node.input())
+        inputs.push_back(in.empty() ? nullptr : &constants.at(in));
+      std::vector<HostTensor> outputs;
+      std::string error;
+      bool folded = evaluateNode(node, inputs, outputs, error);
+      if (!error.empty())
+        fail(node, error);
+      bool small = llvm::all_of(outputs, [](auto &t) { return t.size() <= kMaxFoldedElements; });
+      if (folded && small && outputs.size() == static_cast<size_t>(node.output_size())) {
+        for (size_t k = 0; k < outputs.size(); ++k)
+          constants[node.output(k)] = std::move(outputs[k]);
+        return;
+      }
+    }
+
+    std::string name = node.name().empty() ? op + "_" + std::to_string(index) : node.name();
+    Location loc = NameLoc::get(builder.getStringAttr(name));
+    std::vector<Operation *> created = convert(node, loc);
+
+    std::string diagnostics;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      diagnostics += d.str();
+      return success();
+    });
+    for (Operation *created_op : created)
+      if (failed(verify(created_op)))
+        fail(node, "inconsistent shapes: " + diagnostics);
+  }
+
+  RankedTensorType typeOfInput(const NodeProto &node, int k) {
+    const std::string &name = node.input(k);
+    if (constants.count(name) || (initializers.count(name) && !parameters.count(name))) {
+      const HostTensor &t = constants.count(name) ? constants.at(name) : constantInitializer(name);
+      return tensorType(t.dtype, t.shape, quote(name));
+    }
+    return cast<RankedTensorType>(valueOf(name, node).getType());
+  }
+
+  const HostTensor &constantInput(const NodeProto &node, int k, const char *what) {
+    if (k >= node.input_size() || node.input(k).empty())
+      fail(node, std::string("the ") + what + " input is missing");
+    if (!isConstant(node.input(k)))
+      fail(node, std::string("its ") + what +
+                     " input must be known at compile time (hmcc compiles static graphs)");
+    return constants.at(node.input(k));
+  }
+
+  bool hasInput(const NodeProto &node, int k) {
+    return k < node.input_size() && !node.input(k).empty();
+  }
+
+  std::vector<int64_t> ints(const HostTensor &t) {
+    std::vector<int64_t> v;
+    for (int64_t k = 0; k < t.size(); ++k)
+      v.push_back(t.integer(k));
+    return v;
+  }
+
+  /// Normalises, sorts and checks a list of axes.
+  std::vector<int64_t> axesOf(const NodeProto &node, std::vector<int64_t> axes, int64_t rank) {
+    for (int64_t &a : axes) {
+      if (a < -rank || a >= rank)
+        fail(node, "axis " + std::to_string(a) + " is out of range for rank " +
+                       std::to_string(rank));
+      if (a < 0)
+        a += rank;
+    }
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    return axes;
+  }
+
+  int64_t axisOf(const NodeProto &node, int64_t axis, int64_t rank) {
+    return axesOf(node, {axis}, rank).front();
+  }
+
+  /// Ensures optional outputs hmcc does not produce are not requested.
+  void onlyFirstOutput(const NodeProto &node) {
+    for (int k = 1; k < node.output_size(); ++k)
+      if (!node.output(k).empty())
+        fail(node, "output " + std::to_string(k) + " (" + quote(node.output(k)) +
+                       ") is not supported; only the first output may be used");
+  }
+
+  std::vector<Operation *> convert(const NodeProto &node, Location loc) {
+    const std::string &op = node.op_type();
+    OperationState state(loc, "tg." + mnemonicOf(op));
+    auto operand = [&](int k) { state.addOperands(valueOf(node.input(k), node)); };
+    auto result = [&](int k) {
+      state.addTypes(inferredType(node.output(k), " (output of " + describe(node) + ")"));
+    };
+    int64_t rank = node.input_size() > 0 ? typeOfInput(node, 0).getRank() : 0;
+
+    if (mnemonicOf(op) != "" && (isUnary(op) || isBinary(op) || op == "Where" ||
+                                 op == "MatMul" || op == "Reshape" || op == "Expand" ||
+                                 op == "Cast")) {
+      int arity = isUnary(op) || op == "Reshape" || op == "Expand" || op == "Cast" ? 1
+                  : op == "Where"                                                 ? 3
+                                                                                  : 2;
+      for (int k = 0; k < arity; ++k)
+        operand(k);
+      result(0);
+    } else if (op == "Gemm") {
+      for (int k = 0; k < node.input_size(); ++k)
+        if (!node.input(k).empty())
+          operand(k);
+      result(0);
+      state.addAttribute("alpha", builder.getF32FloatAttr(attrFloat(node, "alpha", 1.0f)));
+      state.addAttribute("beta", builder.getF32FloatAttr(attrFloat(node, "beta", 1.0f)));
+      if (attrInt(node, "transA", 0))
+        state.addAttribute("transA", builder.getUnitAttr());
+      if (attrInt(node, "transB", 0))
+        state.addAttribute("transB", builder.getUnitAttr());
+    } else if (op == "Transpose") {
+      std::vector<int64_t> perm = attrInts(node, "perm");
+      if (perm.empty())
+        for (int64_t d = rank - 1; d >= 0; --d)
+          perm.push_back(d);
+      operand(0);
+      result(0);
+      state.addAttribute("perm", builder.getDenseI64ArrayAttr(perm));
+    } else if (op == "Flatten") {
+      int64_t axis = attrInt(node, "axis", 1);
+      if (axis < -rank || axis > rank)
+        fail(node, "axis " + std::to_string(axis) + " is out of range");
+      operand(0);
+      result(0);
+      state.addAttribute("axis", builder.getI64IntegerAttr(axis < 0 ? axis + rank : axis));
+    } else if (op == "Squeeze" || op == "Unsqueeze") {
+      std::vector<int64_t> axes = hasInput(node, 1) ? ints(constantInput(node, 1, "axes"))
+                                                    : attrInts(node, "axes");
+      int64_t outRank = op == "Unsqueeze" ? rank + static_cast<int64_t>(axes.size()) : rank;
+      if (op == "Squeeze" && axes.empty()) {
+        auto type = typeOfInput(node, 0);
+        for (int64_t d = 0; d < rank; ++d)
+          if (type.getDimSize(d) == 1)
+            axes.push_back(d);
+      }
+      operand(0);
+      result(0);
+      state.addAttribute("axes", builder.getDenseI64ArrayAttr(axesOf(node, axes, outRank)));
+    } else if (op == "Concat") {
+      for (int k = 0; k < node.input_size(); ++k)
+        operand(k);
+      result(0);
+      state.addAttribute("axis", builder.getI64IntegerAttr(axisOf(node, attrInt(node, "axis", 0), rank)));
+    } else if (op == "Split") {
+      int64_t axis = axisOf(node, attrInt(node, "axis", 0), rank);
+      operand(0);
+      std::vector<int64_t> sizes;
+      for (int k = 0; k < node.output_size(); ++k) {
+        result(k);
+        sizes.push_back(cast<RankedTensorType>(state.types.back()).getDimSize(axis));
+      }
+      state.addAttribute("axis", builder.getI64IntegerAttr(axis));
+      state.addAttribute("sizes", builder.getDenseI64ArrayAttr(sizes));
+    } else if (op == "Slice") {
+      auto type = typeOfInput(node, 0);
+      std::vector<int64_t> starts = ints(constantInput(node, 1, "starts"));
+      std::vector<int64_t> ends = ints(constantInput(node, 2, "ends"));
+      std::vector<int64_t> axes, steps(starts.size(), 1);
+      if (hasInput(node, 3))
+        axes = ints(constantInput(node, 3, "axes"));
+      else
+        for (size_t k = 0; k < starts.size(); ++k)
+          axes.push_back(static_cast<int64_t>(k));
+      if (hasInput(node, 4))
+        steps = ints(constantInput(node, 4, "steps"));
+      if (ends.size() != starts.size() || axes.size() != starts.size() ||
+          steps.size() != starts.size())
+        fail(node, "starts, ends, axes and steps differ in length");
+      for (size_t k = 0; k < axes.size(); ++k) {
+        axes[k] = axisOf(node, axes[k], rank);
+        if (steps[k] == 0)
+          fail(node, "a step is zero");
+        clampSlice(starts[k], ends[k], steps[k], type.getDimSize(axes[k]), starts[k], ends[k]);
+      }
+      operand(0);
+      result(0);
+      state.addAttribute("starts", builder.getDenseI64ArrayAttr(starts));
+      state.addAttribute("ends", builder.getDenseI64ArrayAttr(ends));
+      state.addAttribute("axes", builder.getDenseI64ArrayAttr(axes));
+      state.addAttribute("steps", builder.getDenseI64ArrayAttr(steps));
+    } else if (op == "Gather") {
+      operand(0);
+      operand(1);
+      result(0);
+      state.addAttribute("axis", builder.getI64IntegerAttr(axisOf(node, attrInt(node, "axis", 0), rank)));
+    } else if (op == "Trilu") {
+      operand(0);
+      result(0);
+      int64_t k = hasInput(node, 1) ? constantInput(node, 1, "k").integer(0) : 0;
+      state.addAttribute("k", builder.getI64IntegerAttr(k));
+      if (attrInt(node, "upper", 1))
+        state.addAttribute("upper", builder.getUnitAttr());
+    } else if (op == "ConstantOfShape") {
+      operand(0);
+      result(0);
+      HostTensor fill{TensorProto::FLOAT, {}, {0.0}, {}};
+      if (const auto *a = findAttr(node, "value"))
+        if (auto message = decodeTensor(a->t(), nullptr, fill))
+          fail(node, "its value " + *message);
+      Type element = cast<RankedTensorType>(state.types.back()).getElementType();
+      state.addAttribute("value", isa<FloatType>(element)
+                                      ? TypedAttr(builder.getFloatAttr(element, fill.real(0)))
+                                      : TypedAttr(builder.getIntegerAttr(element, fill.integer(0))));
+    } else if (op == "Range") {
+      operand(0);
+      operand(1);
+      operand(2);
+      result(0);
+    } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
+      std::vector<int64_t> axes = hasInput(node, 1) ? ints(constantInput(node, 1, "axes"))
+                                                    : attrInts(node, "axes");
+      operand(0);
+      result(0);
+      if (axes.empty() && attrInt(node, "noop_with_empty_axes", 0))
+        state.name = OperationName("tg.identity", &context);
+      else
+        state.addAttribute("axes", builder.getDenseI64ArrayAttr(axesOf(node, axes, rank)));
+      if (attrInt(node, "keepdims", 1) && state.name.getStringRef() != "tg.identity")
+        state.addAttribute("keepdims", builder.getUnitAttr());
+    } else if (op == "Softmax" || op == "LogSoftmax") {
+      int64_t axis = axisOf(node, attrInt(node, "axis", opset >= 13 ? -1 : 1), rank);
+      if (opset < 13 && axis != rank - 1)
+        fail(node, "before opset 13 Softmax flattens its input; only the last axis is supported");
+      operand(0);
+      result(0);
+      state.addAttribute("axis", builder.getI64IntegerAttr(axis));
+    } else if (op == "LayerNormalization") {
+      onlyFirstOutput(node);
+      operand(0);
+      operand(1);
+      if (hasInput(node, 2))
+        operand(2);
+      result(0);
+      state.addAttribute("axis", builder.getI64IntegerAttr(axisOf(node, attrInt(node, "axis", -1), rank)));
+      state.addAttribute("epsilon", builder.getF32FloatAttr(attrFloat(node, "epsilon", 1e-5f)));
+    } else if (op == "SoftmaxCrossEntropyLoss") {
+      onlyFirstOutput(node);
+      operand(0);
+      operand(1);
+      if (hasInput(node, 2))
+        operand(2);
+      result(0);
+      state.addAttribute("reduction", builder.getStringAttr(attrString(node, "reduction", "mean")));
+      if (findAttr(node, "ignore_index"))
+        state.addAttribute("ignore_index", builder.getI64IntegerAttr(attrInt(node, "ignore_index", 0)));
+    } else if (op == "Dropout") {
+      float ratio = hasInput(node, 1) ? static_cast<float>(constantInput(node, 1, "ratio").real(0))
+                                      : attrFloat(node, "ratio", 0.5f);
+      bool training = hasInput(node, 2) && constantInput(node, 2, "training_mode").integer(0);
+      operand(0);
+      result(0);
+      state.addTypes(RankedTensorType::get(
+          cast<RankedTensorType>(state.types.back()).getShape(), builder.getI1Type()));
+      state.addAttribute("ratio", builder.getF32FloatAttr(ratio));
+      if (training)
+        state.addAttribute("training", builder.getUnitAttr());
+      if (findAttr(node, "seed"))
+        state.addAttribute("seed", builder.getI64IntegerAttr(attrInt(node, "seed", 0)));
+    } else {
+      fail(node, "unsupported operator (hmcc --list-ops lists the supported ones)");
+    }
+
+    Operation *created = builder.create(state);
+    for (int k = 0; k < node.output_size() && k < static_cast<int>(created->getNumResults()); ++k)
+      if (!node.output(k).empty())
+        values[node.output(k)] = created->getResult(k);
+    return {created};
+  }
+
+  static bool isUnary(const std::string &op) {
+    return llvm::any_of(kUnary, [&](auto &e) { return op == e[0]; });
+  }
+  static bool isBinary(const std::string &op) {
+    return llvm::any_of(kBinary, [&](auto &e) { return op == e[0]; });
+  }
+
+  /// The tg mnemonic of an ONNX op type.
+  static std::string mnemonicOf(const std::string &op) {
+    for (auto &e : kUnary)
+      if (op == e[0])
+        return e[1];
+    for (auto &e : kBinary)
+      if (op == e[0])
+        return e[1];
+    static const std::map<std::string, std::string> other = {
+        {"MatMul", "matmul"}, {"Gemm", "gemm"}, {"Transpose", "transpose"},
+        {"Reshape", "reshape"}, {"Flatten", "flatten"}, {"Squeeze", "squeeze"},
+        {"Unsqueeze", "unsqueeze"}, {"Concat", "concat"}, {"Split", "split"},
+        {"Slice", "slice"}, {"Gather", "gather"}, {"Expand", "expand"},
+        {"Where", "where"}, {"Trilu", "trilu"}, {"Cast", "cast"},
+        {"ConstantOfShape", "constant_of_shape"}, {"Range", "range"},
+        {"ReduceMean", "reduce_mean"}, {"ReduceSum", "reduce_sum"},
+        {"ReduceMax", "reduce_max"}, {"Softmax", "softmax"},
+        {"LogSoftmax", "log_softmax"}, {"LayerNormalization", "layer_norm"},
+        {"SoftmaxCrossEntropyLoss", "softmax_cross_entropy_loss"},
+        {"Dropout", "dropout"}};
+    auto it = other.find(op);
+    return it == other.end() ? "" : it->second;
+  }
+};
+
+} // namespace
+
+const std::vector<std::string> &supportedOnnxOps() {
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v;
+    for (auto &e : kUnary)
+      v.push_back(e[0]);
+    for (auto &e : kBinary)
+      v.push_back(e[0]);
+    for (const char *op : kOther)
+      v.push_back(op);
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return ops;
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, StringRef path,
+                                      const ImportOptions &options, std::string &error) {
+  context.loadDialect<tg::TGDialect, func::FuncDialect>();
+  try {
+    Importer importer(context, path, options);
+    return importer.run();
+  } catch (const ImportError &e) {
+    error = e.message;
+  } catch (const std::exception &e) {
+    error = path.str() + ": " + e.what();
+  }
+  return nullptr;
+}
+
+} // namespace hmcc

@@ -1,0 +1,89 @@
+//===- Size.cpp - byte sizes written like 24G, 512M, 1.5T -----------------===//
+#include "lib/support/Size.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace hmcc {
+
+static llvm::Error sizeError(llvm::StringRef text, const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "invalid size '" + text + "': " + why +
+                                     " (write e.g. 24G, 512M, 1.5T or a byte count)");
+}
+
+llvm::Expected<uint64_t> parseSize(llvm::StringRef text, bool allowZero) {
+  llvm::StringRef s = text.trim();
+  size_t numberEnd = 0;
+  bool seenDot = false, seenDigit = false;
+  while (numberEnd < s.size()) {
+    char c = s[numberEnd];
+    if (c >= '0' && c <= '9') {
+      seenDigit = true;
+    } else if (c == '.' && !seenDot) {
+      seenDot = true;
+    } else {
+      break;
+    }
+    ++numberEnd;
+  }
+  if (!seenDigit)
+    return sizeError(text, s.starts_with("-") ? "sizes cannot be negative"
+                                              : "it does not start with a number");
+  llvm::StringRef number = s.take_front(numberEnd);
+  llvm::StringRef unit = s.drop_front(numberEnd).trim();
+  int shift = llvm::StringSwitch<int>(unit.upper())
+                  .Cases({"", "B"}, 0)
+                  .Cases({"K", "KB", "KIB"}, 10)
+                  .Cases({"M", "MB", "MIB"}, 20)
+                  .Cases({"G", "GB", "GIB"}, 30)
+                  .Cases({"T", "TB", "TIB"}, 40)
+                  .Default(-1);
+  if (shift < 0)
+    return sizeError(text, "unknown unit '" + unit + "'");
+  long double value = std::strtold(number.str().c_str(), nullptr);
+  long double bytes = std::ldexp(value, shift);
+  if (bytes >= 18446744073709551615.0L)
+    return sizeError(text, "too large");
+  if (bytes != std::floor(bytes))
+    return sizeError(text, "not a whole number of bytes");
+  if (bytes == 0 && !allowZero)
+    return sizeError(text, "must be greater than zero");
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string formatBytes(uint64_t bytes) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 5) {
+    value /= 1024.0;
+    ++unit;
+  }
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (unit == 0)
+    os << bytes << " B";
+  else if (value >= 100)
+    os << llvm::format("%.0f %s", value, units[unit]);
+  else if (value >= 10)
+    os << llvm::format("%.1f %s", value, units[unit]);
+  else
+    os << llvm::format("%.2f %s", value, units[unit]);
+  return out;
+}
+
+std::string formatCount(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+} // namespace hmcc
