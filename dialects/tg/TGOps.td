@@ -338,7 +338,7 @@ def TG_SplitOp : TG_Op<"split", [Pure]> {
   }];
   let arguments = (ins TG_Tensor:$x, I64Attr:$axis, DenseI64ArrayAttr:$sizes);
   let results = (outs Variadic<TG_Tensor>:$results);
-  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($results)";
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` `(` type($results) `)`";
   let hasVerifier = 1;
 }
 

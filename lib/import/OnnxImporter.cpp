@@ -130,10 +130,21 @@ private:
     throw ImportError{path + ": " + message};
   }
 
+  /// "node 'name' (op T, domain 'd', opset N)"; unnamed nodes go by their
+  /// position in the graph ("node #3").
   std::string describe(const NodeProto &node) {
     std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
-    return "node " + quote(node.name()) + " (op " + node.op_type() + ", domain " +
-           quote(domain) + ", opset " + std::to_string(opset) + ")";
+    int64_t version = opset;
+    for (const auto &entry : model.opset_import())
+      if (entry.domain() == node.domain() && !node.domain().empty())
+        version = entry.version();
+    std::string name = quote(node.name());
+    if (node.name().empty())
+      for (int k = 0; k < model.graph().node_size(); ++k)
+        if (&model.graph().node(k) == &node)
+          name = "#" + std::to_string(k);
+    return "node " + name + " (op " + node.op_type() + ", domain " + quote(domain) +
+           ", opset " + std::to_string(version) + ")";
   }
   [[noreturn]] void fail(const NodeProto &node, const std::string &message) {
     fail(describe(node) + ": " + message);
@@ -356,9 +367,9 @@ private:
         fail(node, "unsupported operator domain; hmcc supports the default ONNX domain "
                    "(see hmcc --list-ops)");
     try {
-      onnx::checker::check_model(model);
+      onnx::checker::check_model(withoutExternalData());
     } catch (const std::exception &e) {
-      fail(std::string("the ONNX checker rejects the model: ") + e.what());
+      fail("the ONNX checker rejects the model: " + StringRef(e.what()).trim().str());
     }
     try {
       onnx::shape_inference::InferShapes(
@@ -366,8 +377,34 @@ private:
           onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
                                       /*enable_data_propagation=*/true));
     } catch (const std::exception &e) {
-      fail(std::string("inconsistent shapes: ONNX shape inference fails: ") + e.what());
+      fail("inconsistent shapes: ONNX shape inference fails: " + StringRef(e.what()).trim().str());
     }
+  }
+
+  /// ONNX's checker looks for external data relative to the working
+  /// directory; hmcc has already checked it relative to the model. The copy
+  /// given to the checker turns externally stored initializers into graph
+  /// inputs of the same type, which checks the same graph.
+  onnx::ModelProto withoutExternalData() {
+    onnx::ModelProto copy = model;
+    auto *graph = copy.mutable_graph();
+    auto *inits = graph->mutable_initializer();
+    for (int k = inits->size() - 1; k >= 0; --k) {
+      const TensorProto &t = inits->Get(k);
+      if (t.data_location() != TensorProto::EXTERNAL)
+        continue;
+      bool listed = llvm::any_of(graph->input(), [&](auto &in) { return in.name() == t.name(); });
+      if (!listed) {
+        auto *input = graph->add_input();
+        input->set_name(t.name());
+        auto *tensor = input->mutable_type()->mutable_tensor_type();
+        tensor->set_elem_type(t.data_type());
+        for (int64_t d : t.dims())
+          tensor->mutable_shape()->add_dim()->set_dim_value(d);
+      }
+      inits->DeleteSubrange(k, 1);
+    }
+    return copy;
   }
 
   void collectTypes() {

@@ -1,0 +1,27 @@
+# -*- Python -*-
+# lit configuration for hmcc. Paths come from lit.site.cfg.py (generated).
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "hmcc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
+                   "fixtures", "unit", "runtime", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.hmcc_obj_root, "test")
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.hmcc_tools_dir, append_path=False)
+llvm_config.use_default_substitutions()
+
+config.substitutions.append(("%fixtures", os.path.join(config.hmcc_src_root, "test", "fixtures")))
+config.substitutions.append(("%hmcc_src", config.hmcc_src_root))
+
+# Tests that need ONNX's backend test data (Debian: libonnx-testdata).
+if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
+    config.available_features.add("onnx-testdata")
+    config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
