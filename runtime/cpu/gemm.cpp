@@ -274,8 +274,10 @@ hmrt_status check_gemm(const char* fn, int trans_a, int trans_b, int64_t m,
   HMRT_CHECK_ARG(ldc >= std::max<int64_t>(1, n),
                  "%s: ldc = %lld is smaller than the %lld columns of C", fn,
                  (long long)ldc, (long long)n);
-  HMRT_CHECK_PTR(fn, a, m * k);
-  HMRT_CHECK_PTR(fn, b, k * n);
+  // An operand is read only when C is non-empty and k > 0.
+  const int64_t reads = m * n > 0 ? k : 0;
+  HMRT_CHECK_PTR(fn, a, m * reads);
+  HMRT_CHECK_PTR(fn, b, reads * n);
   HMRT_CHECK_PTR(fn, c, m * n);
   return HMRT_OK;
 }

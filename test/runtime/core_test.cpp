@@ -1,0 +1,100 @@
+// Status codes, the thread-local last error, thread control and the arena.
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "test_util.h"
+
+namespace {
+
+TEST(Status, Strings) {
+  EXPECT_STREQ(hmrt_status_string(HMRT_OK), "HMRT_OK");
+  EXPECT_STREQ(hmrt_status_string(HMRT_INVALID_ARGUMENT),
+               "HMRT_INVALID_ARGUMENT");
+  EXPECT_STREQ(hmrt_status_string(HMRT_OUT_OF_MEMORY), "HMRT_OUT_OF_MEMORY");
+  EXPECT_STREQ(hmrt_status_string(HMRT_IO_ERROR), "HMRT_IO_ERROR");
+  EXPECT_STREQ(hmrt_status_string(HMRT_OUT_OF_RANGE), "HMRT_OUT_OF_RANGE");
+  EXPECT_STREQ(hmrt_status_string(HMRT_UNIMPLEMENTED), "HMRT_UNIMPLEMENTED");
+  EXPECT_STREQ(hmrt_status_string(HMRT_INTERNAL), "HMRT_INTERNAL");
+  EXPECT_STREQ(hmrt_status_string(static_cast<hmrt_status>(99)),
+               "HMRT_UNKNOWN_STATUS");
+}
+
+TEST(Status, LastErrorIsPerThreadAndSticky) {
+  hmrt_clear_error();
+  EXPECT_STREQ(hmrt_last_error(), "");
+  EXPECT_EQ(hmrt_set_num_threads(-1), HMRT_INVALID_ARGUMENT);
+  const std::string msg = hmrt_last_error();
+  EXPECT_NE(msg.find("hmrt_set_num_threads"), std::string::npos) << msg;
+  // Another thread has its own (empty) message.
+  std::string other = "unset";
+  std::thread([&] { other = hmrt_last_error(); }).join();
+  EXPECT_EQ(other, "");
+  // Success does not clear it.
+  HMRT_ASSERT_OK(hmrt_set_num_threads(0));
+  EXPECT_EQ(msg, hmrt_last_error());
+  hmrt_clear_error();
+  EXPECT_STREQ(hmrt_last_error(), "");
+}
+
+TEST(Threads, SetAndRestoreDefault) {
+  const int def = hmrt_get_num_threads();
+  EXPECT_GE(def, 1);
+  HMRT_ASSERT_OK(hmrt_set_num_threads(3));
+  EXPECT_EQ(hmrt_get_num_threads(), 3);
+  HMRT_ASSERT_OK(hmrt_set_num_threads(0));
+  EXPECT_EQ(hmrt_get_num_threads(), def);
+}
+
+TEST(Arena, CreateAlignedExactSize) {
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{64},
+                       size_t{1000}, size_t{1} << 20}) {
+    hmrt_arena* arena = nullptr;
+    HMRT_ASSERT_OK(hmrt_arena_create(bytes, &arena));
+    ASSERT_NE(arena, nullptr);
+    EXPECT_EQ(hmrt_arena_size(arena), bytes);
+    void* base = nullptr;
+    HMRT_ASSERT_OK(hmrt_arena_ptr(arena, 0, bytes, &base));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % 64, 0u);
+    if (bytes > 0) std::memset(base, 0xab, bytes);  // all of it is writable
+    hmrt_arena_destroy(arena);
+  }
+  hmrt_arena_destroy(nullptr);  // allowed
+  EXPECT_EQ(hmrt_arena_size(nullptr), 0u);
+}
+
+TEST(Arena, PointerBoundsChecks) {
+  hmrt_arena* arena = nullptr;
+  HMRT_ASSERT_OK(hmrt_arena_create(1024, &arena));
+  void* base = nullptr;
+  HMRT_ASSERT_OK(hmrt_arena_ptr(arena, 0, 0, &base));
+  void* p = nullptr;
+  HMRT_ASSERT_OK(hmrt_arena_ptr(arena, 1000, 24, &p));
+  EXPECT_EQ(static_cast<char*>(p) - static_cast<char*>(base), 1000);
+  HMRT_ASSERT_OK(hmrt_arena_ptr(arena, 1024, 0, &p));  // empty range at end
+
+  void* untouched = &p;
+  p = untouched;
+  EXPECT_EQ(hmrt_arena_ptr(arena, 1000, 25, &p), HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(p, untouched);
+  EXPECT_NE(std::string(hmrt_last_error()).find("1024"), std::string::npos)
+      << hmrt_last_error();
+  EXPECT_EQ(hmrt_arena_ptr(arena, 1025, 0, &p), HMRT_OUT_OF_RANGE);
+  // offset + bytes would wrap around: still out of range, not a pointer.
+  EXPECT_EQ(hmrt_arena_ptr(arena, 8, SIZE_MAX, &p), HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(hmrt_arena_ptr(arena, SIZE_MAX, 8, &p), HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(hmrt_arena_ptr(nullptr, 0, 0, &p), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_arena_ptr(arena, 0, 0, nullptr), HMRT_INVALID_ARGUMENT);
+  hmrt_arena_destroy(arena);
+}
+
+TEST(Arena, HugeSizeIsOutOfMemory) {
+  hmrt_arena* arena = nullptr;
+  EXPECT_EQ(hmrt_arena_create(SIZE_MAX, &arena), HMRT_OUT_OF_MEMORY);
+  EXPECT_EQ(arena, nullptr);
+  EXPECT_EQ(hmrt_arena_create(SIZE_MAX / 2, &arena), HMRT_OUT_OF_MEMORY);
+  EXPECT_EQ(arena, nullptr);
+  EXPECT_EQ(hmrt_arena_create(16, nullptr), HMRT_INVALID_ARGUMENT);
+}
+
+}  // namespace
