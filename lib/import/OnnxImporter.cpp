@@ -108,6 +108,7 @@ public:
     checkAndInfer();
     collectTypes();
     classifyInitializers();
+    foldConstants();
     return build();
   }
 
@@ -362,15 +363,22 @@ private:
   //===--------------------------------------------------------------------===//
 
   void checkAndInfer() {
-    for (const NodeProto &node : model.graph().node())
+    for (const NodeProto &node : model.graph().node()) {
       if (!node.domain().empty() && node.domain() != "ai.onnx")
         fail(node, "unsupported operator domain; hmcc supports the default ONNX domain "
                    "(see hmcc --list-ops)");
+      if (!llvm::is_contained(supportedOnnxOps(), node.op_type()))
+        fail(node, "unsupported operator (hmcc --list-ops lists the supported ones)");
+    }
     try {
       onnx::checker::check_model(withoutExternalData());
     } catch (const std::exception &e) {
       fail("the ONNX checker rejects the model: " + StringRef(e.what()).trim().str());
     }
+    infer();
+  }
+
+  void infer() {
     try {
       onnx::shape_inference::InferShapes(
           model, onnx::OpSchemaRegistry::Instance(),
@@ -575,9 +583,9 @@ private:
       return it->second;
     if (auto it = materialized.find(name); it != materialized.end())
       return it->second;
-    auto c = constants.find(name);
-    if (c == constants.end())
+    if (!isConstant(name))
       fail(user, "input " + quote(name) + " is not defined before this node");
+    auto c = constants.find(name);
     Value v = tg::ConstantOp::create(builder, builder.getUnknownLoc(),
                                      elementsOf(c->second, name));
     v.getDefiningOp()->setLoc(NameLoc::get(builder.getStringAttr(name)));
@@ -677,11 +685,33 @@ private:
     return false;
   }
 
-  void importNode(const NodeProto &node, int index) {
-    const std::string &op = node.op_type();
-    if (!llvm::is_contained(supportedOnnxOps(), op))
-      fail(node, "unsupported operator (hmcc --list-ops lists the supported ones)");
+  //===--------------------------------------------------------------------===//
+  // Constant folding, to a fixpoint with ONNX's shape inference
+  //===--------------------------------------------------------------------===//
 
+  /// The static shape of a value, where known.
+  std::optional<std::vector<int64_t>> staticShape(const std::string &name) {
+    if (auto c = constants.find(name); c != constants.end())
+      return c->second.shape;
+    if (auto i = initializers.find(name); i != initializers.end())
+      return std::vector<int64_t>(i->second->dims().begin(), i->second->dims().end());
+    auto it = types.find(name);
+    if (it == types.end() || !it->second.has_tensor_type() ||
+        !it->second.tensor_type().has_shape())
+      return std::nullopt;
+    std::vector<int64_t> shape;
+    for (const auto &dim : it->second.tensor_type().shape().dim()) {
+      if (!dim.has_dim_value())
+        return std::nullopt;
+      shape.push_back(dim.dim_value());
+    }
+    return shape;
+  }
+
+  /// Evaluates `node` when its inputs are known at compile time (Shape needs
+  /// only a static input shape); on success its outputs become constants.
+  bool tryFold(const NodeProto &node) {
+    const std::string &op = node.op_type();
     if (op == "Constant") {
       HostTensor value;
       if (const auto *a = findAttr(node, "value")) {
@@ -699,43 +729,90 @@ private:
         fail(node, "only tensor, float and int constants are supported");
       }
       constants[node.output(0)] = std::move(value);
-      return;
+      return true;
     }
-
     if (op == "Shape") {
-      auto type = typeOfInput(node, 0);
-      int64_t rank = type.getRank();
+      auto shape = staticShape(node.input(0));
+      if (!shape)
+        return false;
+      int64_t rank = static_cast<int64_t>(shape->size());
       int64_t start = attrInt(node, "start", 0), end = attrInt(node, "end", rank);
       start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
       end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-      HostTensor shape{TensorProto::INT64, {std::max<int64_t>(end - start, 0)}, {}, {}};
+      HostTensor dims{TensorProto::INT64, {std::max<int64_t>(end - start, 0)}, {}, {}};
       for (int64_t d = start; d < end; ++d)
-        shape.i.push_back(type.getDimSize(d));
-      constants[node.output(0)] = std::move(shape);
-      return;
+        dims.i.push_back((*shape)[d]);
+      constants[node.output(0)] = std::move(dims);
+      return true;
     }
-
-    // Fold nodes whose inputs are all known at compile time.
-    bool allConstant = node.input_size() > 0;
+    if (op == "Dropout" || node.input_size() == 0 ||
+        !llvm::all_of(node.input(), [&](const std::string &in) { return isConstant(in); }))
+      return false;
+    std::vector<const HostTensor *> inputs;
     for (const auto &in : node.input())
-      allConstant = allConstant && isConstant(in);
-    if (allConstant && op != "Dropout") {
-      std::vector<const HostTensor *> inputs;
-      for (const auto &in : node.input())
-        inputs.push_back(in.empty() ? nullptr : &constants.at(in));
-      std::vector<HostTensor> outputs;
-      std::string error;
-      bool folded = evaluateNode(node, inputs, outputs, error);
-      if (!error.empty())
-        fail(node, error);
-      bool small = llvm::all_of(outputs, [](auto &t) { return t.size() <= kMaxFoldedElements; });
-      if (folded && small && outputs.size() == static_cast<size_t>(node.output_size())) {
-        for (size_t k = 0; k < outputs.size(); ++k)
-          constants[node.output(k)] = std::move(outputs[k]);
-        return;
+      inputs.push_back(in.empty() ? nullptr : &constants.at(in));
+    std::vector<HostTensor> outputs;
+    std::string error;
+    bool folded = evaluateNode(node, inputs, outputs, error);
+    if (!error.empty())
+      fail(node, error);
+    if (!folded || outputs.size() != static_cast<size_t>(node.output_size()) ||
+        !llvm::all_of(outputs, [](auto &t) { return t.size() <= kMaxFoldedElements; }))
+      return false;
+    for (size_t k = 0; k < outputs.size(); ++k)
+      constants[node.output(k)] = std::move(outputs[k]);
+    return true;
+  }
+
+  static void encodeTensor(const std::string &name, const HostTensor &t, TensorProto &out) {
+    out.set_name(name);
+    out.set_data_type(t.dtype);
+    for (int64_t d : t.shape)
+      out.add_dims(d);
+    for (int64_t k = 0; k < t.size(); ++k) {
+      switch (t.dtype) {
+      case TensorProto::FLOAT: out.add_float_data(static_cast<float>(t.f[k])); break;
+      case TensorProto::DOUBLE: out.add_double_data(t.f[k]); break;
+      case TensorProto::INT64: out.add_int64_data(t.i[k]); break;
+      default: out.add_int32_data(static_cast<int32_t>(t.i[k])); break;
       }
     }
+  }
 
+  /// Folds what can be folded, hands the results to ONNX's shape inference
+  /// as initializers, and repeats while that reveals more static shapes
+  /// (shape arithmetic over symbolic dimensions needs several rounds).
+  void foldConstants() {
+    auto *graph = model.mutable_graph();
+    for (int round = 0; round < 64; ++round) {
+      google::protobuf::RepeatedPtrField<NodeProto> kept;
+      bool changed = false;
+      for (const NodeProto &node : graph->node()) {
+        if (!tryFold(node)) {
+          *kept.Add() = node;
+          continue;
+        }
+        changed = true;
+        for (const std::string &out : node.output())
+          if (!out.empty() && constants.count(out))
+            encodeTensor(out, constants.at(out), *graph->add_initializer());
+      }
+      graph->mutable_node()->Swap(&kept);
+      if (!changed)
+        return;
+      for (const TensorProto &t : graph->initializer())
+        if (!initializers.count(t.name()))
+          initializers[t.name()] = &t;
+      // Inference keeps what value_info already says (a symbolic dimension
+      // from the last round, say), so it starts afresh.
+      graph->clear_value_info();
+      infer();
+      collectTypes();
+    }
+  }
+
+  void importNode(const NodeProto &node, int index) {
+    const std::string &op = node.op_type();
     std::string name = node.name().empty() ? op + "_" + std::to_string(index) : node.name();
     Location loc = NameLoc::get(builder.getStringAttr(name));
     std::vector<Operation *> created = convert(node, loc);
