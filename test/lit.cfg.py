@@ -15,7 +15,7 @@ config.test_exec_root = os.path.join(config.hmcc_obj_root, "test")
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.hmcc_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.hmcc_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%fixtures", os.path.join(config.hmcc_src_root, "test", "fixtures")))

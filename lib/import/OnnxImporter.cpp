@@ -169,7 +169,11 @@ private:
     if (StringRef(path).ends_with(".onnxtxt")) {
       auto status = onnx::OnnxParser::Parse(model, bytes.data());
       if (!status.IsOK())
-        fail("cannot parse the ONNX text: " + status.ErrorMessage());
+      {
+        std::string message = status.ErrorMessage();
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        fail("cannot parse the ONNX text: " + StringRef(message).trim().str());
+      }
     } else {
       google::protobuf::io::ArrayInputStream stream(bytes.data(),
                                                     static_cast<int>(bytes.size()));
