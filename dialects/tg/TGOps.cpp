@@ -448,6 +448,16 @@ LogicalResult LayerNormOp::verify() {
   if (getBias() &&
       failed(expectType(*this, getBias(), normalized, in.getElementType(), "bias")))
     return failure();
+  Shape statShape(in.getShape().take_front(getAxis()));
+  statShape.append(normalized.size(), 1);
+  Type f32 = Float32Type::get(getContext());
+  if (!getStats().empty()) {
+    if (getStats().size() != 2)
+      return emitOpError("stats must be empty or hold the mean and inv_std_dev");
+    if (failed(expectType(*this, getStats()[0], statShape, f32, "mean")) ||
+        failed(expectType(*this, getStats()[1], statShape, f32, "inv_std_dev")))
+      return failure();
+  }
   return expectType(*this, getResult(), in.getShape(), in.getElementType());
 }
 
@@ -462,6 +472,10 @@ LogicalResult SoftmaxCrossEntropyLossOp::verify() {
                          << " do not match scores " << scores;
   if (getWeights() && failed(expectType(*this, getWeights(), {scores.getDimSize(1)},
                                         scores.getElementType(), "weights")))
+    return failure();
+  if (getLogProb() &&
+      failed(expectType(*this, getLogProb(), scores.getShape(), scores.getElementType(),
+                        "log_prob")))
     return failure();
   StringRef reduction = getReduction();
   if (reduction == "none")

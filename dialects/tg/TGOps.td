@@ -19,7 +19,7 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def TG_Tensor : StaticShapeTensorOf<[AnyFloat, AnySignlessInteger]>;
+def TG_Tensor : StaticShapeTensorOf<[AnyFloat, AnySignlessInteger, AnyUnsignedInteger]>;
 def TG_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
 def TG_BoolTensor : StaticShapeTensorOf<[I1]>;
 def TG_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
@@ -136,7 +136,7 @@ def TG_AddOp : TG_BinaryOp<"add", "sum lhs + rhs">;
 def TG_SubOp : TG_BinaryOp<"sub", "difference lhs - rhs">;
 def TG_MulOp : TG_BinaryOp<"mul", "product lhs * rhs">;
 def TG_DivOp : TG_BinaryOp<"div", "quotient lhs / rhs">;
-def TG_PowOp : TG_BinaryOp<"pow", "power lhs ^ rhs", TG_FloatTensor, TG_FloatTensor>;
+def TG_PowOp : TG_BinaryOp<"pow", "power lhs ^ rhs (the exponent may have another element type)">;
 def TG_EqualOp : TG_BinaryOp<"equal", "comparison lhs == rhs", TG_Tensor, TG_BoolTensor>;
 
 def TG_WhereOp : TG_Op<"where", [Pure]> {
@@ -507,7 +507,9 @@ def TG_LayerNormOp : TG_Op<"layer_norm", [Pure]> {
   let description = [{
     Normalises over the dimensions from `axis` to the last:
     `(x - mean) / sqrt(var + epsilon) * scale + bias`, where `scale` and the
-    optional `bias` broadcast to the normalised dimensions.
+    optional `bias` have the normalised dimensions' shape. `stats` is empty
+    or holds ONNX's outputs 1 and 2, the mean and the inverse standard
+    deviation (f32, the input's shape with the normalised dimensions set to 1).
 
     ```mlir
     %y = tg.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x16x32xf32>
@@ -516,7 +518,7 @@ def TG_LayerNormOp : TG_Op<"layer_norm", [Pure]> {
   let arguments = (ins TG_FloatTensor:$x, TG_FloatTensor:$scale,
                        Optional<TG_FloatTensor>:$bias, I64Attr:$axis,
                        F32Attr:$epsilon);
-  let results = (outs TG_FloatTensor:$result);
+  let results = (outs TG_FloatTensor:$result, Variadic<TG_FloatTensor>:$stats);
   let assemblyFormat = "$x `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -528,7 +530,8 @@ def TG_SoftmaxCrossEntropyLossOp : TG_Op<"softmax_cross_entropy_loss", [Pure]> {
     The loss of one element is `-log_softmax(scores)[label]`, optionally
     multiplied by `weights[label]`; elements whose label is `ignore_index`
     count zero. `reduction` is "mean" (divided by the sum of the weights of
-    counted elements), "sum" or "none".
+    counted elements), "sum" or "none". The optional `log_prob` result is
+    `log_softmax(scores)` along the class dimension (ONNX's output 1).
 
     ```mlir
     %l = tg.softmax_cross_entropy_loss %logits, %t {reduction = "mean"} : (tensor<32x64xf32>, tensor<32xi64>) -> tensor<f32>
@@ -538,7 +541,7 @@ def TG_SoftmaxCrossEntropyLossOp : TG_Op<"softmax_cross_entropy_loss", [Pure]> {
                        Optional<TG_FloatTensor>:$weights,
                        DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction,
                        OptionalAttr<I64Attr>:$ignore_index);
-  let results = (outs TG_FloatTensor:$result);
+  let results = (outs TG_FloatTensor:$result, Optional<TG_FloatTensor>:$log_prob);
   let assemblyFormat = "$scores `,` $labels (`,` $weights^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }

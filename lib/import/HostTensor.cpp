@@ -67,6 +67,18 @@ static void readRaw(const std::string &raw, int64_t n, std::vector<T> &out) {
   std::memcpy(out.data(), raw.data(), n * sizeof(T));
 }
 
+/// Integer types ONNX stores in int32_data when not raw.
+template <typename T>
+static void readSmallInts(const TensorProto &proto, const std::string *raw, int64_t n,
+                          std::vector<int64_t> &out) {
+  std::vector<T> v;
+  if (raw)
+    readRaw(*raw, n, v);
+  else
+    v.assign(proto.int32_data().begin(), proto.int32_data().end());
+  out.assign(v.begin(), v.end());
+}
+
 std::optional<std::string> decodeTensor(const TensorProto &proto,
                                         const std::string *bytes, HostTensor &out) {
   out.dtype = proto.data_type();
@@ -118,15 +130,47 @@ std::optional<std::string> decodeTensor(const TensorProto &proto,
     out.i.assign(v.begin(), v.end());
     break;
   }
-  case TensorProto::BOOL: {
+  case TensorProto::BOOL:
+  case TensorProto::UINT8:
     if (auto e = sizeError(1))
       return e;
-    std::vector<uint8_t> v;
+    readSmallInts<uint8_t>(proto, raw, n, out.i);
+    break;
+  case TensorProto::INT8:
+    if (auto e = sizeError(1))
+      return e;
+    readSmallInts<int8_t>(proto, raw, n, out.i);
+    break;
+  case TensorProto::INT16:
+    if (auto e = sizeError(2))
+      return e;
+    readSmallInts<int16_t>(proto, raw, n, out.i);
+    break;
+  case TensorProto::UINT16:
+    if (auto e = sizeError(2))
+      return e;
+    readSmallInts<uint16_t>(proto, raw, n, out.i);
+    break;
+  case TensorProto::UINT32: {
+    if (auto e = sizeError(4))
+      return e;
+    std::vector<uint32_t> v;
     if (raw)
       readRaw(*raw, n, v);
     else
-      v.assign(proto.int32_data().begin(), proto.int32_data().end());
+      v.assign(proto.uint64_data().begin(), proto.uint64_data().end());
     out.i.assign(v.begin(), v.end());
+    break;
+  }
+  case TensorProto::UINT64: {
+    if (auto e = sizeError(8))
+      return e;
+    std::vector<uint64_t> v;
+    if (raw)
+      readRaw(*raw, n, v);
+    else
+      v.assign(proto.uint64_data().begin(), proto.uint64_data().end());
+    out.i.assign(v.begin(), v.end()); // values above 2^63 wrap, as in C
     break;
   }
   default:

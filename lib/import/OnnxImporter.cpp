@@ -85,6 +85,14 @@ const std::map<std::string, std::set<int>> kNonDifferentiable = {
 const std::set<std::string> kNoGradient = {"Shape", "Equal", "ConstantOfShape",
                                            "Range", "Constant"};
 
+/// Operand positions whose value must be known at compile time.
+const std::map<std::string, std::set<int>> kCompileTimeOperands = {
+    {"Reshape", {1}},   {"Expand", {1}},    {"Slice", {1, 2, 3, 4}},
+    {"Squeeze", {1}},   {"Unsqueeze", {1}}, {"ReduceSum", {1}},
+    {"ReduceMean", {1}}, {"ReduceMax", {1}}, {"Split", {1}},
+    {"Trilu", {1}},     {"Dropout", {1, 2}}, {"ConstantOfShape", {0}},
+    {"Range", {0, 1, 2}}};
+
 std::string quote(const std::string &s) { return "'" + s + "'"; }
 
 /// Failure carrying a message; the importer's functions return it upwards.
@@ -103,6 +111,7 @@ public:
 
   OwningOpRef<ModuleOp> run() {
     load();
+    bindInputValues();
     validateExternalData();
     bindDimensions();
     checkAndInfer();
@@ -123,6 +132,7 @@ private:
   std::unordered_map<std::string, const TensorProto *> initializers;
   std::unordered_map<std::string, onnx::TypeProto> types;
   std::set<std::string> parameters;
+  std::set<std::string> boundInputs; ///< data inputs given values (--input-value)
   std::unordered_map<std::string, HostTensor> constants;
   std::unordered_map<std::string, Value> values;
   std::unordered_map<std::string, Value> materialized;
@@ -263,6 +273,53 @@ private:
   void validateExternalData() {
     for (const TensorProto &t : model.graph().initializer())
       externalRef(t);
+  }
+
+  /// Turns the data inputs named by --input-value into initializers.
+  void bindInputValues() {
+    auto *graph = model.mutable_graph();
+    for (const auto &[name, file] : options.inputValues) {
+      auto inputs = dataInputs();
+      auto it = std::find_if(inputs.begin(), inputs.end(),
+                             [&](auto *in) { return in->name() == name; });
+      if (it == inputs.end())
+        fail("--input-value names " + quote(name) + ", which is not a data input of the model");
+      auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false);
+      if (!buffer)
+        fail("--input-value " + name + ": cannot read " + quote(file) + ": " +
+             buffer.getError().message());
+      TensorProto value;
+      if (!value.ParseFromArray((*buffer)->getBufferStart(),
+                                static_cast<int>((*buffer)->getBufferSize())))
+        fail("--input-value " + name + ": " + quote(file) + " is not a serialized ONNX TensorProto");
+      const auto &declared = (*it)->type().tensor_type();
+      if (value.data_type() != declared.elem_type())
+        fail("--input-value " + name + ": the value has element type " +
+             TensorProto::DataType_Name(static_cast<TensorProto::DataType>(value.data_type())) +
+             ", the input " +
+             TensorProto::DataType_Name(static_cast<TensorProto::DataType>(declared.elem_type())));
+      if (declared.has_shape()) {
+        bool fits = declared.shape().dim_size() == value.dims_size();
+        for (int d = 0; fits && d < value.dims_size(); ++d)
+          fits = !declared.shape().dim(d).has_dim_value() ||
+                 declared.shape().dim(d).dim_value() == value.dims(d);
+        if (!fits)
+          fail("--input-value " + name + ": the value's shape does not fit the input's");
+      }
+      value.set_name(name);
+      *graph->add_initializer() = value;
+      boundInputs.insert(name);
+    }
+    if (boundInputs.empty())
+      return;
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+    for (const auto &in : graph->input())
+      if (!boundInputs.count(in.name()))
+        *kept.Add() = in;
+    graph->mutable_input()->Swap(&kept);
+    initializers.clear();
+    for (const TensorProto &t : graph->initializer())
+      initializers[t.name()] = &t;
   }
 
   //===--------------------------------------------------------------------===//
@@ -479,7 +536,7 @@ private:
     for (const TensorProto &t : model.graph().initializer()) {
       bool isFrozen = llvm::any_of(frozen, [&](auto &p) { return p.match(t.name()); });
       if (HostTensor::isFloatType(t.data_type()) && differentiable.count(t.name()) &&
-          !isFrozen)
+          !isFrozen && !boundInputs.count(t.name()))
         parameters.insert(t.name());
     }
   }
@@ -523,6 +580,12 @@ private:
     case TensorProto::INT64: return builder.getI64Type();
     case TensorProto::INT32: return builder.getI32Type();
     case TensorProto::BOOL: return builder.getI1Type();
+    case TensorProto::INT8: return builder.getIntegerType(8);
+    case TensorProto::INT16: return builder.getIntegerType(16);
+    case TensorProto::UINT8: return builder.getIntegerType(8, /*isSigned=*/false);
+    case TensorProto::UINT16: return builder.getIntegerType(16, false);
+    case TensorProto::UINT32: return builder.getIntegerType(32, false);
+    case TensorProto::UINT64: return builder.getIntegerType(64, false);
     default: return {};
     }
   }
@@ -576,8 +639,14 @@ private:
       llvm::SmallVector<bool> v(t.i.begin(), t.i.end());
       return DenseElementsAttr::get(type, llvm::ArrayRef(v));
     }
-    default:
-      fail("constant " + quote(name) + " has an element type hmcc cannot hold");
+    default: {
+      unsigned width = type.getElementTypeBitWidth();
+      llvm::SmallVector<llvm::APInt> v;
+      for (int64_t x : t.i)
+        v.emplace_back(width, static_cast<uint64_t>(x), /*isSigned=*/true,
+                       /*implicitTrunc=*/true);
+      return DenseElementsAttr::get(type, llvm::ArrayRef(v));
+    }
     }
   }
 
@@ -843,9 +912,11 @@ private:
   const HostTensor &constantInput(const NodeProto &node, int k, const char *what) {
     if (k >= node.input_size() || node.input(k).empty())
       fail(node, std::string("the ") + what + " input is missing");
+    assert(needsCompileTimeValue(node.op_type(), k) && "operand missing from the table");
     if (!isConstant(node.input(k)))
-      fail(node, std::string("its ") + what +
-                     " input must be known at compile time (hmcc compiles static graphs)");
+      fail(node, std::string("its ") + what + " input (" + quote(node.input(k)) +
+                     ") must be known at compile time; hmcc compiles static graphs "
+                     "(give a graph input a value with --input-value NAME=FILE.pb)");
     return constants.at(node.input(k));
   }
 
@@ -876,14 +947,6 @@ private:
 
   int64_t axisOf(const NodeProto &node, int64_t axis, int64_t rank) {
     return axesOf(node, {axis}, rank).front();
-  }
-
-  /// Ensures optional outputs hmcc does not produce are not requested.
-  void onlyFirstOutput(const NodeProto &node) {
-    for (int k = 1; k < node.output_size(); ++k)
-      if (!node.output(k).empty())
-        fail(node, "output " + std::to_string(k) + " (" + quote(node.output(k)) +
-                       ") is not supported; only the first output may be used");
   }
 
   std::vector<Operation *> convert(const NodeProto &node, Location loc) {
@@ -1032,21 +1095,35 @@ private:
       result(0);
       state.addAttribute("axis", builder.getI64IntegerAttr(axis));
     } else if (op == "LayerNormalization") {
-      onlyFirstOutput(node);
       operand(0);
       operand(1);
       if (hasInput(node, 2))
         operand(2);
       result(0);
+      // Mean and inverse standard deviation come together or not at all.
+      bool stats = false;
+      for (int k = 1; k < node.output_size(); ++k)
+        stats |= !node.output(k).empty();
+      if (stats) {
+        auto statType = RankedTensorType::get(
+            cast<RankedTensorType>(state.types.back()).getShape(), builder.getF32Type());
+        int64_t axis = axisOf(node, attrInt(node, "axis", -1), rank);
+        llvm::SmallVector<int64_t> shape(statType.getShape());
+        for (int64_t d = axis; d < rank; ++d)
+          shape[d] = 1;
+        state.addTypes({RankedTensorType::get(shape, builder.getF32Type()),
+                        RankedTensorType::get(shape, builder.getF32Type())});
+      }
       state.addAttribute("axis", builder.getI64IntegerAttr(axisOf(node, attrInt(node, "axis", -1), rank)));
       state.addAttribute("epsilon", builder.getF32FloatAttr(attrFloat(node, "epsilon", 1e-5f)));
     } else if (op == "SoftmaxCrossEntropyLoss") {
-      onlyFirstOutput(node);
       operand(0);
       operand(1);
       if (hasInput(node, 2))
         operand(2);
       result(0);
+      if (node.output_size() > 1 && !node.output(1).empty())
+        result(1);
       state.addAttribute("reduction", builder.getStringAttr(attrString(node, "reduction", "mean")));
       if (findAttr(node, "ignore_index"))
         state.addAttribute("ignore_index", builder.getI64IntegerAttr(attrInt(node, "ignore_index", 0)));
@@ -1068,9 +1145,18 @@ private:
     }
 
     Operation *created = builder.create(state);
-    for (int k = 0; k < node.output_size() && k < static_cast<int>(created->getNumResults()); ++k)
-      if (!node.output(k).empty())
-        values[node.output(k)] = created->getResult(k);
+    // Results stand for the node's outputs in order; Dropout's mask and
+    // LayerNormalization's statistics are there even where ONNX leaves an
+    // output name empty.
+    bool positional = op == "Dropout" || op == "LayerNormalization";
+    unsigned next = 0;
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (node.output(k).empty() && !positional)
+        continue;
+      if (next < created->getNumResults() && !node.output(k).empty())
+        values[node.output(k)] = created->getResult(next);
+      ++next;
+    }
     return {created};
   }
 
@@ -1107,6 +1193,11 @@ private:
 };
 
 } // namespace
+
+bool needsCompileTimeValue(StringRef opType, int operand) {
+  auto it = kCompileTimeOperands.find(opType.str());
+  return it != kCompileTimeOperands.end() && it->second.count(operand);
+}
 
 const std::vector<std::string> &supportedOnnxOps() {
   static const std::vector<std::string> ops = [] {

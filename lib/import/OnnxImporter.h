@@ -25,7 +25,16 @@ struct ImportOptions {
   /// Initializers (names or glob patterns) to keep as constants although the
   /// rule would make them trainable parameters (--frozen NAME).
   std::vector<std::string> frozen;
+  /// Data inputs given a fixed value at compile time, as (name, file with a
+  /// serialized onnx.TensorProto) pairs (--input-value NAME=FILE.pb). The
+  /// input becomes a constant; shapes, axes and slice bounds that arrive as
+  /// graph inputs need this.
+  std::vector<std::pair<std::string, std::string>> inputValues;
 };
+
+/// Whether operand `operand` of ONNX op `opType` must be known at compile
+/// time (a shape, axes, slice bounds, a dropout ratio, ...).
+bool needsCompileTimeValue(llvm::StringRef opType, int operand);
 
 /// The ONNX operator types the importer accepts (default domain).
 const std::vector<std::string> &supportedOnnxOps();

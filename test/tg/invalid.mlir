@@ -530,3 +530,35 @@ func.func @f(%s: tensor<8x10xf32>, %t: tensor<8xi64>) {
   %0 = tg.softmax_cross_entropy_loss %s, %t {reduction = "none"} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
   return
 }
+
+// -----
+// LayerNorm's mean has the normalised dimensions set to 1.
+func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>) {
+  // expected-error @+1 {{mean type 'tensor<2x3xf32>' does not match the expected 'tensor<2x1xf32>'}}
+  %0:3 = tg.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x1xf32>)
+  return
+}
+
+// -----
+// LayerNorm's inv_std_dev is f32.
+func.func @f(%x: tensor<2x3xf64>, %g: tensor<3xf64>) {
+  // expected-error @+1 {{inv_std_dev type 'tensor<2x1xf64>' does not match the expected 'tensor<2x1xf32>'}}
+  %0:3 = tg.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x3xf64>, tensor<3xf64>) -> (tensor<2x3xf64>, tensor<2x1xf32>, tensor<2x1xf64>)
+  return
+}
+
+// -----
+// LayerNorm's statistics come as a pair.
+func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>) {
+  // expected-error @+1 {{stats must be empty or hold the mean and inv_std_dev}}
+  %0:2 = tg.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>)
+  return
+}
+
+// -----
+// Cross-entropy's log_prob has the scores' type.
+func.func @f(%s: tensor<8x10xf32>, %t: tensor<8xi64>) {
+  // expected-error @+1 {{log_prob type 'tensor<8xf32>' does not match the expected 'tensor<8x10xf32>'}}
+  %0:2 = tg.softmax_cross_entropy_loss %s, %t : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8xf32>)
+  return
+}

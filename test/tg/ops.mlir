@@ -130,5 +130,9 @@ func.func @reductions(%x: tensor<2x16x32xf32>, %g: tensor<32xf32>, %logits: tens
   %6 = tg.softmax_cross_entropy_loss %logits, %t {ignore_index = -100 : i64} : (tensor<32x64xf32>, tensor<32xi64>) -> tensor<f32>
   // CHECK: tg.softmax_cross_entropy_loss {{.*}} {reduction = "none"} : (tensor<32x64xf32>, tensor<32xi64>, tensor<64xf32>) -> tensor<32xf32>
   %7 = tg.softmax_cross_entropy_loss %logits, %t, %w {reduction = "none"} : (tensor<32x64xf32>, tensor<32xi64>, tensor<64xf32>) -> tensor<32xf32>
+  // CHECK: tg.softmax_cross_entropy_loss {{.*}} -> (tensor<f32>, tensor<32x64xf32>)
+  %8:2 = tg.softmax_cross_entropy_loss %logits, %t : (tensor<32x64xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x64xf32>)
+  // CHECK: tg.layer_norm {{.*}} -> (tensor<2x16x32xf32>, tensor<2x16x1xf32>, tensor<2x16x1xf32>)
+  %9:3 = tg.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x16x32xf32>, tensor<32xf32>) -> (tensor<2x16x32xf32>, tensor<2x16x1xf32>, tensor<2x16x1xf32>)
   return
 }

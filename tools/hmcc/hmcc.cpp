@@ -32,7 +32,9 @@ using namespace llvm;
 namespace {
 
 cl::OptionCategory inputCategory("Input");
-cl::OptionCategory budgetCategory("Memory budget");
+cl::OptionCategory budgetCategory(
+    "Memory budget",
+    "Checked for well-formedness now; the planner that schedules within them is not built yet.");
 cl::OptionCategory outputCategory("Output");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx | model.onnxtxt>"),
@@ -53,6 +55,12 @@ cl::list<std::string> frozen(
     "frozen", cl::value_desc("NAME"),
     cl::desc("Treat initializer NAME (a glob pattern such as 'rope_*' works too) as a "
              "constant, not a trainable parameter (repeatable)"),
+    cl::cat(inputCategory));
+
+cl::list<std::string> inputValues(
+    "input-value", cl::value_desc("NAME=FILE.pb"),
+    cl::desc("Fix data input NAME to the onnx.TensorProto in FILE.pb at compile time, "
+             "e.g. a shape or axes that a graph takes as an input (repeatable)"),
     cl::cat(inputCategory));
 
 cl::opt<std::string> vram("vram", cl::value_desc("SIZE"),
@@ -81,7 +89,7 @@ cl::opt<bool> listOps("list-ops", cl::desc("List the supported ONNX operators an
                       cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
                     cl::desc("With --emit=mlir, print constants over 64 elements as "
-                             "dense_resource placeholders"),
+                             "dense_resource<__elided__> (shorter, but not parseable)"),
                     cl::init(false), cl::cat(outputCategory));
 
 int error(const Twine &message) {
@@ -150,6 +158,12 @@ int main(int argc, char **argv) {
     options.inputShapes.push_back(std::move(shape));
   }
   options.frozen.assign(frozen.begin(), frozen.end());
+  for (const std::string &text : inputValues) {
+    auto [name, file] = StringRef(text).split('=');
+    if (name.empty() || file.empty())
+      return error("--input-value '" + text + "' is malformed: write NAME=FILE.pb");
+    options.inputValues.emplace_back(name.str(), file.str());
+  }
 
   // Budgets are validated now so that a typo is caught before any work.
   for (auto *opt : {&vram, &ram}) {
