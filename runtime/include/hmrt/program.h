@@ -1,0 +1,111 @@
+/* hmrt/program.h: the interface between a training program that hmcc
+ * generates and the runtime's driver (the `train` executable).
+ *
+ * hmcc emits one C++ file per model that defines hmcc_program(). Everything
+ * the program touches lives in one arena of `arena_bytes` bytes at static
+ * offsets: data inputs, parameters, optimizer states, gradients and
+ * activations. The driver allocates the arena, loads parameters and states
+ * from the state directory (or a checkpoint), writes each step's inputs at
+ * their offsets, calls step(), and saves checkpoints by copying the
+ * parameter and state ranges out of the arena.
+ *
+ * Plain C (C99), usable from C++.
+ */
+#ifndef HMRT_PROGRAM_H
+#define HMRT_PROGRAM_H
+
+#include "hmrt/hmrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HMRT_PROGRAM_ABI_VERSION 1u
+
+/* Element types, numbered as ONNX's TensorProto.DataType. */
+typedef enum hmrt_dtype {
+  HMRT_DTYPE_F32 = 1,
+  HMRT_DTYPE_U8 = 2,
+  HMRT_DTYPE_I8 = 3,
+  HMRT_DTYPE_I32 = 6,
+  HMRT_DTYPE_I64 = 7,
+  HMRT_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  HMRT_DTYPE_F64 = 11
+} hmrt_dtype;
+
+/* What a data input is fed with by the token loader. */
+typedef enum hmrt_input_role {
+  HMRT_ROLE_OTHER = 0,   /* only --feed NAME=FILE.npy can fill it */
+  HMRT_ROLE_TOKENS = 1,  /* [B, T] token ids: window t..t+T of the data */
+  HMRT_ROLE_TARGETS = 2  /* [B, T] next tokens: window t+1..t+T+1 */
+} hmrt_input_role;
+
+typedef struct hmrt_tensor_desc {
+  const char* name;     /* the ONNX name (parameters: the initializer's) */
+  int32_t dtype;        /* hmrt_dtype */
+  int32_t rank;
+  const int64_t* shape; /* rank entries */
+  uint64_t offset;      /* byte offset in the arena, 64-byte aligned */
+  uint64_t bytes;       /* element count times element size */
+  int32_t role;         /* hmrt_input_role, for data inputs; 0 otherwise */
+} hmrt_tensor_desc;
+
+typedef enum hmrt_optimizer {
+  HMRT_OPT_NONE = 0, /* forward-only program */
+  HMRT_OPT_SGD = 1,  /* SGD with momentum (PyTorch semantics) */
+  HMRT_OPT_ADAMW = 2,
+  HMRT_OPT_ADAMW8BIT = 3
+} hmrt_optimizer;
+
+typedef enum hmrt_lr_schedule {
+  HMRT_LR_CONSTANT = 0,
+  HMRT_LR_COSINE = 1 /* linear warm-up, then cosine decay to min_lr */
+} hmrt_lr_schedule;
+
+/* Hyper-parameters fixed at compile time (hmcc --optimizer, --lr, ...). */
+typedef struct hmrt_hyperparams {
+  int32_t optimizer;     /* hmrt_optimizer */
+  float lr;
+  float beta1, beta2, eps;
+  float weight_decay;
+  float momentum;
+  float clip_norm;       /* 0: no clipping */
+  int32_t lr_schedule;   /* hmrt_lr_schedule */
+  int64_t warmup_steps;
+  int64_t decay_steps;   /* cosine: steps until min_lr; 0 = the run's --steps */
+  float min_lr;
+} hmrt_hyperparams;
+
+typedef struct hmrt_program {
+  uint32_t abi_version; /* HMRT_PROGRAM_ABI_VERSION */
+  const char* model_name;
+  uint64_t arena_bytes;
+  int32_t num_inputs;
+  const hmrt_tensor_desc* inputs;
+  int32_t num_outputs; /* outputs[0] is the loss in a training program */
+  const hmrt_tensor_desc* outputs;
+  int32_t num_params;
+  const hmrt_tensor_desc* params;
+  int32_t num_states; /* optimizer states, saved with checkpoints */
+  const hmrt_tensor_desc* states;
+  int64_t vocab_size; /* rows of the token embedding; 0 when not a token model */
+  hmrt_hyperparams hyper;
+
+  /* One training step on `arena`: forward, backward, optimizer update.
+   * `step` counts from 1 (bias correction); `lr` is this step's learning
+   * rate (the driver applies the schedule). Writes the loss computed before
+   * the update and the global L2 norm of the gradients before clipping. */
+  hmrt_status (*step)(uint8_t* arena, int64_t step, float lr, float* loss,
+                      float* grad_norm);
+  /* Forward only: computes every output; parameters are unchanged. */
+  hmrt_status (*forward)(uint8_t* arena);
+} hmrt_program;
+
+/* Defined by the generated code. */
+const hmrt_program* hmcc_program(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HMRT_PROGRAM_H */
