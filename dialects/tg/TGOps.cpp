@@ -172,7 +172,14 @@ LogicalResult DropoutOp::verify() {
 LogicalResult MatMulOp::verify() {
   if (failed(sameElementType(*this, getLhs(), getRhs(), "operands")))
     return failure();
-  auto shape = matmulShape(getLhs().getType().getShape(), getRhs().getType().getShape());
+  auto transposed = [](ArrayRef<int64_t> shape, bool trans) {
+    Shape s(shape);
+    if (trans && s.size() >= 2)
+      std::swap(s[s.size() - 1], s[s.size() - 2]);
+    return s;
+  };
+  auto shape = matmulShape(transposed(getLhs().getType().getShape(), getTransA()),
+                           transposed(getRhs().getType().getShape(), getTransB()));
   if (!shape)
     return emitOpError() << "cannot multiply " << getLhs().getType() << " by "
                          << getRhs().getType();
@@ -315,41 +322,53 @@ LogicalResult SplitOp::verify() {
   return success();
 }
 
-LogicalResult SliceOp::verify() {
-  auto in = getX().getType();
-  size_t n = getAxes().size();
-  if (getStarts().size() != n || getEnds().size() != n || getSteps().size() != n)
-    return emitOpError("starts, ends, axes and steps must have the same length");
+/// Checks slice attributes against the sliced type `in` and that `sliced`
+/// has the slice's type.
+static LogicalResult verifySlice(Operation *op, RankedTensorType in, ArrayRef<int64_t> starts,
+                                 ArrayRef<int64_t> ends, ArrayRef<int64_t> axes,
+                                 ArrayRef<int64_t> steps, Value sliced, StringRef what) {
+  size_t n = axes.size();
+  if (starts.size() != n || ends.size() != n || steps.size() != n)
+    return op->emitOpError("starts, ends, axes and steps must have the same length");
   Shape shape(in.getShape());
   llvm::SmallSet<int64_t, 8> seen;
   for (size_t i = 0; i < n; ++i) {
-    int64_t axis = getAxes()[i], start = getStarts()[i], end = getEnds()[i],
-            step = getSteps()[i];
-    if (failed(checkAxis(*this, axis, in.getRank())))
+    int64_t axis = axes[i], start = starts[i], end = ends[i], step = steps[i];
+    if (failed(checkAxis(op, axis, in.getRank())))
       return failure();
     if (!seen.insert(axis).second)
-      return emitOpError() << "axis " << axis << " is sliced twice";
+      return op->emitOpError() << "axis " << axis << " is sliced twice";
     if (step == 0)
-      return emitOpError("steps must be non-zero");
+      return op->emitOpError("steps must be non-zero");
     int64_t dim = in.getDimSize(axis);
     bool inRange = step > 0 ? (start >= 0 && start <= dim && end >= 0 && end <= dim)
                             : (start >= 0 && start < dim && end >= -1 && end < dim);
     if (!inRange)
-      return emitOpError() << "bounds [" << start << ", " << end << ") step "
-                           << step << " are not clamped to dimension " << dim;
+      return op->emitOpError() << "bounds [" << start << ", " << end << ") step "
+                               << step << " are not clamped to dimension " << dim;
     shape[axis] = sliceExtent(start, end, step);
   }
-  return expectType(*this, getResult(), shape, in.getElementType());
+  return expectType(op, sliced, shape, in.getElementType(), what);
+}
+
+LogicalResult SliceOp::verify() {
+  return verifySlice(*this, getX().getType(), getStarts(), getEnds(), getAxes(),
+                     getSteps(), getResult(), "result");
+}
+
+/// Checks that `gathered` has the type of gathering `in` with `indices`.
+static LogicalResult verifyGather(Operation *op, RankedTensorType in, Value indices,
+                                  int64_t axis, Value gathered, StringRef what) {
+  if (failed(checkAxis(op, axis, in.getRank())))
+    return failure();
+  Shape shape(in.getShape().take_front(axis));
+  llvm::append_range(shape, tensorType(indices).getShape());
+  llvm::append_range(shape, in.getShape().drop_front(axis + 1));
+  return expectType(op, gathered, shape, in.getElementType(), what);
 }
 
 LogicalResult GatherOp::verify() {
-  auto in = getX().getType();
-  if (failed(checkAxis(*this, getAxis(), in.getRank())))
-    return failure();
-  Shape shape(in.getShape().take_front(getAxis()));
-  llvm::append_range(shape, getIndices().getType().getShape());
-  llvm::append_range(shape, in.getShape().drop_front(getAxis() + 1));
-  return expectType(*this, getResult(), shape, in.getElementType());
+  return verifyGather(*this, getX().getType(), getIndices(), getAxis(), getResult(), "result");
 }
 
 LogicalResult ExpandOp::verify() {
@@ -411,20 +430,26 @@ LogicalResult RangeOp::verify() {
 // Reductions and normalisations
 //===----------------------------------------------------------------------===//
 
-template <typename ReduceOp>
-static LogicalResult verifyReduce(ReduceOp op) {
-  auto in = op.getX().getType();
-  if (failed(checkAxisList(op, op.getAxes(), in.getRank())))
+/// Checks that `reduced` has the type of reducing `in` over `axes`.
+static LogicalResult verifyReduction(Operation *op, RankedTensorType in, ArrayRef<int64_t> axes,
+                                     bool keepdims, Value reduced, StringRef what) {
+  if (failed(checkAxisList(op, axes, in.getRank())))
     return failure();
   Shape shape;
   for (int64_t i = 0; i < in.getRank(); ++i) {
-    bool reduced = op.getAxes().empty() || llvm::is_contained(op.getAxes(), i);
-    if (!reduced)
+    bool isReduced = axes.empty() || llvm::is_contained(axes, i);
+    if (!isReduced)
       shape.push_back(in.getDimSize(i));
-    else if (op.getKeepdims())
+    else if (keepdims)
       shape.push_back(1);
   }
-  return expectType(op, op.getResult(), shape, in.getElementType());
+  return expectType(op, reduced, shape, in.getElementType(), what);
+}
+
+template <typename ReduceOp>
+static LogicalResult verifyReduce(ReduceOp op) {
+  return verifyReduction(op, op.getX().getType(), op.getAxes(), op.getKeepdims(),
+                         op.getResult(), "result");
 }
 
 LogicalResult ReduceMeanOp::verify() { return verifyReduce(*this); }
@@ -484,6 +509,88 @@ LogicalResult SoftmaxCrossEntropyLossOp::verify() {
     return emitOpError() << "reduction must be \"mean\", \"sum\" or \"none\", not \""
                          << reduction << "\"";
   return expectType(*this, getResult(), {}, scores.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult SumToOp::verify() {
+  auto in = getX().getType(), out = getResult().getType();
+  auto shape = broadcastShapes(out.getShape(), in.getShape());
+  if (!shape || ArrayRef<int64_t>(*shape) != in.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << out << " does not broadcast to " << in;
+  return success();
+}
+
+LogicalResult DropoutGradOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError() << "ratio " << ratio << " must be in [0, 1)";
+  return expectType(*this, getMask(), getGrad().getType().getShape(),
+                    getMask().getType().getElementType(), "mask");
+}
+
+LogicalResult SliceGradOp::verify() {
+  return verifySlice(*this, getResult().getType(), getStarts(), getEnds(), getAxes(),
+                     getSteps(), getGrad(), "grad");
+}
+
+LogicalResult GatherGradOp::verify() {
+  return verifyGather(*this, getResult().getType(), getIndices(), getAxis(), getGrad(), "grad");
+}
+
+LogicalResult ReduceMaxGradOp::verify() {
+  auto in = getX().getType();
+  if (failed(verifyReduction(*this, in, getAxes(), getKeepdims(), getMax(), "max")) ||
+      failed(verifyReduction(*this, in, getAxes(), getKeepdims(), getGrad(), "grad")))
+    return failure();
+  return expectType(*this, getResult(), in.getShape(), in.getElementType());
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  return checkAxis(*this, getAxis(), getY().getType().getRank());
+}
+LogicalResult LogSoftmaxGradOp::verify() {
+  return checkAxis(*this, getAxis(), getY().getType().getRank());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  auto in = getX().getType();
+  if (failed(checkAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  ArrayRef<int64_t> normalized = in.getShape().drop_front(getAxis());
+  Shape statShape(in.getShape().take_front(getAxis()));
+  statShape.append(normalized.size(), 1);
+  Type f32 = Float32Type::get(getContext());
+  if (failed(expectType(*this, getGrad(), in.getShape(), in.getElementType(), "grad")) ||
+      failed(expectType(*this, getScale(), normalized, in.getElementType(), "scale")) ||
+      failed(expectType(*this, getMean(), statShape, f32, "mean")) ||
+      failed(expectType(*this, getInvStdDev(), statShape, f32, "inv_std_dev")) ||
+      failed(expectType(*this, getDx(), in.getShape(), in.getElementType(), "dx")) ||
+      failed(expectType(*this, getDscale(), normalized, in.getElementType(), "dscale")))
+    return failure();
+  return expectType(*this, getDbias(), normalized, in.getElementType(), "dbias");
+}
+
+LogicalResult SoftmaxCrossEntropyLossGradOp::verify() {
+  auto scores = getScores().getType();
+  if (scores.getRank() < 2)
+    return emitOpError("scores must have rank 2 or more (N x C x ...)");
+  Shape labelShape(scores.getShape());
+  labelShape.erase(labelShape.begin() + 1);
+  if (getLabels().getType().getShape() != ArrayRef<int64_t>(labelShape))
+    return emitOpError() << "labels " << getLabels().getType()
+                         << " do not match scores " << scores;
+  StringRef reduction = getReduction();
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    return emitOpError() << "reduction must be \"mean\", \"sum\" or \"none\", not \""
+                         << reduction << "\"";
+  Shape gradShape = reduction == "none" ? labelShape : Shape{};
+  if (failed(expectType(*this, getGrad(), gradShape, scores.getElementType(), "grad")))
+    return failure();
+  return expectType(*this, getResult(), scores.getShape(), scores.getElementType());
 }
 
 #define GET_OP_CLASSES

@@ -199,12 +199,15 @@ def TG_MatMulOp : TG_Op<"matmul", [Pure]> {
     Matrix product of the last two dimensions with broadcasting over the
     leading (batch) dimensions; a 1-D operand is treated as a row (lhs) or a
     column (rhs) vector whose extra dimension is dropped from the result.
+    `transA` / `transB` swap the last two dimensions of an operand of rank 2
+    or more first (the import never sets them; autodiff does).
 
     ```mlir
     %y = tg.matmul %x, %w : (tensor<2x16x32xf32>, tensor<32x96xf32>) -> tensor<2x16x96xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs);
+  let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs, UnitAttr:$transA,
+                       UnitAttr:$transB);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -545,5 +548,7 @@ def TG_SoftmaxCrossEntropyLossOp : TG_Op<"softmax_cross_entropy_loss", [Pure]> {
   let assemblyFormat = "$scores `,` $labels (`,` $weights^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
+
+include "TGGradOps.td"
 
 #endif // HMCC_TG_OPS
