@@ -93,11 +93,7 @@ hmrt_status hmrt_causal_attention_forward(const float* q, const float* k,
       float* sr = s + r * T;
       const int64_t nvis = i0 + r + 1;  // keys 0..i visible
       const float m = hmrt::max(sr, nvis);
-      float sum = 0.0f;
-      for (int64_t j = 0; j < nvis; ++j) {
-        sr[j] = std::exp(sr[j] - m);
-        sum += sr[j];
-      }
+      const float sum = exp_sub_sum(sr, m, sr, nvis);
       const float inv = 1.0f / sum;
       for (int64_t j = 0; j < nvis; ++j) sr[j] *= inv;
       for (int64_t j = nvis; j < kend; ++j) sr[j] = 0.0f;
@@ -157,7 +153,7 @@ hmrt_status hmrt_causal_attention_backward(
         float* pr = p + r * T;
         const int64_t nvis = i0 + r + 1;
         const float l = lh[i0 + r];
-        for (int64_t j = 0; j < nvis; ++j) pr[j] = std::exp(pr[j] - l);
+        exp_sub_scale(pr, l, 1.0f, pr, nvis);
         for (int64_t j = nvis; j < kend; ++j) pr[j] = 0.0f;
       }
       // dV[0:kend] += P^T dO_blk

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/internal.h"
+#include "cpu/vec.h"
 #include "hmrt/kernels.h"
 
 namespace hmrt {
@@ -45,7 +46,27 @@ void map2(const float* x, const float* dy, float* dx, int64_t n, F f) {
   });
 }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+// y[i] = f(x[i]) with f on 4-lane vectors; the tail runs f on a splatted
+// scalar, so every element gets the same bits wherever the split falls.
+template <class F>
+void vmap1(const float* x, float* y, int64_t n, F f) {
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    int64_t i = lo;
+    for (; i + 4 <= hi; i += 4) vstore(y + i, f(vload(x + i)));
+    for (; i < hi; ++i) y[i] = f(vsplat(x[i]))[0];
+  });
+}
+
+template <class F>
+void vmap2(const float* x, const float* dy, float* dx, int64_t n, F f) {
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    int64_t i = lo;
+    for (; i + 4 <= hi; i += 4) vstore(dx + i, f(vload(x + i), vload(dy + i)));
+    for (; i < hi; ++i) dx[i] = f(vsplat(x[i]), vsplat(dy[i]))[0];
+  });
+}
+
+inline v4f vsigmoid(v4f x) { return 1.0f / (1.0f + vexp(-x)); }
 
 }  // namespace
 }  // namespace hmrt
@@ -77,7 +98,7 @@ hmrt_status hmrt_gelu_backward(const float* x, const float* dy, float* dx,
 hmrt_status hmrt_silu_forward(const float* x, float* y, int64_t n) {
   hmrt_status st = hmrt::check_unary("hmrt_silu_forward", x, y, n);
   if (st != HMRT_OK) return st;
-  hmrt::map1(x, y, n, [](float v) { return v * hmrt::sigmoid(v); });
+  hmrt::vmap1(x, y, n, [](hmrt::v4f v) { return v * hmrt::vsigmoid(v); });
   return HMRT_OK;
 }
 
@@ -86,8 +107,8 @@ hmrt_status hmrt_silu_backward(const float* x, const float* dy, float* dx,
   hmrt_status st = hmrt::check_binary("hmrt_silu_backward", x, dy, dx, n);
   if (st != HMRT_OK) return st;
   // d/dx [x * s(x)] = s + x * s * (1 - s)
-  hmrt::map2(x, dy, dx, n, [](float v, float g) {
-    const float s = hmrt::sigmoid(v);
+  hmrt::vmap2(x, dy, dx, n, [](hmrt::v4f v, hmrt::v4f g) {
+    const hmrt::v4f s = hmrt::vsigmoid(v);
     return g * (s * (1.0f + v * (1.0f - s)));
   });
   return HMRT_OK;
@@ -96,8 +117,11 @@ hmrt_status hmrt_silu_backward(const float* x, const float* dy, float* dx,
 hmrt_status hmrt_relu_forward(const float* x, float* y, int64_t n) {
   hmrt_status st = hmrt::check_unary("hmrt_relu_forward", x, y, n);
   if (st != HMRT_OK) return st;
-  // v > 0 ? v : 0 keeps NaN as NaN, like torch.relu.
-  hmrt::map1(x, y, n, [](float v) { return v > 0.0f ? v : (v != v ? v : 0.0f); });
+  // NaN stays NaN, like torch.relu.
+  hmrt::vmap1(x, y, n, [](hmrt::v4f v) {
+    const hmrt::v4f zero = hmrt::vsplat(0.0f);
+    return v > 0.0f ? v : (v != v ? v : zero);
+  });
   return HMRT_OK;
 }
 
@@ -105,7 +129,9 @@ hmrt_status hmrt_relu_backward(const float* x, const float* dy, float* dx,
                                int64_t n) {
   hmrt_status st = hmrt::check_binary("hmrt_relu_backward", x, dy, dx, n);
   if (st != HMRT_OK) return st;
-  hmrt::map2(x, dy, dx, n, [](float v, float g) { return v > 0.0f ? g : 0.0f; });
+  hmrt::vmap2(x, dy, dx, n, [](hmrt::v4f v, hmrt::v4f g) {
+    return v > 0.0f ? g : hmrt::vsplat(0.0f);
+  });
   return HMRT_OK;
 }
 

@@ -302,27 +302,15 @@ void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 
 }  // namespace hmrt
 
-extern "C" {
+namespace hmrt {
+namespace {
 
-hmrt_status hmrt_sgemm(int trans_a, int trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const float* a, int64_t lda,
-                       const float* b, int64_t ldb, float beta, float* c,
-                       int64_t ldc) {
-  return hmrt_sgemm_strided_batched(trans_a, trans_b, m, n, k, alpha, a, lda,
-                                    0, b, ldb, 0, beta, c, ldc, 0, 1);
-}
-
-hmrt_status hmrt_sgemm_strided_batched(int trans_a, int trans_b, int64_t m,
-                                       int64_t n, int64_t k, float alpha,
-                                       const float* a, int64_t lda,
-                                       int64_t stride_a, const float* b,
-                                       int64_t ldb, int64_t stride_b,
-                                       float beta, float* c, int64_t ldc,
-                                       int64_t stride_c, int64_t batch_count) {
-  using namespace hmrt;
-  const char* fn = batch_count == 1 && stride_c == 0
-                       ? "hmrt_sgemm"
-                       : "hmrt_sgemm_strided_batched";
+// Both public entry points; `fn` names the caller in error messages.
+hmrt_status sgemm_batched(const char* fn, int trans_a, int trans_b, int64_t m,
+                          int64_t n, int64_t k, float alpha, const float* a,
+                          int64_t lda, int64_t stride_a, const float* b,
+                          int64_t ldb, int64_t stride_b, float beta, float* c,
+                          int64_t ldc, int64_t stride_c, int64_t batch_count) {
   hmrt_status st = check_gemm(fn, trans_a, trans_b, m, n, k, a, lda, b, ldb,
                               c, ldc);
   if (st != HMRT_OK) return st;
@@ -372,6 +360,31 @@ hmrt_status hmrt_sgemm_strided_batched(int trans_a, int trans_b, int64_t m,
                  ws, ws + b_floats);
   }
   return HMRT_OK;
+}
+
+}  // namespace
+}  // namespace hmrt
+
+extern "C" {
+
+hmrt_status hmrt_sgemm(int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, float alpha, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float beta, float* c,
+                       int64_t ldc) {
+  return hmrt::sgemm_batched("hmrt_sgemm", trans_a, trans_b, m, n, k, alpha, a,
+                             lda, 0, b, ldb, 0, beta, c, ldc, 0, 1);
+}
+
+hmrt_status hmrt_sgemm_strided_batched(int trans_a, int trans_b, int64_t m,
+                                       int64_t n, int64_t k, float alpha,
+                                       const float* a, int64_t lda,
+                                       int64_t stride_a, const float* b,
+                                       int64_t ldb, int64_t stride_b,
+                                       float beta, float* c, int64_t ldc,
+                                       int64_t stride_c, int64_t batch_count) {
+  return hmrt::sgemm_batched("hmrt_sgemm_strided_batched", trans_a, trans_b, m,
+                             n, k, alpha, a, lda, stride_a, b, ldb, stride_b,
+                             beta, c, ldc, stride_c, batch_count);
 }
 
 }  // extern "C"

@@ -42,9 +42,7 @@ hmrt_status check_loss(const char* fn, const float* logits,
 
 float row_lse(const float* x, int64_t n) {
   const float m = hmrt::max(x, n);
-  float s = 0.0f;
-  for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
-  return m + std::log(s);
+  return m + std::log(sum_exp_sub(x, m, n));
 }
 
 }  // namespace
@@ -118,7 +116,7 @@ hmrt_status hmrt_cross_entropy_backward(const float* logits,
         continue;
       }
       const float l = lse ? lse[r] : row_lse(x, classes);
-      for (int64_t j = 0; j < classes; ++j) d[j] = std::exp(x[j] - l) * g;
+      exp_sub_scale(x, l, g, d, classes);
       d[t] -= g;
     }
   });

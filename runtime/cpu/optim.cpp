@@ -28,8 +28,8 @@ hmrt_status hmrt_adamw_step(float* param, const float* grad, float* exp_avg,
                  beta2);
   const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i)
-      adamw_update(s, grad[i], param[i], exp_avg[i], exp_avg_sq[i]);
+    adamw_update_n(s, grad + lo, param + lo, exp_avg + lo, exp_avg_sq + lo,
+                   hi - lo);
   });
   return HMRT_OK;
 }

@@ -171,11 +171,13 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
       uint8_t* qm = exp_avg_codes + base;
       uint8_t* qv = exp_avg_sq_codes + base;
       const float am = exp_avg_absmax[b], av = exp_avg_sq_absmax[b];
-      float new_am = 0.0f, new_av = 0.0f;
       for (int64_t i = 0; i < len; ++i) {
         m[i] = mp.signed_map[qm[i]] * am;
         v[i] = mp.unsigned_map[qv[i]] * av;
-        adamw_update(s, grad[base + i], param[base + i], m[i], v[i]);
+      }
+      adamw_update_n(s, grad + base, param + base, m, v, len);
+      float new_am = 0.0f, new_av = 0.0f;
+      for (int64_t i = 0; i < len; ++i) {
         new_am = std::max(new_am, std::fabs(m[i]));
         new_av = std::max(new_av, v[i]);
       }

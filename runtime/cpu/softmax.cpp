@@ -40,8 +40,7 @@ hmrt_status hmrt_softmax_forward(const float* x, float* y, int64_t rows,
       const float* xr = x + r * cols;
       float* yr = y + r * cols;
       const float m = hmrt::max(xr, cols);
-      for (int64_t c = 0; c < cols; ++c) yr[c] = std::exp(xr[c] - m);
-      const float inv = 1.0f / hmrt::sum(yr, cols);
+      const float inv = 1.0f / exp_sub_sum(xr, m, yr, cols);
       for (int64_t c = 0; c < cols; ++c) yr[c] *= inv;
     }
   });
@@ -75,9 +74,7 @@ hmrt_status hmrt_log_softmax_forward(const float* x, float* y, int64_t rows,
       const float* xr = x + r * cols;
       float* yr = y + r * cols;
       const float m = hmrt::max(xr, cols);
-      float s = 0.0f;
-      for (int64_t c = 0; c < cols; ++c) s += std::exp(xr[c] - m);
-      const float lse = m + std::log(s);
+      const float lse = m + std::log(sum_exp_sub(xr, m, cols));
       for (int64_t c = 0; c < cols; ++c) yr[c] = xr[c] - lse;
     }
   });
@@ -96,7 +93,11 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
       const float* dyr = dy + r * cols;
       float* dxr = dx + r * cols;
       const float s = hmrt::sum(dyr, cols);
-      for (int64_t c = 0; c < cols; ++c) dxr[c] = dyr[c] - std::exp(yr[c]) * s;
+      const v4f vs = vsplat(s);
+      int64_t c = 0;
+      for (; c + 4 <= cols; c += 4)
+        vstore(dxr + c, vload(dyr + c) - vexp(vload(yr + c)) * vs);
+      for (; c < cols; ++c) dxr[c] = dyr[c] - vexp1(yr[c]) * s;
     }
   });
   return HMRT_OK;

@@ -5,12 +5,14 @@
 #ifndef HMRT_CPU_VEC_H
 #define HMRT_CPU_VEC_H
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 namespace hmrt {
 
 typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
 
 inline v4f vload(const float* p) {
   v4f v;
@@ -21,6 +23,85 @@ inline void vstore(float* p, v4f v) { std::memcpy(p, &v, sizeof(v)); }
 inline v4f vsplat(float x) { return v4f{x, x, x, x}; }
 inline float vsum(v4f v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 inline v4f vmax(v4f a, v4f b) { return a > b ? a : b; }
+
+// Lane-wise sqrt; GCC and Clang turn this into one vector instruction
+// (sqrtps; needs -fno-math-errno) and it is correctly rounded like sqrtf.
+inline v4f vsqrt(v4f x) {
+  v4f r;
+  for (int l = 0; l < 4; ++l) r[l] = std::sqrt(x[l]);
+  return r;
+}
+
+// Lane-wise exp(x) with the Cephes expf polynomial: relative error below
+// 2 ulp for normal results, gradual underflow to 0 below ~ -104, +inf above
+// ln(FLT_MAX), NaN stays NaN.  Each lane's result depends only on that
+// lane, so the scalar form vexp1 gives the same bits as any vector lane.
+inline v4f vexp(v4f x) {
+  const v4f hi = vsplat(88.72283905206835f), lo = vsplat(-103.972084f);
+  v4f xc = x > hi ? hi : x;
+  xc = xc < lo ? lo : xc;
+  xc = xc == xc ? xc : vsplat(0.0f);  // NaN lanes: keep the integer math defined
+  // n = floor(x / ln 2 + 1/2), r = x - n ln 2 in [-ln2/2, ln2/2]
+  const v4f fx = xc * 1.44269504088896341f + 0.5f;
+  v4i n = __builtin_convertvector(fx, v4i);  // truncates toward zero
+  n += (__builtin_convertvector(n, v4f) > fx);  // true is -1: floor
+  const v4f nf = __builtin_convertvector(n, v4f);
+  const v4f r = (xc - nf * 0.693359375f) - nf * -2.12194440e-4f;
+  v4f p = vsplat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  // 2^n as two normal factors so that n in [-150, 128] needs no special case.
+  const v4i n1 = n >> 1, n2 = n - n1;
+  const v4i b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
+  v4f s1, s2;
+  std::memcpy(&s1, &b1, sizeof(s1));
+  std::memcpy(&s2, &b2, sizeof(s2));
+  v4f res = p * s1 * s2;
+  res = x < lo ? vsplat(0.0f) : res;
+  res = x > hi ? vsplat(HUGE_VALF) : res;
+  return x == x ? res : x;
+}
+inline float vexp1(float x) { return vexp(vsplat(x))[0]; }
+
+// y[i] = exp(x[i] - c) for i in [0, n), returning the sum of the y[i]
+// (fixed order: 4 lanes over the body, then the tail).  y may alias x.
+inline float exp_sub_sum(const float* x, float c, float* y, int64_t n) {
+  const v4f vc = vsplat(c);
+  v4f acc = vsplat(0.0f);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v4f e = vexp(vload(x + i) - vc);
+    vstore(y + i, e);
+    acc += e;
+  }
+  float s = vsum(acc);
+  for (; i < n; ++i) s += (y[i] = vexp1(x[i] - c));
+  return s;
+}
+
+// Like exp_sub_sum without storing: sum of exp(x[i] - c).
+inline float sum_exp_sub(const float* x, float c, int64_t n) {
+  const v4f vc = vsplat(c);
+  v4f acc = vsplat(0.0f);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) acc += vexp(vload(x + i) - vc);
+  float s = vsum(acc);
+  for (; i < n; ++i) s += vexp1(x[i] - c);
+  return s;
+}
+
+// y[i] = exp(x[i] - c) * k; y may alias x.
+inline void exp_sub_scale(const float* x, float c, float k, float* y,
+                          int64_t n) {
+  const v4f vc = vsplat(c);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) vstore(y + i, vexp(vload(x + i) - vc) * k);
+  for (; i < n; ++i) y[i] = vexp1(x[i] - c) * k;
+}
 
 // sum_i f(i) over i in [0, n) where f loads vectors at offset i for the
 // 8-wide body and scalars for the tail.

@@ -1,0 +1,65 @@
+// Helpers shared by the runtime's I/O files (npy, tokens, checkpoints).
+// Internal: not installed, not part of the C API.
+#ifndef HMRT_IO_INTERNAL_H
+#define HMRT_IO_INTERNAL_H
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "core/internal.h"
+#include "hmrt/io.h"
+
+namespace hmrt {
+namespace io {
+
+// strerror(errno) captured right after a failing call.
+inline std::string errno_text() { return std::strerror(errno); }
+
+// Closes the FILE on scope exit unless released.
+class File {
+ public:
+  File() = default;
+  File(const char* path, const char* mode) : f_(std::fopen(path, mode)) {}
+  ~File() {
+    if (f_) std::fclose(f_);
+  }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  std::FILE* get() const { return f_; }
+  explicit operator bool() const { return f_ != nullptr; }
+  // Closes and reports whether every write reached the OS (fclose flushes).
+  bool close() {
+    if (!f_) return true;
+    int rc = std::fclose(f_);
+    f_ = nullptr;
+    return rc == 0;
+  }
+
+ private:
+  std::FILE* f_ = nullptr;
+};
+
+// Size of an open file in bytes, or -1.
+int64_t file_size(std::FILE* f);
+
+// Seeks to an absolute byte offset (64-bit safe); false on failure.
+bool seek(std::FILE* f, int64_t offset);
+
+// Flushes f and asks the OS to write it to disk (fsync on POSIX); false on
+// failure.
+bool sync_file(std::FILE* f);
+
+// Element count of a shape, or -1 when a dimension is negative or the count
+// or its byte size would overflow int64 for elements of `elem_size` bytes.
+int64_t checked_count(int32_t rank, const int64_t* shape, size_t elem_size);
+
+// "[2, 3]"
+std::string shape_string(int32_t rank, const int64_t* shape);
+
+}  // namespace io
+}  // namespace hmrt
+
+#endif  // HMRT_IO_INTERNAL_H
