@@ -28,6 +28,12 @@ class File {
   }
   File(const File&) = delete;
   File& operator=(const File&) = delete;
+  // Opens `path`, closing what was open; false on failure (see errno).
+  bool open(const char* path, const char* mode) {
+    if (f_) std::fclose(f_);
+    f_ = std::fopen(path, mode);
+    return f_ != nullptr;
+  }
   std::FILE* get() const { return f_; }
   explicit operator bool() const { return f_ != nullptr; }
   // Closes and reports whether every write reached the OS (fclose flushes).

@@ -1,0 +1,900 @@
+// The `train` driver: command line, state loading, the step loop, logging,
+// metrics and checkpoints.  See hmrt/driver.h and runtime/README.md.
+#include "hmrt/driver.h"
+
+#include <chrono>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "hmrt/hmrt.h"
+#include "hmrt/io.h"
+#include "hmrt/program.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// ---- messages -----------------------------------------------------------------
+
+// Thrown to stop with one error line; caught in hmrt_train_main.
+struct Error {
+  std::string message;
+};
+
+[[noreturn]] __attribute__((format(printf, 1, 2))) void die(const char* fmt,
+                                                            ...) {
+  char buf[2048];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  throw Error{buf};
+}
+
+std::string shape_str(int32_t rank, const int64_t* shape) {
+  std::string s = "[";
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(static_cast<long long>(shape[i]));
+  }
+  return s + "]";
+}
+
+// "float32[4, 3]"
+std::string type_str(int32_t dtype, int32_t rank, const int64_t* shape) {
+  return std::string(hmrt_dtype_name(dtype)) + shape_str(rank, shape);
+}
+
+std::string type_str(const hmrt_tensor_desc& d) {
+  return type_str(d.dtype, d.rank, d.shape);
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  return buf;
+}
+
+std::string human_seconds(double s) {
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof(buf), "%.0fs", s);
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof(buf), "%dm%02ds", int(s / 60), int(s) % 60);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%dh%02dm", int(s / 3600),
+                  int(s / 60) % 60);
+  }
+  return buf;
+}
+
+// ---- the command line -----------------------------------------------------------
+
+const char* const kHelp =
+    "usage: train [options] --data FILE --steps N\n"
+    "       train [options] --eval [--feed NAME=FILE.npy ...] [--dump-outputs DIR]\n"
+    "\n"
+    "Trains the model compiled into this program.\n"
+    "\n"
+    "options:\n"
+    "  --state DIR           initial parameters and optimizer states: a checkpoint\n"
+    "                        directory (manifest.json + tensors.bin) as hmcc writes\n"
+    "                        it; default: the folder 'state' beside this executable\n"
+    "  --data FILE           token data for the inputs fed by the loader: raw uint16\n"
+    "                        (nanoGPT .bin), raw uint32, or an llm.c .bin shard\n"
+    "                        (recognised by its header); required when the program\n"
+    "                        has token inputs that are not --feed\n"
+    "  --data-dtype u16|u32  token width of a raw file (default u16); for an llm.c\n"
+    "                        file it must agree with the header\n"
+    "  --steps N             train until step N (N >= 1); a resumed run continues\n"
+    "                        after its checkpoint's step; required unless --eval\n"
+    "  --seed S              data seed choosing each batch's windows (default 1)\n"
+    "  --log-every K         print a progress line every K steps and at the last\n"
+    "                        step (default 10)\n"
+    "  --save DIR            write a checkpoint to DIR after the last step; an\n"
+    "                        existing checkpoint there is replaced only once the\n"
+    "                        new one is complete\n"
+    "  --save-every K        also write it every K steps (needs --save)\n"
+    "  --resume DIR          continue from the checkpoint DIR: restores parameters,\n"
+    "                        optimizer states, step, data position and seed (used\n"
+    "                        instead of --state; with --eval, evaluates DIR)\n"
+    "  --threads T           CPU threads for the kernels (default: OMP_NUM_THREADS\n"
+    "                        or all cores)\n"
+    "  --metrics FILE        write one JSON object per step to FILE (overwritten):\n"
+    "                        step, loss, lr, grad_norm, tokens_per_s (token models)\n"
+    "                        or examples_per_s (others), elapsed_s\n"
+    "  --feed NAME=FILE.npy  fill input NAME from a NumPy file before every step\n"
+    "                        (or the --eval pass); its dtype and shape must equal\n"
+    "                        the input's; repeatable; overrides the token loader\n"
+    "  --eval                run the forward pass once and print the outputs\n"
+    "                        (all values of outputs with at most 64 elements)\n"
+    "                        instead of training\n"
+    "  --dump-outputs DIR    with --eval: write each output to DIR/NAME.npy\n"
+    "                        (characters other than A-Z a-z 0-9 . _ - become _)\n"
+    "  --quiet               print nothing but errors\n"
+    "  --help                print this help and the program's inputs, and exit\n"
+    "\n"
+    "Flags take their value as the next argument or after '=' (--steps=100).\n"
+    "Exit status: 0 on success, 1 on any error.\n";
+
+struct Options {
+  std::string state;
+  bool state_set = false;
+  std::string data;
+  int data_hint = 0;
+  int64_t steps = 0;
+  bool steps_set = false;
+  uint64_t seed = 1;
+  bool seed_set = false;
+  int64_t log_every = 10;
+  std::string save;
+  int64_t save_every = 0;
+  std::string resume;
+  int threads = 0;
+  std::string metrics;
+  std::vector<std::pair<std::string, std::string>> feeds;  // name, file
+  bool eval = false, quiet = false, help = false;
+  std::string dump_outputs;
+  bool dump_set = false;
+};
+
+bool parse_u64(const std::string& s, uint64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return true;
+}
+
+int64_t parse_count(const std::string& flag, const std::string& v,
+                    int64_t min) {
+  uint64_t u = 0;
+  if (!parse_u64(v, &u) || u > uint64_t(INT64_MAX) || int64_t(u) < min)
+    die("%s: expected an integer >= %lld, got '%s'", flag.c_str(),
+        (long long)min, v.c_str());
+  return static_cast<int64_t>(u);
+}
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  const std::vector<std::string> with_value = {
+      "--state",   "--data",    "--data-dtype", "--steps",   "--seed",
+      "--log-every", "--save",  "--save-every", "--resume",  "--threads",
+      "--metrics", "--feed",    "--dump-outputs"};
+  const std::vector<std::string> switches = {"--eval", "--quiet", "--help"};
+  std::vector<std::string> seen;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i] ? argv[i] : "";
+    if (arg == "-h") arg = "--help";
+    if (arg.compare(0, 2, "--") != 0)
+      die("unexpected argument '%s' (flags start with --; see --help)",
+          arg.c_str());
+    std::string flag = arg, value;
+    bool has_value = false;
+    const size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    bool is_switch = false, known = false;
+    for (const auto& f : switches)
+      if (f == flag) known = is_switch = true;
+    for (const auto& f : with_value)
+      if (f == flag) known = true;
+    if (!known) die("unknown flag '%s' (see --help)", flag.c_str());
+    if (is_switch) {
+      if (has_value) die("%s takes no value", flag.c_str());
+    } else if (!has_value) {
+      if (i + 1 >= argc) die("%s needs a value", flag.c_str());
+      value = argv[++i];
+    }
+    if (flag != "--feed") {
+      for (const auto& s : seen)
+        if (s == flag) die("%s is given twice", flag.c_str());
+      seen.push_back(flag);
+    }
+
+    if (flag == "--help") {
+      o.help = true;
+    } else if (flag == "--eval") {
+      o.eval = true;
+    } else if (flag == "--quiet") {
+      o.quiet = true;
+    } else if (flag == "--state") {
+      o.state = value;
+      o.state_set = true;
+    } else if (flag == "--data") {
+      o.data = value;
+    } else if (flag == "--data-dtype") {
+      if (value == "u16") o.data_hint = 2;
+      else if (value == "u32") o.data_hint = 4;
+      else die("--data-dtype: expected u16 or u32, got '%s'", value.c_str());
+    } else if (flag == "--steps") {
+      o.steps = parse_count(flag, value, 1);
+      o.steps_set = true;
+    } else if (flag == "--seed") {
+      if (!parse_u64(value, &o.seed))
+        die("--seed: expected an integer in [0, 2^64), got '%s'",
+            value.c_str());
+      o.seed_set = true;
+    } else if (flag == "--log-every") {
+      o.log_every = parse_count(flag, value, 1);
+    } else if (flag == "--save") {
+      o.save = value;
+    } else if (flag == "--save-every") {
+      o.save_every = parse_count(flag, value, 1);
+    } else if (flag == "--resume") {
+      o.resume = value;
+    } else if (flag == "--threads") {
+      const int64_t t = parse_count(flag, value, 1);
+      if (t > 65536) die("--threads: %lld is too many", (long long)t);
+      o.threads = static_cast<int>(t);
+    } else if (flag == "--metrics") {
+      o.metrics = value;
+    } else if (flag == "--feed") {
+      const size_t at = value.find('=');
+      if (at == std::string::npos || at == 0 || at + 1 == value.size())
+        die("--feed: expected NAME=FILE.npy, got '%s'", value.c_str());
+      const std::string name = value.substr(0, at);
+      for (const auto& f : o.feeds)
+        if (f.first == name) die("--feed: input '%s' is fed twice", name.c_str());
+      o.feeds.emplace_back(name, value.substr(at + 1));
+    } else if (flag == "--dump-outputs") {
+      o.dump_outputs = value;
+      o.dump_set = true;
+    }
+    if (!is_switch && value.empty() && flag != "--feed")
+      die("%s: the value is empty", flag.c_str());
+  }
+  if (o.help) return o;
+  if (o.eval) {
+    const char* bad[][2] = {
+        {o.steps_set ? "--steps" : nullptr, ""},
+        {o.save.empty() ? nullptr : "--save", ""},
+        {o.save_every ? "--save-every" : nullptr, ""},
+        {o.metrics.empty() ? nullptr : "--metrics", ""},
+    };
+    for (auto& b : bad)
+      if (b[0]) die("%s cannot be used with --eval", b[0]);
+  } else {
+    if (!o.steps_set) die("--steps is required (or --eval); see --help");
+    if (o.dump_set) die("--dump-outputs needs --eval");
+  }
+  if (o.save_every && o.save.empty()) die("--save-every needs --save");
+  return o;
+}
+
+// The folder 'state' beside the running executable.
+std::string default_state_dir(const char* argv0) {
+  std::error_code ec;
+#if defined(__linux__)
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && !exe.empty()) return (exe.parent_path() / "state").string();
+#endif
+  fs::path p = argv0 ? fs::path(argv0) : fs::path("train");
+  p = fs::absolute(p, ec);
+  return (p.parent_path() / "state").string();
+}
+
+// ---- the program ------------------------------------------------------------------
+
+void check_descs(const hmrt_program* p, const char* what, int32_t n,
+                 const hmrt_tensor_desc* descs) {
+  if (n < 0 || (n > 0 && descs == nullptr))
+    die("the program's %s list is invalid (%d entries)", what, n);
+  for (int32_t i = 0; i < n; ++i) {
+    const hmrt_tensor_desc& d = descs[i];
+    if (d.name == nullptr) die("the program's %s %d has no name", what, i);
+    const size_t elem = hmrt_dtype_size(d.dtype);
+    if (elem == 0)
+      die("the program's %s '%s' has unknown dtype %d", what, d.name, d.dtype);
+    if (d.rank < 0 || (d.rank > 0 && d.shape == nullptr))
+      die("the program's %s '%s' has an invalid shape", what, d.name);
+    uint64_t count = 1;
+    for (int32_t k = 0; k < d.rank; ++k) {
+      if (d.shape[k] < 0)
+        die("the program's %s '%s' has a negative dimension", what, d.name);
+      count *= static_cast<uint64_t>(d.shape[k]);
+    }
+    if (count * elem != d.bytes)
+      die("the program's %s '%s' is %s (%llu bytes) but its descriptor says "
+          "%llu bytes",
+          what, d.name, type_str(d).c_str(),
+          (unsigned long long)(count * elem), (unsigned long long)d.bytes);
+    if (d.offset > p->arena_bytes || d.bytes > p->arena_bytes - d.offset)
+      die("the program's %s '%s' (bytes [%llu, %llu)) lies outside its arena "
+          "of %llu bytes",
+          what, d.name, (unsigned long long)d.offset,
+          (unsigned long long)(d.offset + d.bytes),
+          (unsigned long long)p->arena_bytes);
+  }
+}
+
+void check_program(const hmrt_program* p) {
+  if (p == nullptr) die("hmcc_program() returned NULL");
+  if (p->abi_version != HMRT_PROGRAM_ABI_VERSION)
+    die("the program was generated for driver ABI version %u, this driver "
+        "implements version %u; regenerate it with a matching hmcc",
+        p->abi_version, HMRT_PROGRAM_ABI_VERSION);
+  check_descs(p, "input", p->num_inputs, p->inputs);
+  check_descs(p, "output", p->num_outputs, p->outputs);
+  check_descs(p, "parameter", p->num_params, p->params);
+  check_descs(p, "optimizer state", p->num_states, p->states);
+}
+
+const char* role_name(int32_t role) {
+  switch (role) {
+    case HMRT_ROLE_TOKENS: return "tokens";
+    case HMRT_ROLE_TARGETS: return "targets";
+    default: return "--feed";
+  }
+}
+
+void print_help(const hmrt_program* p) {
+  std::fputs(kHelp, stdout);
+  if (p == nullptr || p->abi_version != HMRT_PROGRAM_ABI_VERSION) return;
+  std::printf("\nthis program: model '%s'", p->model_name ? p->model_name : "");
+  if (p->vocab_size > 0)
+    std::printf(", vocabulary %lld", (long long)p->vocab_size);
+  std::printf("\ninputs:\n");
+  for (int32_t i = 0; i < p->num_inputs && p->inputs; ++i) {
+    const hmrt_tensor_desc& d = p->inputs[i];
+    std::printf("  %-20s %-24s %s\n", d.name ? d.name : "?",
+                d.rank >= 0 && (d.shape || d.rank == 0)
+                    ? type_str(d).c_str()
+                    : "?",
+                d.role == HMRT_ROLE_OTHER ? "--feed NAME=FILE.npy"
+                                          : (std::string("from --data (") +
+                                             role_name(d.role) + ")")
+                                                .c_str());
+  }
+}
+
+// ---- runtime state -------------------------------------------------------------
+
+struct ArenaDeleter {
+  void operator()(hmrt_arena* a) const { hmrt_arena_destroy(a); }
+};
+struct TokensDeleter {
+  void operator()(hmrt_tokens* t) const { hmrt_tokens_close(t); }
+};
+struct NpyHolder {
+  hmrt_npy npy;
+  NpyHolder() { std::memset(&npy, 0, sizeof(npy)); }
+  ~NpyHolder() { hmrt_npy_free(&npy); }
+  NpyHolder(const NpyHolder&) = delete;
+  NpyHolder& operator=(const NpyHolder&) = delete;
+};
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+
+std::string last_error() { return hmrt_last_error(); }
+
+struct Input {
+  const hmrt_tensor_desc* desc;
+  void* ptr;              // in the arena
+  const NpyHolder* feed;  // when fed from a file
+};
+
+class Trainer {
+ public:
+  Trainer(const Options& o, const hmrt_program* p, const char* argv0)
+      : o_(o), p_(p), argv0_(argv0) {}
+  // Clears the progress bar, also when an error unwinds the stack.
+  ~Trainer() {
+    if (bar_shown_) {
+      std::fputs("\r\033[K", stdout);
+      std::fflush(stdout);
+    }
+  }
+
+  int run();
+
+ private:
+  void setup_inputs();
+  void load_state();
+  void open_data();
+  void write_inputs(int64_t draw);
+  int eval();
+  int train();
+  void save(int64_t step);
+  void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+  const Options& o_;
+  const hmrt_program* p_;
+  const char* argv0_;
+  std::unique_ptr<hmrt_arena, ArenaDeleter> arena_;
+  uint8_t* base_ = nullptr;
+  std::vector<Input> inputs_;
+  std::vector<std::unique_ptr<NpyHolder>> feeds_;
+  std::unique_ptr<hmrt_tokens, TokensDeleter> tokens_;
+  bool use_loader_ = false;
+  int64_t batch_ = 0, seq_len_ = 0;  // of the loader's inputs
+  int64_t examples_per_step_ = 1;
+  std::vector<int64_t> tok_, tgt_;
+  int64_t step0_ = 0;     // steps completed before this run
+  int64_t position_ = 0;  // loader draws made
+  uint64_t seed_ = 1;
+  bool bar_ = false;      // progress bar on a terminal
+  bool bar_shown_ = false;
+};
+
+void Trainer::log(const char* fmt, ...) {
+  if (o_.quiet) return;
+  if (bar_shown_) {
+    std::fputs("\r\033[K", stdout);
+    bar_shown_ = false;
+  }
+  va_list args;
+  va_start(args, fmt);
+  std::vprintf(fmt, args);
+  va_end(args);
+  std::fflush(stdout);
+}
+
+void Trainer::setup_inputs() {
+  // Every --feed must name an input.
+  for (const auto& f : o_.feeds) {
+    bool found = false;
+    for (int32_t i = 0; i < p_->num_inputs; ++i)
+      if (f.first == p_->inputs[i].name) found = true;
+    if (!found) {
+      std::string names;
+      for (int32_t i = 0; i < p_->num_inputs; ++i)
+        names += std::string(i ? ", " : "") + p_->inputs[i].name;
+      die("--feed %s=%s: the program has no input '%s' (its inputs: %s)",
+          f.first.c_str(), f.second.c_str(), f.first.c_str(),
+          names.empty() ? "none" : names.c_str());
+    }
+  }
+  const hmrt_tensor_desc* first_token = nullptr;
+  for (int32_t i = 0; i < p_->num_inputs; ++i) {
+    const hmrt_tensor_desc& d = p_->inputs[i];
+    Input in{&d, base_ + d.offset, nullptr};
+    const std::pair<std::string, std::string>* feed = nullptr;
+    for (const auto& f : o_.feeds)
+      if (f.first == d.name) feed = &f;
+    if (feed != nullptr) {
+      auto h = std::make_unique<NpyHolder>();
+      if (hmrt_npy_read(feed->second.c_str(), &h->npy) != HMRT_OK)
+        die("--feed %s: %s", d.name, last_error().c_str());
+      const hmrt_npy& n = h->npy;
+      const bool same = n.dtype == d.dtype && n.rank == d.rank &&
+                        std::equal(d.shape, d.shape + d.rank, n.shape);
+      if (!same)
+        die("--feed %s=%s: the file holds %s but input '%s' is %s", d.name,
+            feed->second.c_str(), type_str(n.dtype, n.rank, n.shape).c_str(),
+            d.name, type_str(d).c_str());
+      in.feed = h.get();
+      feeds_.push_back(std::move(h));
+    } else if (d.role == HMRT_ROLE_TOKENS || d.role == HMRT_ROLE_TARGETS) {
+      if (d.dtype != HMRT_DTYPE_I64 && d.dtype != HMRT_DTYPE_I32)
+        die("input '%s' (%s) is fed token ids but is not int64 or int32",
+            d.name, type_str(d).c_str());
+      if (d.rank != 1 && d.rank != 2)
+        die("input '%s' (%s) is fed token ids but is not [batch, sequence] "
+            "or [sequence]",
+            d.name, type_str(d).c_str());
+      const int64_t b = d.rank == 2 ? d.shape[0] : 1;
+      const int64_t t = d.shape[d.rank - 1];
+      if (b < 1 || t < 1)
+        die("input '%s' (%s) has an empty batch or sequence", d.name,
+            type_str(d).c_str());
+      if (first_token != nullptr && (b != batch_ || t != seq_len_))
+        die("token inputs '%s' (%s) and '%s' (%s) differ in shape",
+            first_token->name, type_str(*first_token).c_str(), d.name,
+            type_str(d).c_str());
+      if (first_token == nullptr) first_token = &d;
+      batch_ = b;
+      seq_len_ = t;
+      use_loader_ = true;
+    } else {
+      die("input '%s' (%s) has no data: pass --feed %s=FILE.npy", d.name,
+          type_str(d).c_str(), d.name);
+    }
+    inputs_.push_back(in);
+  }
+  if (use_loader_) {
+    examples_per_step_ = batch_;
+  } else if (p_->num_inputs > 0 && p_->inputs[0].rank >= 1) {
+    examples_per_step_ = p_->inputs[0].shape[0];
+  }
+}
+
+void Trainer::load_state() {
+  hmrt_checkpoint_meta meta;
+  std::memset(&meta, 0, sizeof(meta));
+  const bool has_tensors = p_->num_params + p_->num_states > 0;
+  if (!o_.resume.empty()) {
+    if (hmrt_checkpoint_load(o_.resume.c_str(), p_, arena_.get(), &meta) !=
+        HMRT_OK)
+      die("--resume %s: %s", o_.resume.c_str(), last_error().c_str());
+    if (o_.seed_set && o_.seed != meta.seed)
+      die("--seed %llu differs from the seed %llu of the checkpoint %s; a "
+          "resumed run keeps its seed (drop --seed)",
+          (unsigned long long)o_.seed, (unsigned long long)meta.seed,
+          o_.resume.c_str());
+    step0_ = meta.step;
+    position_ = meta.data_position;
+    seed_ = meta.seed;
+    log("resumed from %s at step %lld\n", o_.resume.c_str(),
+        (long long)step0_);
+    return;
+  }
+  seed_ = o_.seed;
+  const std::string dir =
+      o_.state_set ? o_.state : default_state_dir(argv0_);
+  std::error_code ec;
+  if (!o_.state_set && !has_tensors && !fs::exists(dir, ec)) return;
+  const char* flag = o_.state_set ? "--state" : "the default --state";
+  if (hmrt_checkpoint_load(dir.c_str(), p_, arena_.get(), &meta) != HMRT_OK)
+    die("%s %s: %s", flag, dir.c_str(), last_error().c_str());
+}
+
+void Trainer::open_data() {
+  if (!use_loader_) return;
+  std::string which;
+  for (const Input& in : inputs_)
+    if (!in.feed) which = in.desc->name;
+  if (o_.data.empty())
+    die("--data is required: input '%s' is fed from token data", which.c_str());
+  hmrt_tokens* t = nullptr;
+  if (hmrt_tokens_open(o_.data.c_str(), o_.data_hint, &t) != HMRT_OK)
+    die("--data %s", last_error().c_str());
+  tokens_.reset(t);
+  const int64_t n = hmrt_tokens_count(t);
+  if (n < seq_len_ + 1)
+    die("--data %s: the file has %lld tokens, fewer than one batch row needs "
+        "(sequence length %lld + 1)",
+        o_.data.c_str(), (long long)n, (long long)seq_len_);
+  tok_.resize(static_cast<size_t>(batch_ * seq_len_));
+  tgt_.resize(tok_.size());
+}
+
+// Fills every input: --feed copies, token inputs from loader draw `draw`.
+void Trainer::write_inputs(int64_t draw) {
+  if (use_loader_) {
+    if (hmrt_tokens_batch(tokens_.get(), seed_, draw, batch_, seq_len_,
+                          p_->vocab_size, tok_.data(), tgt_.data()) != HMRT_OK)
+      die("--data %s", last_error().c_str());
+  }
+  for (const Input& in : inputs_) {
+    if (in.feed) {
+      if (in.desc->bytes) std::memcpy(in.ptr, in.feed->npy.data, in.desc->bytes);
+      continue;
+    }
+    const std::vector<int64_t>& src =
+        in.desc->role == HMRT_ROLE_TOKENS ? tok_ : tgt_;
+    if (in.desc->dtype == HMRT_DTYPE_I64) {
+      std::memcpy(in.ptr, src.data(), src.size() * sizeof(int64_t));
+    } else {
+      int32_t* dst = static_cast<int32_t*>(in.ptr);
+      for (size_t i = 0; i < src.size(); ++i) {
+        if (src[i] > INT32_MAX)
+          die("--data %s: token id %lld does not fit input '%s' (int32)",
+              o_.data.c_str(), (long long)src[i], in.desc->name);
+        dst[i] = static_cast<int32_t>(src[i]);
+      }
+    }
+  }
+}
+
+// Characters other than [A-Za-z0-9._-] become '_'.
+std::string file_name_for(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    s.push_back(ok ? c : '_');
+  }
+  if (s.empty() || s == "." || s == "..") s = "_" + s;
+  return s;
+}
+
+std::string format_value(int32_t dtype, const void* data, int64_t i) {
+  char buf[40];
+  switch (dtype) {
+    case HMRT_DTYPE_F32:
+      std::snprintf(buf, sizeof(buf), "%.9g",
+                    static_cast<double>(static_cast<const float*>(data)[i]));
+      break;
+    case HMRT_DTYPE_F64:
+      std::snprintf(buf, sizeof(buf), "%.17g", static_cast<const double*>(data)[i]);
+      break;
+    case HMRT_DTYPE_I64:
+      std::snprintf(buf, sizeof(buf), "%lld",
+                    (long long)static_cast<const int64_t*>(data)[i]);
+      break;
+    case HMRT_DTYPE_I32:
+      std::snprintf(buf, sizeof(buf), "%d", static_cast<const int32_t*>(data)[i]);
+      break;
+    case HMRT_DTYPE_I8:
+      std::snprintf(buf, sizeof(buf), "%d", static_cast<const int8_t*>(data)[i]);
+      break;
+    default:  // U8, BOOL
+      std::snprintf(buf, sizeof(buf), "%u",
+                    unsigned(static_cast<const uint8_t*>(data)[i]));
+  }
+  return buf;
+}
+
+int Trainer::eval() {
+  if (p_->forward == nullptr) die("the program has no forward function");
+  write_inputs(position_ + 1);
+  if (p_->forward(base_) != HMRT_OK)
+    die("forward pass failed: %s", last_error().c_str());
+  std::map<std::string, std::string> files;
+  if (o_.dump_set) {
+    std::error_code ec;
+    fs::create_directories(o_.dump_outputs, ec);
+    if (ec)
+      die("--dump-outputs %s: cannot create the directory: %s",
+          o_.dump_outputs.c_str(), ec.message().c_str());
+  }
+  for (int32_t i = 0; i < p_->num_outputs; ++i) {
+    const hmrt_tensor_desc& d = p_->outputs[i];
+    const void* data = base_ + d.offset;
+    const int64_t count =
+        static_cast<int64_t>(d.bytes / hmrt_dtype_size(d.dtype));
+    if (!o_.quiet) {
+      std::string line = "output " + std::string(d.name) + " " + type_str(d);
+      if (count <= 64) {
+        line += " = [";
+        for (int64_t k = 0; k < count; ++k)
+          line += (k ? ", " : "") + format_value(d.dtype, data, k);
+        line += "]";
+      } else {
+        line += " = [";
+        for (int64_t k = 0; k < 8; ++k)
+          line += (k ? ", " : "") + format_value(d.dtype, data, k);
+        line += ", ...] (" + std::to_string((long long)count) + " values)";
+      }
+      std::printf("%s\n", line.c_str());
+    }
+    if (o_.dump_set) {
+      const std::string file = file_name_for(d.name) + ".npy";
+      auto prev = files.find(file);
+      if (prev != files.end())
+        die("--dump-outputs: outputs '%s' and '%s' both map to the file %s",
+            prev->second.c_str(), d.name, file.c_str());
+      files[file] = d.name;
+      const std::string path = (fs::path(o_.dump_outputs) / file).string();
+      if (hmrt_npy_write(path.c_str(), d.dtype, d.rank, d.shape, data) !=
+          HMRT_OK)
+        die("--dump-outputs: %s", last_error().c_str());
+    }
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+void Trainer::save(int64_t step) {
+  hmrt_checkpoint_meta meta;
+  std::memset(&meta, 0, sizeof(meta));
+  meta.step = step;
+  meta.data_position = position_;
+  meta.seed = seed_;
+  if (hmrt_checkpoint_save(o_.save.c_str(), p_, arena_.get(), &meta) != HMRT_OK)
+    die("--save %s: %s", o_.save.c_str(), last_error().c_str());
+  log("saved checkpoint %s (step %lld)\n", o_.save.c_str(), (long long)step);
+}
+
+int Trainer::train() {
+  if (p_->step == nullptr || p_->hyper.optimizer == HMRT_OPT_NONE)
+    die("the program is forward-only (compiled without an optimizer); use "
+        "--eval");
+  if (p_->hyper.lr_schedule != HMRT_LR_CONSTANT &&
+      p_->hyper.lr_schedule != HMRT_LR_COSINE)
+    die("the program has unknown learning-rate schedule %d",
+        p_->hyper.lr_schedule);
+  const int64_t last = o_.steps;
+  if (step0_ >= last) {
+    log("the checkpoint is at step %lld and --steps is %lld: nothing to do\n",
+        (long long)step0_, (long long)last);
+    return 0;
+  }
+  std::unique_ptr<std::FILE, FileCloser> metrics;
+  if (!o_.metrics.empty()) {
+    metrics.reset(std::fopen(o_.metrics.c_str(), "w"));
+    if (!metrics)
+      die("--metrics %s: cannot create: %s", o_.metrics.c_str(),
+          std::strerror(errno));
+  }
+#if defined(__unix__) || defined(__APPLE__)
+  bar_ = !o_.quiet && ::isatty(::fileno(stdout));
+#endif
+  const bool token_model = use_loader_;
+  const double per_step =
+      token_model ? double(batch_ * seq_len_) : double(examples_per_step_);
+  const char* unit = token_model ? "tok/s" : "examples/s";
+
+  if (use_loader_)
+    log("training '%s': steps %lld..%lld, batch %lld x %lld tokens from %s "
+        "(%lld tokens), seed %llu\n",
+        p_->model_name ? p_->model_name : "", (long long)(step0_ + 1),
+        (long long)last, (long long)batch_, (long long)seq_len_,
+        o_.data.c_str(), (long long)hmrt_tokens_count(tokens_.get()),
+        (unsigned long long)seed_);
+  else
+    log("training '%s': steps %lld..%lld\n",
+        p_->model_name ? p_->model_name : "", (long long)(step0_ + 1),
+        (long long)last);
+
+  using clock = std::chrono::steady_clock;
+  const auto t_start = clock::now();
+  auto t_log = t_start;
+  int64_t steps_since_log = 0;
+  int64_t last_saved = -1;
+  float loss = 0.0f;
+  for (int64_t s = step0_ + 1; s <= last; ++s) {
+    const auto t0 = clock::now();
+    if (use_loader_) {
+      write_inputs(position_ + 1);
+      ++position_;
+    } else {
+      write_inputs(1);
+    }
+    const float lr = hmrt_lr_at(&p_->hyper, s, last);
+    float grad_norm = 0.0f;
+    hmrt_clear_error();
+    if (p_->step(base_, s, lr, &loss, &grad_norm) != HMRT_OK)
+      die("step %lld failed: %s", (long long)s, last_error().c_str());
+    const auto t1 = clock::now();
+    if (!std::isfinite(loss))
+      die("step %lld: the loss is %s; stopping (lr %.3e)", (long long)s,
+          std::isnan(loss) ? "nan" : "infinite", static_cast<double>(lr));
+    const double step_s = std::chrono::duration<double>(t1 - t0).count();
+    const double elapsed = std::chrono::duration<double>(t1 - t_start).count();
+    ++steps_since_log;
+
+    if (metrics) {
+      std::fprintf(metrics.get(),
+                   "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
+                   "\"grad_norm\": %.9g, \"%s\": %.6g, \"elapsed_s\": %.6f}\n",
+                   (long long)s, static_cast<double>(loss),
+                   static_cast<double>(lr), static_cast<double>(grad_norm),
+                   token_model ? "tokens_per_s" : "examples_per_s",
+                   step_s > 0 ? per_step / step_s : 0.0, elapsed);
+      if (std::ferror(metrics.get()))
+        die("--metrics %s: write failed", o_.metrics.c_str());
+      std::fflush(metrics.get());
+    }
+    if (s % o_.log_every == 0 || s == last) {
+      const double span = std::chrono::duration<double>(t1 - t_log).count();
+      const double rate = span > 0 ? per_step * steps_since_log / span : 0.0;
+      log("step %lld/%lld | loss %#.7g | lr %.3e | grad norm %.4f | %.0f %s\n",
+          (long long)s, (long long)last, static_cast<double>(loss),
+          static_cast<double>(lr), static_cast<double>(grad_norm), rate, unit);
+      t_log = t1;
+      steps_since_log = 0;
+    }
+    if (o_.save_every && s % o_.save_every == 0) {
+      save(s);
+      last_saved = s;
+    }
+    if (bar_ && s < last) {
+      const int width = 30;
+      const double frac = double(s - step0_) / double(last - step0_);
+      const int filled = static_cast<int>(frac * width);
+      const double eta = elapsed / double(s - step0_) * double(last - s);
+      std::printf("\r\033[K[%s%s] %lld/%lld %3.0f%% eta %s",
+                  std::string(filled, '#').c_str(),
+                  std::string(width - filled, '.').c_str(), (long long)s,
+                  (long long)last, frac * 100.0, human_seconds(eta).c_str());
+      std::fflush(stdout);
+      bar_shown_ = true;
+    }
+  }
+  if (!o_.save.empty() && last_saved != last) save(last);
+  const double total =
+      std::chrono::duration<double>(clock::now() - t_start).count();
+  log("done: %lld steps in %.2f s, final loss %#.7g\n",
+      (long long)(last - step0_), total, static_cast<double>(loss));
+  return 0;
+}
+
+int Trainer::run() {
+  check_program(p_);
+  if (o_.threads > 0 && hmrt_set_num_threads(o_.threads) != HMRT_OK)
+    die("--threads: %s", last_error().c_str());
+  hmrt_arena* a = nullptr;
+  if (hmrt_arena_create(static_cast<size_t>(p_->arena_bytes), &a) != HMRT_OK)
+    die("cannot allocate the program's arena of %s: %s",
+        human_bytes(double(p_->arena_bytes)).c_str(), last_error().c_str());
+  arena_.reset(a);
+  void* base = nullptr;
+  if (hmrt_arena_ptr(a, 0, p_->arena_bytes, &base) != HMRT_OK)
+    die("%s", last_error().c_str());
+  base_ = static_cast<uint8_t*>(base);
+  // Deterministic contents for whatever the program reads before writing.
+  if (p_->arena_bytes) std::memset(base_, 0, p_->arena_bytes);
+
+  setup_inputs();
+  load_state();
+  open_data();
+  return o_.eval ? eval() : train();
+}
+
+}  // namespace
+
+extern "C" {
+
+float hmrt_lr_at(const hmrt_hyperparams* h, int64_t step, int64_t total_steps) {
+  if (h == nullptr) return NAN;
+  const double lr = h->lr;
+  switch (h->lr_schedule) {
+    case HMRT_LR_CONSTANT:
+      return h->lr;
+    case HMRT_LR_COSINE: {
+      const double min_lr = h->min_lr;
+      const int64_t w = h->warmup_steps > 0 ? h->warmup_steps : 0;
+      const int64_t d = h->decay_steps > 0 ? h->decay_steps : total_steps;
+      if (step <= w) return static_cast<float>(lr * double(step) / double(w));
+      if (step > d) return h->min_lr;
+      const double ratio = double(step - w) / double(d - w);
+      return static_cast<float>(min_lr + (lr - min_lr) * 0.5 *
+                                             (1.0 + std::cos(kPi * ratio)));
+    }
+  }
+  return NAN;
+}
+
+int hmrt_train_main(int argc, char** argv, const hmrt_program* program) {
+  try {
+    Options o = parse_args(argc, argv);
+    if (o.help) {
+      print_help(program);
+      return 0;
+    }
+    Trainer t(o, program, argc > 0 ? argv[0] : nullptr);
+    return t.run();
+  } catch (const Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "train: error: %s\n", e.message.c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "train: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "train: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,715 @@
+// Checkpoints and initial-state directories: manifest.json + tensors.bin.
+//
+// manifest.json (written by hand, read with io/json.h):
+//   {
+//     "format": "hmrt-checkpoint",
+//     "format_version": 1,
+//     "model": "gpt2",
+//     "step": 100,
+//     "data_position": 100,
+//     "seed": 1,
+//     "data_file": "tensors.bin",
+//     "data_bytes": 1234,
+//     "tensors": [
+//       {"name": "wte", "kind": "param", "dtype": "float32", "shape": [50, 8],
+//        "offset": 0, "bytes": 1600, "crc32": 305419896},
+//       ...
+//     ]
+//   }
+// tensors.bin holds each tensor's raw little-endian bytes at its offset
+// (64-byte aligned, zero padding between tensors).
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "io/io_internal.h"
+#include "io/json.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using hmrt::fail;
+
+constexpr const char* kFormat = "hmrt-checkpoint";
+constexpr const char* kManifest = "manifest.json";
+constexpr const char* kData = "tensors.bin";
+constexpr uint64_t kAlign = 64;
+
+// ---- CRC-32 (slicing by 8) ------------------------------------------------
+
+struct CrcTables {
+  uint32_t t[8][256];
+  CrcTables() {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; ++i)
+      for (int s = 1; s < 8; ++s)
+        t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xff];
+  }
+};
+
+const CrcTables& crc_tables() {
+  static const CrcTables tables;
+  return tables;
+}
+
+inline uint32_t load_le32(const unsigned char* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) |
+         (uint32_t(p[3]) << 24);
+}
+
+const char* kind_name(int32_t kind) {
+  return kind == HMRT_KIND_STATE ? "state" : "param";
+}
+const char* kind_noun(int32_t kind) {
+  return kind == HMRT_KIND_STATE ? "optimizer state" : "parameter";
+}
+
+// ---- paths ------------------------------------------------------------------
+
+// `dir` without trailing slashes, so "<dir>.tmp" is a sibling.
+std::string clean_dir(const char* dir) {
+  std::string s = dir;
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// True when `p` is absent, an empty directory, or a directory holding only
+// files a checkpoint writer creates (so it is safe to delete or replace).
+bool replaceable(const fs::path& p, bool need_manifest, std::string* why) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return true;
+  if (!fs::is_directory(p, ec)) {
+    *why = "it exists and is not a directory";
+    return false;
+  }
+  bool empty = true, has_manifest = false;
+  for (const auto& e : fs::directory_iterator(p, ec)) {
+    empty = false;
+    const std::string name = e.path().filename().string();
+    if (name == kManifest) has_manifest = true;
+    if (need_manifest) continue;
+    if (name != kManifest && name != kData) {
+      *why = "it holds '" + name + "', which a checkpoint does not";
+      return false;
+    }
+  }
+  if (ec) {
+    *why = "cannot list it: " + ec.message();
+    return false;
+  }
+  if (need_manifest && !empty && !has_manifest) {
+    *why = "it is a non-empty directory without manifest.json (not a "
+           "checkpoint)";
+    return false;
+  }
+  return true;
+}
+
+void sync_dir(const fs::path& p) {
+#if defined(__unix__) || defined(__APPLE__)
+  int fd = ::open(p.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    (void)::fsync(fd);
+    ::close(fd);
+  }
+#else
+  (void)p;
+#endif
+}
+
+// ---- the manifest -------------------------------------------------------------
+
+struct Entry {
+  std::string name;
+  int32_t kind = HMRT_KIND_PARAM;
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0, bytes = 0;
+  uint32_t crc = 0;
+};
+
+struct Manifest {
+  hmrt_checkpoint_meta meta;
+  std::string data_file;
+  std::vector<Entry> tensors;
+};
+
+void set_model(hmrt_checkpoint_meta* meta, const char* name) {
+  std::snprintf(meta->model, sizeof(meta->model), "%s", name ? name : "");
+}
+
+hmrt_status read_manifest(const std::string& dir, Manifest* m) {
+  const std::string path = dir + "/" + kManifest;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    std::string hint;
+    if (fs::exists(dir + ".tmp", ec) || fs::exists(dir + ".old", ec))
+      hint = " (a save into it was interrupted: see " + dir + ".old and " +
+             dir + ".tmp)";
+    return fail(HMRT_IO_ERROR, "%s: no such checkpoint directory%s",
+                dir.c_str(), hint.c_str());
+  }
+  hmrt::io::File f(path.c_str(), "rb");
+  if (!f)
+    return fail(HMRT_IO_ERROR, "%s: cannot open: %s", path.c_str(),
+                hmrt::io::errno_text().c_str());
+  const int64_t size = hmrt::io::file_size(f.get());
+  if (size < 0)
+    return fail(HMRT_IO_ERROR, "%s: cannot read", path.c_str());
+  std::string text(static_cast<size_t>(size), '\0');
+  if (size > 0 && std::fread(&text[0], 1, text.size(), f.get()) != text.size())
+    return fail(HMRT_IO_ERROR, "%s: cannot read", path.c_str());
+
+  hmrt::json::Value root;
+  std::string error;
+  if (!hmrt::json::parse(text, &root, &error))
+    return fail(HMRT_INVALID_ARGUMENT, "%s: invalid JSON: %s", path.c_str(),
+                error.c_str());
+  const char* p = path.c_str();
+  if (root.kind != hmrt::json::Value::kObject)
+    return fail(HMRT_INVALID_ARGUMENT, "%s: the manifest is not a JSON object",
+                p);
+  using hmrt::json::Value;
+  const Value* v = root.get("format");
+  if (!v || v->kind != Value::kString || v->str != kFormat)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: \"format\" must be \"%s\" (not an hmrt checkpoint)", p,
+                kFormat);
+  v = root.get("format_version");
+  if (!v || !v->is_int)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: \"format_version\" is missing or not an integer", p);
+  if (v->i != HMRT_CHECKPOINT_FORMAT_VERSION)
+    return fail(HMRT_UNIMPLEMENTED,
+                "%s: checkpoint format version %lld is not supported (this "
+                "runtime reads version %d)",
+                p, (long long)v->i, HMRT_CHECKPOINT_FORMAT_VERSION);
+
+  std::memset(&m->meta, 0, sizeof(m->meta));
+  v = root.get("model");
+  if (!v || v->kind != Value::kString)
+    return fail(HMRT_INVALID_ARGUMENT, "%s: \"model\" must be a string", p);
+  set_model(&m->meta, v->str.c_str());
+  struct {
+    const char* key;
+    int64_t* out;
+  } ints[] = {{"step", &m->meta.step}, {"data_position", &m->meta.data_position}};
+  for (auto& e : ints) {
+    v = root.get(e.key);
+    if (!v || !v->is_int || v->i < 0)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"%s\" must be a non-negative integer", p, e.key);
+    *e.out = v->i;
+  }
+  v = root.get("seed");
+  if (!v || !v->is_uint)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: \"seed\" must be an integer in [0, 2^64)", p);
+  m->meta.seed = v->u;
+  v = root.get("data_file");
+  m->data_file = kData;
+  if (v) {
+    if (v->kind != Value::kString || v->str.empty() ||
+        v->str.find('/') != std::string::npos)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"data_file\" must be a file name in the directory", p);
+    m->data_file = v->str;
+  }
+
+  const Value* list = root.get("tensors");
+  if (!list || list->kind != Value::kArray)
+    return fail(HMRT_INVALID_ARGUMENT, "%s: \"tensors\" must be an array", p);
+  m->tensors.clear();
+  for (size_t i = 0; i < list->array.size(); ++i) {
+    const Value& t = list->array[i];
+    Entry e;
+    if (t.kind != Value::kObject)
+      return fail(HMRT_INVALID_ARGUMENT, "%s: tensors[%zu] is not an object", p,
+                  i);
+    v = t.get("name");
+    if (!v || v->kind != Value::kString || v->str.empty())
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: tensors[%zu]: \"name\" must be a non-empty string", p, i);
+    e.name = v->str;
+    const char* n = e.name.c_str();
+    v = t.get("kind");
+    if (!v || v->kind != Value::kString ||
+        (v->str != "param" && v->str != "state"))
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: tensor '%s': \"kind\" must be \"param\" or \"state\"", p,
+                  n);
+    e.kind = v->str == "state" ? HMRT_KIND_STATE : HMRT_KIND_PARAM;
+    v = t.get("dtype");
+    if (!v || v->kind != Value::kString ||
+        (e.dtype = hmrt_dtype_from_name(v->str.c_str())) == 0)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: tensor '%s': \"dtype\" must be one of float32, float64, "
+                  "int64, int32, int8, uint8, bool",
+                  p, n);
+    v = t.get("shape");
+    if (!v || v->kind != Value::kArray)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: tensor '%s': \"shape\" must be an array", p, n);
+    for (const Value& d : v->array) {
+      if (!d.is_int || d.i < 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"shape\" must hold non-negative "
+                    "integers",
+                    p, n);
+      e.shape.push_back(d.i);
+    }
+    struct {
+      const char* key;
+      uint64_t* out;
+    } u64s[] = {{"offset", &e.offset}, {"bytes", &e.bytes}};
+    for (auto& f2 : u64s) {
+      v = t.get(f2.key);
+      if (!v || !v->is_int || v->i < 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"%s\" must be a non-negative integer", p,
+                    n, f2.key);
+      *f2.out = static_cast<uint64_t>(v->i);
+    }
+    v = t.get("crc32");
+    if (!v || !v->is_uint || v->u > 0xFFFFFFFFu)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: tensor '%s': \"crc32\" must be an integer in [0, 2^32)",
+                  p, n);
+    e.crc = static_cast<uint32_t>(v->u);
+    const int64_t count = hmrt::io::checked_count(
+        static_cast<int32_t>(e.shape.size()), e.shape.data(),
+        hmrt_dtype_size(e.dtype));
+    if (count < 0 || uint64_t(count) * hmrt_dtype_size(e.dtype) != e.bytes)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: tensor '%s': \"bytes\" is %llu but shape %s of %s needs "
+                  "%llu",
+                  p, n, (unsigned long long)e.bytes,
+                  hmrt::io::shape_string(static_cast<int32_t>(e.shape.size()),
+                                         e.shape.data())
+                      .c_str(),
+                  hmrt_dtype_name(e.dtype),
+                  (unsigned long long)(count < 0 ? 0 : count *
+                                                           hmrt_dtype_size(e.dtype)));
+    for (const Entry& o : m->tensors)
+      if (o.kind == e.kind && o.name == e.name)
+        return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' is listed twice", p,
+                    kind_noun(e.kind), n);
+    m->tensors.push_back(std::move(e));
+  }
+  return HMRT_OK;
+}
+
+// Opens the data file and checks that every tensor lies inside it.
+hmrt_status open_data(const std::string& dir, const Manifest& m,
+                      hmrt::io::File* f, std::string* path) {
+  *path = dir + "/" + m.data_file;
+  if (!f->open(path->c_str(), "rb"))
+    return fail(HMRT_IO_ERROR, "%s: cannot open: %s", path->c_str(),
+                hmrt::io::errno_text().c_str());
+  const int64_t size = hmrt::io::file_size(f->get());
+  if (size < 0) return fail(HMRT_IO_ERROR, "%s: cannot read", path->c_str());
+  for (const Entry& e : m.tensors)
+    if (e.offset > uint64_t(size) || e.bytes > uint64_t(size) - e.offset)
+      return fail(HMRT_IO_ERROR,
+                  "%s: truncated: %s '%s' needs bytes [%llu, %llu) but the "
+                  "file has %lld",
+                  path->c_str(), kind_noun(e.kind), e.name.c_str(),
+                  (unsigned long long)e.offset,
+                  (unsigned long long)(e.offset + e.bytes), (long long)size);
+  return HMRT_OK;
+}
+
+// Reads one tensor's bytes to `dst` and checks its CRC.
+hmrt_status read_tensor(std::FILE* f, const std::string& path, const Entry& e,
+                        void* dst) {
+  if (e.bytes > 0 &&
+      (!hmrt::io::seek(f, static_cast<int64_t>(e.offset)) ||
+       std::fread(dst, 1, e.bytes, f) != e.bytes))
+    return fail(HMRT_IO_ERROR, "%s: cannot read %s '%s'", path.c_str(),
+                kind_noun(e.kind), e.name.c_str());
+  const uint32_t crc = hmrt_crc32(0, dst, e.bytes);
+  if (crc != e.crc)
+    return fail(HMRT_IO_ERROR,
+                "%s: checksum mismatch for %s '%s': the manifest says CRC-32 "
+                "%08x, the data has %08x (the checkpoint is corrupt)",
+                path.c_str(), kind_noun(e.kind), e.name.c_str(), e.crc, crc);
+  return HMRT_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t hmrt_crc32(uint32_t crc, const void* data, size_t bytes) {
+  const CrcTables& tb = crc_tables();
+  const auto& t = tb.t;
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  crc = ~crc;
+  while (bytes >= 8) {
+    const uint32_t one = crc ^ load_le32(p);
+    const uint32_t two = load_le32(p + 4);
+    crc = t[7][one & 0xff] ^ t[6][(one >> 8) & 0xff] ^
+          t[5][(one >> 16) & 0xff] ^ t[4][one >> 24] ^ t[3][two & 0xff] ^
+          t[2][(two >> 8) & 0xff] ^ t[1][(two >> 16) & 0xff] ^ t[0][two >> 24];
+    p += 8;
+    bytes -= 8;
+  }
+  while (bytes-- > 0) crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+hmrt_status hmrt_checkpoint_write(const char* dir_c,
+                                  const hmrt_checkpoint_meta* meta,
+                                  int32_t count,
+                                  const hmrt_checkpoint_tensor* tensors) {
+  HMRT_CHECK_ARG(dir_c != nullptr && dir_c[0] != '\0',
+                 "hmrt_checkpoint_write: dir is NULL or empty");
+  HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_write: meta is NULL");
+  HMRT_CHECK_ARG(count >= 0 && (tensors != nullptr || count == 0),
+                 "hmrt_checkpoint_write: bad tensor list");
+  HMRT_CHECK_ARG(meta->step >= 0 && meta->data_position >= 0,
+                 "hmrt_checkpoint_write: step and data_position must be >= 0");
+  const std::string dir = clean_dir(dir_c);
+  const char* d = dir.c_str();
+
+  // Check the tensors and lay them out.
+  std::vector<uint64_t> offsets(count), sizes(count);
+  uint64_t end = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    const hmrt_checkpoint_tensor& t = tensors[i];
+    HMRT_CHECK_ARG(t.name != nullptr && t.name[0] != '\0',
+                   "hmrt_checkpoint_write: %s: tensor %d has no name", d, i);
+    HMRT_CHECK_ARG(t.kind == HMRT_KIND_PARAM || t.kind == HMRT_KIND_STATE,
+                   "hmrt_checkpoint_write: %s: tensor '%s' has kind %d", d,
+                   t.name, t.kind);
+    const size_t elem = hmrt_dtype_size(t.dtype);
+    HMRT_CHECK_ARG(elem != 0,
+                   "hmrt_checkpoint_write: %s: tensor '%s' has invalid dtype %d",
+                   d, t.name, t.dtype);
+    const int64_t n = hmrt::io::checked_count(t.rank, t.shape, elem);
+    HMRT_CHECK_ARG(n >= 0,
+                   "hmrt_checkpoint_write: %s: tensor '%s' has an invalid shape",
+                   d, t.name);
+    sizes[i] = uint64_t(n) * elem;
+    HMRT_CHECK_ARG(t.data != nullptr || sizes[i] == 0,
+                   "hmrt_checkpoint_write: %s: tensor '%s' has no data", d,
+                   t.name);
+    for (int32_t j = 0; j < i; ++j)
+      HMRT_CHECK_ARG(tensors[j].kind != t.kind ||
+                         std::strcmp(tensors[j].name, t.name) != 0,
+                     "hmrt_checkpoint_write: %s: %s '%s' is listed twice", d,
+                     kind_noun(t.kind), t.name);
+    offsets[i] = (end + kAlign - 1) / kAlign * kAlign;
+    end = offsets[i] + sizes[i];
+  }
+
+  const fs::path final_dir(dir), tmp(dir + ".tmp"), old(dir + ".old");
+  std::string why;
+  if (!replaceable(final_dir, /*need_manifest=*/true, &why))
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: refusing to replace it with a checkpoint: %s", d,
+                why.c_str());
+  for (const fs::path& p : {tmp, old})
+    if (!replaceable(p, /*need_manifest=*/false, &why))
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: refusing to delete it to save a checkpoint: %s",
+                  p.c_str(), why.c_str());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  if (ec)
+    return fail(HMRT_IO_ERROR, "%s: cannot remove: %s", tmp.c_str(),
+                ec.message().c_str());
+  fs::create_directories(tmp, ec);
+  if (ec)
+    return fail(HMRT_IO_ERROR, "%s: cannot create the directory: %s",
+                tmp.c_str(), ec.message().c_str());
+
+  // tensors.bin
+  std::vector<uint32_t> crcs(count);
+  {
+    const std::string path = (tmp / kData).string();
+    hmrt::io::File f(path.c_str(), "wb");
+    if (!f)
+      return fail(HMRT_IO_ERROR, "%s: cannot create: %s", path.c_str(),
+                  hmrt::io::errno_text().c_str());
+    static const char zeros[kAlign] = {0};
+    uint64_t at = 0;
+    bool ok = true;
+    for (int32_t i = 0; i < count && ok; ++i) {
+      if (offsets[i] > at)
+        ok = std::fwrite(zeros, 1, offsets[i] - at, f.get()) == offsets[i] - at;
+      if (ok && sizes[i] > 0)
+        ok = std::fwrite(tensors[i].data, 1, sizes[i], f.get()) == sizes[i];
+      crcs[i] = hmrt_crc32(0, tensors[i].data, sizes[i]);
+      at = offsets[i] + sizes[i];
+    }
+    if (!ok || !hmrt::io::sync_file(f.get()) || !f.close())
+      return fail(HMRT_IO_ERROR, "%s: write failed: %s", path.c_str(),
+                  hmrt::io::errno_text().c_str());
+  }
+
+  // manifest.json, written last: its presence means the data is complete.
+  {
+    std::string js = "{\n";
+    js += "  \"format\": " + hmrt::json::quote(kFormat) + ",\n";
+    js += "  \"format_version\": " +
+          std::to_string(HMRT_CHECKPOINT_FORMAT_VERSION) + ",\n";
+    std::string model(meta->model, strnlen(meta->model, sizeof(meta->model)));
+    js += "  \"model\": " + hmrt::json::quote(model) + ",\n";
+    js += "  \"step\": " + std::to_string((long long)meta->step) + ",\n";
+    js += "  \"data_position\": " +
+          std::to_string((long long)meta->data_position) + ",\n";
+    js += "  \"seed\": " + std::to_string((unsigned long long)meta->seed) +
+          ",\n";
+    js += "  \"data_file\": " + hmrt::json::quote(kData) + ",\n";
+    js += "  \"data_bytes\": " + std::to_string((unsigned long long)end) +
+          ",\n";
+    js += "  \"tensors\": [";
+    for (int32_t i = 0; i < count; ++i) {
+      const hmrt_checkpoint_tensor& t = tensors[i];
+      js += i ? ",\n    " : "\n    ";
+      js += "{\"name\": " + hmrt::json::quote(t.name) + ", \"kind\": \"" +
+            kind_name(t.kind) + "\", \"dtype\": \"" + hmrt_dtype_name(t.dtype) +
+            "\", \"shape\": [";
+      for (int32_t k = 0; k < t.rank; ++k) {
+        if (k) js += ", ";
+        js += std::to_string((long long)t.shape[k]);
+      }
+      js += "], \"offset\": " + std::to_string((unsigned long long)offsets[i]) +
+            ", \"bytes\": " + std::to_string((unsigned long long)sizes[i]) +
+            ", \"crc32\": " + std::to_string((unsigned long)crcs[i]) + "}";
+    }
+    js += count ? "\n  ]\n}\n" : "]\n}\n";
+    const std::string path = (tmp / kManifest).string();
+    hmrt::io::File f(path.c_str(), "wb");
+    if (!f)
+      return fail(HMRT_IO_ERROR, "%s: cannot create: %s", path.c_str(),
+                  hmrt::io::errno_text().c_str());
+    bool ok = std::fwrite(js.data(), 1, js.size(), f.get()) == js.size();
+    if (!ok || !hmrt::io::sync_file(f.get()) || !f.close())
+      return fail(HMRT_IO_ERROR, "%s: write failed: %s", path.c_str(),
+                  hmrt::io::errno_text().c_str());
+  }
+  sync_dir(tmp);
+
+  // Swap it in.  Until the second rename the previous checkpoint is intact
+  // at `dir` (or, between the renames, at "<dir>.old").
+  const bool had_old = fs::exists(final_dir, ec);
+  if (had_old) {
+    fs::remove_all(old, ec);
+    fs::rename(final_dir, old, ec);
+    if (ec)
+      return fail(HMRT_IO_ERROR, "%s: cannot rename it to %s: %s", d,
+                  old.c_str(), ec.message().c_str());
+  }
+  fs::rename(tmp, final_dir, ec);
+  if (ec)
+    return fail(HMRT_IO_ERROR, "%s: cannot rename it to %s: %s", tmp.c_str(), d,
+                ec.message().c_str());
+  if (had_old) fs::remove_all(old, ec);
+  fs::path parent = final_dir.parent_path();
+  sync_dir(parent.empty() ? fs::path(".") : parent);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
+                                 const hmrt_arena* arena,
+                                 const hmrt_checkpoint_meta* meta) {
+  HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_save: dir is NULL");
+  HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_save: program is NULL");
+  HMRT_CHECK_ARG(arena != nullptr, "hmrt_checkpoint_save: arena is NULL");
+  HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_save: meta is NULL");
+  std::vector<hmrt_checkpoint_tensor> list;
+  for (int kind = 0; kind < 2; ++kind) {
+    const int32_t n = kind == 0 ? program->num_params : program->num_states;
+    const hmrt_tensor_desc* descs =
+        kind == 0 ? program->params : program->states;
+    for (int32_t i = 0; i < n; ++i) {
+      const hmrt_tensor_desc& t = descs[i];
+      void* ptr = nullptr;
+      hmrt_status st = hmrt_arena_ptr(arena, t.offset, t.bytes, &ptr);
+      if (st != HMRT_OK)
+        return fail(st, "hmrt_checkpoint_save: %s '%s' lies outside the arena",
+                    kind_noun(kind), t.name ? t.name : "?");
+      const int64_t count =
+          hmrt::io::checked_count(t.rank, t.shape, hmrt_dtype_size(t.dtype));
+      if (count < 0 || uint64_t(count) * hmrt_dtype_size(t.dtype) != t.bytes)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "hmrt_checkpoint_save: %s '%s': %llu bytes do not match "
+                    "its dtype and shape",
+                    kind_noun(kind), t.name ? t.name : "?",
+                    (unsigned long long)t.bytes);
+      list.push_back({t.name, kind, t.dtype, t.rank, t.shape, ptr});
+    }
+  }
+  hmrt_checkpoint_meta m = *meta;
+  set_model(&m, program->model_name);
+  return hmrt_checkpoint_write(dir, &m, static_cast<int32_t>(list.size()),
+                               list.data());
+}
+
+hmrt_status hmrt_checkpoint_read_meta(const char* dir,
+                                      hmrt_checkpoint_meta* meta) {
+  HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_read_meta: dir is NULL");
+  HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_read_meta: meta is NULL");
+  Manifest m;
+  hmrt_status st = read_manifest(clean_dir(dir), &m);
+  if (st != HMRT_OK) return st;
+  *meta = m.meta;
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
+                                 hmrt_arena* arena,
+                                 hmrt_checkpoint_meta* meta) {
+  HMRT_CHECK_ARG(dir_c != nullptr, "hmrt_checkpoint_load: dir is NULL");
+  HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_load: program is NULL");
+  HMRT_CHECK_ARG(arena != nullptr, "hmrt_checkpoint_load: arena is NULL");
+  const std::string dir = clean_dir(dir_c);
+  const char* d = dir.c_str();
+  Manifest m;
+  hmrt_status st = read_manifest(dir, &m);
+  if (st != HMRT_OK) return st;
+  const char* pname = program->model_name ? program->model_name : "";
+  if (m.meta.model[0] != '\0' && pname[0] != '\0' &&
+      std::strcmp(m.meta.model, pname) != 0)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: the checkpoint is for model '%s', this program is '%s'", d,
+                m.meta.model, pname);
+
+  // Match the program's tensors to the manifest's.
+  std::map<std::pair<int32_t, std::string>, size_t> index;
+  for (size_t i = 0; i < m.tensors.size(); ++i)
+    index[{m.tensors[i].kind, m.tensors[i].name}] = i;
+  std::vector<bool> used(m.tensors.size(), false);
+  struct Job {
+    const hmrt_tensor_desc* desc;
+    const Entry* entry;
+  };
+  std::vector<Job> jobs;
+  for (int kind = 0; kind < 2; ++kind) {
+    const int32_t n = kind == 0 ? program->num_params : program->num_states;
+    const hmrt_tensor_desc* descs =
+        kind == 0 ? program->params : program->states;
+    for (int32_t i = 0; i < n; ++i) {
+      const hmrt_tensor_desc& t = descs[i];
+      const char* tn = t.name ? t.name : "";
+      auto it = index.find({kind, tn});
+      if (it == index.end())
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: the checkpoint has no %s '%s', which the program "
+                    "needs",
+                    d, kind_noun(kind), tn);
+      const Entry& e = m.tensors[it->second];
+      used[it->second] = true;
+      const bool same_shape =
+          e.shape.size() == size_t(t.rank) &&
+          std::equal(e.shape.begin(), e.shape.end(), t.shape);
+      if (e.dtype != t.dtype || !same_shape)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: %s '%s' is %s%s in the checkpoint but %s%s in the "
+                    "program",
+                    d, kind_noun(kind), tn, hmrt_dtype_name(e.dtype),
+                    hmrt::io::shape_string(static_cast<int32_t>(e.shape.size()),
+                                           e.shape.data())
+                        .c_str(),
+                    hmrt_dtype_name(t.dtype),
+                    hmrt::io::shape_string(t.rank, t.shape).c_str());
+      if (e.bytes != t.bytes)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: %s '%s': the program's descriptor says %llu bytes, "
+                    "its shape %llu",
+                    d, kind_noun(kind), tn, (unsigned long long)t.bytes,
+                    (unsigned long long)e.bytes);
+      jobs.push_back({&t, &e});
+    }
+  }
+  for (size_t i = 0; i < m.tensors.size(); ++i)
+    if (!used[i])
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: the checkpoint has %s '%s', which the program does not "
+                  "have",
+                  d, kind_noun(m.tensors[i].kind), m.tensors[i].name.c_str());
+
+  hmrt::io::File f;
+  std::string data_path;
+  st = open_data(dir, m, &f, &data_path);
+  if (st != HMRT_OK) return st;
+  // Read in file order.
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.entry->offset < b.entry->offset;
+  });
+  for (const Job& j : jobs) {
+    void* dst = nullptr;
+    st = hmrt_arena_ptr(arena, j.desc->offset, j.desc->bytes, &dst);
+    if (st != HMRT_OK)
+      return fail(st, "%s: %s '%s' lies outside the arena", d,
+                  kind_noun(j.entry->kind), j.entry->name.c_str());
+    st = read_tensor(f.get(), data_path, *j.entry, dst);
+    if (st != HMRT_OK) return st;
+  }
+  if (meta != nullptr) *meta = m.meta;
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_checkpoint_read_tensor(const char* dir_c, const char* name,
+                                        hmrt_npy* out) {
+  HMRT_CHECK_ARG(dir_c != nullptr && name != nullptr && out != nullptr,
+                 "hmrt_checkpoint_read_tensor: NULL argument");
+  const std::string dir = clean_dir(dir_c);
+  Manifest m;
+  hmrt_status st = read_manifest(dir, &m);
+  if (st != HMRT_OK) return st;
+  const Entry* found = nullptr;
+  for (const Entry& e : m.tensors)
+    if (e.name == name && (found == nullptr || e.kind == HMRT_KIND_PARAM))
+      found = &e;
+  if (found == nullptr)
+    return fail(HMRT_INVALID_ARGUMENT, "%s: the checkpoint has no tensor '%s'",
+                dir.c_str(), name);
+  if (found->shape.size() > HMRT_NPY_MAX_RANK)
+    return fail(HMRT_UNIMPLEMENTED, "%s: tensor '%s' has rank %zu > %d",
+                dir.c_str(), name, found->shape.size(), HMRT_NPY_MAX_RANK);
+  hmrt::io::File f;
+  std::string data_path;
+  st = open_data(dir, m, &f, &data_path);
+  if (st != HMRT_OK) return st;
+  void* data = nullptr;
+  if (found->bytes > 0) {
+    data = std::malloc(found->bytes);
+    if (data == nullptr)
+      return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %llu bytes",
+                  dir.c_str(), (unsigned long long)found->bytes);
+  }
+  st = read_tensor(f.get(), data_path, *found, data);
+  if (st != HMRT_OK) {
+    std::free(data);
+    return st;
+  }
+  hmrt_npy r;
+  std::memset(&r, 0, sizeof(r));
+  r.dtype = found->dtype;
+  r.rank = static_cast<int32_t>(found->shape.size());
+  for (size_t i = 0; i < found->shape.size(); ++i) r.shape[i] = found->shape[i];
+  r.count = static_cast<int64_t>(found->bytes / hmrt_dtype_size(found->dtype));
+  r.bytes = found->bytes;
+  r.data = data;
+  *out = r;
+  return HMRT_OK;
+}
+
+}  // extern "C"
