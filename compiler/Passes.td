@@ -39,4 +39,35 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Adds the optimizer: states, gradient norm and clipping, in-place updates";
+  let description = [{
+    Builds `output(inputs..., step, lr) -> (loss, grad_norm)` from the
+    gradient function `function` (see tg-autodiff): the global L2 norm of
+    the gradients, clipping to `clip-norm` when it is positive, and one
+    update per parameter: `tg.sgd_update` (SGD with momentum),
+    `tg.adamw_update`, or with `adamw8bit` `tg.adamw8bit_update` for every
+    parameter of 4096 elements or more (smaller ones keep fp32 moments).
+    States are declared as `tg.state @<param>.<kind>`. The hyper-parameters
+    are recorded in the module attribute `tg.optimizer`.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd, adamw or adamw8bit">,
+    Option<"lr", "lr", "float", /*default=*/"1e-3f", "Learning rate">,
+    Option<"beta1", "beta1", "float", /*default=*/"0.9f", "AdamW beta1">,
+    Option<"beta2", "beta2", "float", /*default=*/"0.999f", "AdamW beta2">,
+    Option<"eps", "eps", "float", /*default=*/"1e-8f", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "float", /*default=*/"-1.0f",
+           "Decoupled weight decay (AdamW) or L2 penalty (SGD); negative: 0.01 for AdamW, 0 for SGD">,
+    Option<"momentum", "momentum", "float", /*default=*/"0.9f", "SGD momentum">,
+    Option<"clipNorm", "clip-norm", "float", /*default=*/"0.0f",
+           "Clip the global gradient norm to this value (0: no clipping)">,
+    Option<"function", "function", "std::string", /*default=*/"\"forward_backward\"",
+           "The gradient function to build on">,
+    Option<"output", "output", "std::string", /*default=*/"\"train_step\"",
+           "The name of the training-step function to create">,
+  ];
+}
+
 #endif // HMCC_COMPILER_PASSES

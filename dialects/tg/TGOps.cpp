@@ -593,5 +593,85 @@ LogicalResult SoftmaxCrossEntropyLossGradOp::verify() {
   return expectType(*this, getResult(), scores.getShape(), scores.getElementType());
 }
 
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Looks up `ref`; it must be a tg.parameter (isParam) or a tg.state of the
+/// given type.
+LogicalResult checkTensorSymbol(Operation *op, SymbolTableCollection &symbols,
+                                FlatSymbolRefAttr ref, Type type, bool isParam,
+                                StringRef what) {
+  Operation *decl = symbols.lookupNearestSymbolFrom(op, ref);
+  Type declared;
+  if (auto p = dyn_cast_or_null<ParameterOp>(decl); p && isParam)
+    declared = p.getType();
+  else if (auto s = dyn_cast_or_null<StateOp>(decl); s && !isParam)
+    declared = s.getType();
+  else
+    return op->emitOpError() << what << " " << ref << " is not a declared "
+                             << (isParam ? "tg.parameter" : "tg.state");
+  if (declared != type)
+    return op->emitOpError() << what << " " << ref << " has type " << declared
+                             << ", expected " << type;
+  return success();
+}
+
+Type withElement(Type type, Type element) {
+  return RankedTensorType::get(cast<RankedTensorType>(type).getShape(), element);
+}
+
+Type absmaxType(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  int64_t blocks = (t.getNumElements() + 255) / 256;
+  return RankedTensorType::get({blocks}, Float32Type::get(type.getContext()));
+}
+
+} // namespace
+
+LogicalResult SgdUpdateOp::verify() { return success(); }
+LogicalResult AdamWUpdateOp::verify() { return success(); }
+LogicalResult AdamW8bitUpdateOp::verify() {
+  if (getGrad().getType().getNumElements() < 4096)
+    return emitOpError("tensors under 4096 elements keep fp32 states (use tg.adamw_update)");
+  return success();
+}
+
+LogicalResult SgdUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Type type = getGrad().getType();
+  if (failed(checkTensorSymbol(*this, symbols, getParamAttr(), type, true, "param")))
+    return failure();
+  if (getMomentum().convertToFloat() != 0.0f && !getMomentumBufferAttr())
+    return emitOpError("momentum needs a momentum_buffer state");
+  if (auto buf = getMomentumBufferAttr())
+    return checkTensorSymbol(*this, symbols, buf, type, false, "momentum_buffer");
+  return success();
+}
+
+LogicalResult AdamWUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Type type = getGrad().getType();
+  if (failed(checkTensorSymbol(*this, symbols, getParamAttr(), type, true, "param")) ||
+      failed(checkTensorSymbol(*this, symbols, getExpAvgAttr(), type, false, "exp_avg")))
+    return failure();
+  return checkTensorSymbol(*this, symbols, getExpAvgSqAttr(), type, false, "exp_avg_sq");
+}
+
+LogicalResult AdamW8bitUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Type type = getGrad().getType();
+  Type codes = withElement(type, IntegerType::get(getContext(), 8, IntegerType::Unsigned));
+  Type absmax = absmaxType(type);
+  if (failed(checkTensorSymbol(*this, symbols, getParamAttr(), type, true, "param")) ||
+      failed(checkTensorSymbol(*this, symbols, getExpAvgAttr(), codes, false, "exp_avg")) ||
+      failed(checkTensorSymbol(*this, symbols, getExpAvgAbsmaxAttr(), absmax, false,
+                               "exp_avg_absmax")) ||
+      failed(checkTensorSymbol(*this, symbols, getExpAvgSqAttr(), codes, false, "exp_avg_sq")))
+    return failure();
+  return checkTensorSymbol(*this, symbols, getExpAvgSqAbsmaxAttr(), absmax, false,
+                           "exp_avg_sq_absmax");
+}
+
 #define GET_OP_CLASSES
 #include "tg/TGOps.cpp.inc"

@@ -550,5 +550,6 @@ def TG_SoftmaxCrossEntropyLossOp : TG_Op<"softmax_cross_entropy_loss", [Pure]> {
 }
 
 include "TGGradOps.td"
+include "TGOptimizerOps.td"
 
 #endif // HMCC_TG_OPS
