@@ -131,9 +131,9 @@ const char* const kHelp =
     "  --feed NAME=FILE.npy  fill input NAME from a NumPy file before every step\n"
     "                        (or the --eval pass); its dtype and shape must equal\n"
     "                        the input's; repeatable; overrides the token loader\n"
-    "  --eval                run the forward pass once and print the outputs\n"
-    "                        (all values of outputs with at most 64 elements)\n"
-    "                        instead of training\n"
+    "  --eval                run the forward pass once instead of training and\n"
+    "                        print each output (all its values when it has at\n"
+    "                        most 64 elements, else the first 8)\n"
     "  --dump-outputs DIR    with --eval: write each output to DIR/NAME.npy\n"
     "                        (characters other than A-Z a-z 0-9 . _ - become _)\n"
     "  --quiet               print nothing but errors\n"
@@ -367,6 +367,22 @@ void print_help(const hmrt_program* p) {
   std::printf("\nthis program: model '%s'", p->model_name ? p->model_name : "");
   if (p->vocab_size > 0)
     std::printf(", vocabulary %lld", (long long)p->vocab_size);
+  const hmrt_hyperparams& h = p->hyper;
+  static const char* const opts[] = {"none (forward only)", "SGD", "AdamW",
+                                     "8-bit AdamW"};
+  const char* opt =
+      h.optimizer >= 0 && h.optimizer <= 3 ? opts[h.optimizer] : "unknown";
+  std::printf("\noptimizer %s, learning rate %g", opt, double(h.lr));
+  if (h.lr_schedule == HMRT_LR_COSINE) {
+    std::printf(" (cosine: %lld warm-up steps, decay to %g by step ",
+                (long long)h.warmup_steps, double(h.min_lr));
+    if (h.decay_steps > 0)
+      std::printf("%lld)", (long long)h.decay_steps);
+    else
+      std::printf("--steps)");
+  } else {
+    std::printf(" (constant)");
+  }
   std::printf("\ninputs:\n");
   for (int32_t i = 0; i < p->num_inputs && p->inputs; ++i) {
     const hmrt_tensor_desc& d = p->inputs[i];
@@ -431,6 +447,7 @@ class Trainer {
   void write_inputs(int64_t draw);
   int eval();
   int train();
+  void check_save_dir();
   void save(int64_t step);
   void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -542,7 +559,7 @@ void Trainer::load_state() {
   if (!o_.resume.empty()) {
     if (hmrt_checkpoint_load(o_.resume.c_str(), p_, arena_.get(), &meta) !=
         HMRT_OK)
-      die("--resume %s: %s", o_.resume.c_str(), last_error().c_str());
+      die("--resume %s", last_error().c_str());
     if (o_.seed_set && o_.seed != meta.seed)
       die("--seed %llu differs from the seed %llu of the checkpoint %s; a "
           "resumed run keeps its seed (drop --seed)",
@@ -562,7 +579,7 @@ void Trainer::load_state() {
   if (!o_.state_set && !has_tensors && !fs::exists(dir, ec)) return;
   const char* flag = o_.state_set ? "--state" : "the default --state";
   if (hmrt_checkpoint_load(dir.c_str(), p_, arena_.get(), &meta) != HMRT_OK)
-    die("%s %s: %s", flag, dir.c_str(), last_error().c_str());
+    die("%s %s", flag, last_error().c_str());
 }
 
 void Trainer::open_data() {
@@ -655,8 +672,11 @@ std::string format_value(int32_t dtype, const void* data, int64_t i) {
 int Trainer::eval() {
   if (p_->forward == nullptr) die("the program has no forward function");
   write_inputs(position_ + 1);
-  if (p_->forward(base_) != HMRT_OK)
-    die("forward pass failed: %s", last_error().c_str());
+  hmrt_clear_error();
+  const hmrt_status st = p_->forward(base_);
+  if (st != HMRT_OK)
+    die("the forward pass failed: %s%s%s", hmrt_status_string(st),
+        last_error().empty() ? "" : ": ", last_error().c_str());
   std::map<std::string, std::string> files;
   if (o_.dump_set) {
     std::error_code ec;
@@ -702,6 +722,26 @@ int Trainer::eval() {
   return 0;
 }
 
+// Fails before training when --save names something a checkpoint may not
+// replace (hmrt_checkpoint_write would refuse it at the first save).
+void Trainer::check_save_dir() {
+  if (o_.save.empty()) return;
+  std::error_code ec;
+  const fs::path dir(o_.save);
+  if (!fs::exists(dir, ec)) return;
+  const char* why = nullptr;
+  if (!fs::is_directory(dir, ec)) {
+    why = "it exists and is not a directory";
+  } else if (!fs::exists(dir / "manifest.json", ec) &&
+             !fs::is_empty(dir, ec)) {
+    why = "it is a non-empty directory without manifest.json (not a "
+          "checkpoint)";
+  }
+  if (why)
+    die("--save %s: refusing to replace it with a checkpoint: %s",
+        o_.save.c_str(), why);
+}
+
 void Trainer::save(int64_t step) {
   hmrt_checkpoint_meta meta;
   std::memset(&meta, 0, sizeof(meta));
@@ -709,7 +749,7 @@ void Trainer::save(int64_t step) {
   meta.data_position = position_;
   meta.seed = seed_;
   if (hmrt_checkpoint_save(o_.save.c_str(), p_, arena_.get(), &meta) != HMRT_OK)
-    die("--save %s: %s", o_.save.c_str(), last_error().c_str());
+    die("--save %s", last_error().c_str());
   log("saved checkpoint %s (step %lld)\n", o_.save.c_str(), (long long)step);
 }
 
@@ -757,6 +797,7 @@ int Trainer::train() {
   using clock = std::chrono::steady_clock;
   const auto t_start = clock::now();
   auto t_log = t_start;
+  auto t_bar = t_start - std::chrono::seconds(1);
   int64_t steps_since_log = 0;
   int64_t last_saved = -1;
   float loss = 0.0f;
@@ -771,8 +812,10 @@ int Trainer::train() {
     const float lr = hmrt_lr_at(&p_->hyper, s, last);
     float grad_norm = 0.0f;
     hmrt_clear_error();
-    if (p_->step(base_, s, lr, &loss, &grad_norm) != HMRT_OK)
-      die("step %lld failed: %s", (long long)s, last_error().c_str());
+    const hmrt_status st = p_->step(base_, s, lr, &loss, &grad_norm);
+    if (st != HMRT_OK)
+      die("step %lld failed: %s%s%s", (long long)s, hmrt_status_string(st),
+          last_error().empty() ? "" : ": ", last_error().c_str());
     const auto t1 = clock::now();
     if (!std::isfinite(loss))
       die("step %lld: the loss is %s; stopping (lr %.3e)", (long long)s,
@@ -806,7 +849,10 @@ int Trainer::train() {
       save(s);
       last_saved = s;
     }
-    if (bar_ && s < last) {
+    // Redraw the bar at most ten times a second.
+    if (bar_ && s < last &&
+        std::chrono::duration<double>(t1 - t_bar).count() >= 0.1) {
+      t_bar = t1;
       const int width = 30;
       const double frac = double(s - step0_) / double(last - step0_);
       const int filled = static_cast<int>(frac * width);
@@ -843,6 +889,7 @@ int Trainer::run() {
   // Deterministic contents for whatever the program reads before writing.
   if (p_->arena_bytes) std::memset(base_, 0, p_->arena_bytes);
 
+  check_save_dir();
   setup_inputs();
   load_state();
   open_data();
@@ -863,7 +910,7 @@ float hmrt_lr_at(const hmrt_hyperparams* h, int64_t step, int64_t total_steps) {
       const double min_lr = h->min_lr;
       const int64_t w = h->warmup_steps > 0 ? h->warmup_steps : 0;
       const int64_t d = h->decay_steps > 0 ? h->decay_steps : total_steps;
-      if (step <= w) return static_cast<float>(lr * double(step) / double(w));
+      if (w > 0 && step <= w) return static_cast<float>(lr * double(step) / double(w));
       if (step > d) return h->min_lr;
       const double ratio = double(step - w) / double(d - w);
       return static_cast<float>(min_lr + (lr - min_lr) * 0.5 *

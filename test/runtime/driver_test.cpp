@@ -1,0 +1,525 @@
+// The train driver (hmrt_train_main) run in-process on hand-written programs
+// (driver_test_programs.h): training, metrics, --save/--resume, --feed,
+// --eval/--dump-outputs, the learning-rate schedule and the error messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "driver_test_programs.h"
+#include "hmrt/driver.h"
+#include "hmrt/io.h"
+#include "io/json.h"
+#include "io_test_util.h"
+#include "test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace progs = hmrt_test_programs;
+using hmrt_test::contains;
+using hmrt_test::le;
+using hmrt_test::read_bytes;
+using hmrt_test::TempDir;
+using hmrt_test::write_bytes;
+
+struct Result {
+  int rc;
+  std::string out, err;
+};
+
+Result run_train(const hmrt_program* program, std::vector<std::string> args) {
+  args.insert(args.begin(), "train");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  Result r;
+  r.rc = hmrt_train_main(static_cast<int>(args.size()), argv.data(), program);
+  r.out = ::testing::internal::GetCapturedStdout();
+  r.err = ::testing::internal::GetCapturedStderr();
+  return r;
+}
+
+// Resets the failure injection of the test programs around each test.
+class Driver : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    progs::g_fail_at_step = 0;
+    progs::g_nan_at_step = 0;
+  }
+  void TearDown() override {
+    progs::g_fail_at_step = 0;
+    progs::g_nan_at_step = 0;
+    hmrt_set_num_threads(0);
+  }
+
+  // The bigram model's initial state (as hmcc writes it): zero logits and
+  // zero momentum, so the first loss is ln 8.
+  std::string bigram_state() {
+    const std::string dir = dir_ / "state";
+    static const float zeros[64] = {0};
+    const hmrt_checkpoint_tensor list[] = {
+        {"wte", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 2, progs::bigram::kWShape,
+         zeros},
+        {"wte.momentum_buffer", HMRT_KIND_STATE, HMRT_DTYPE_F32, 2,
+         progs::bigram::kWShape, zeros},
+    };
+    hmrt_checkpoint_meta m;
+    std::memset(&m, 0, sizeof(m));
+    std::strcpy(m.model, "bigram");
+    EXPECT_EQ(hmrt_checkpoint_write(dir.c_str(), &m, 2, list), HMRT_OK)
+        << hmrt_last_error();
+    return dir;
+  }
+
+  // Raw uint16 tokens: mostly t -> (3t + 1) % 8, with 10% random tokens.
+  std::string bigram_data(int64_t n = 4000, int64_t bad_at = -1) {
+    const std::string path = dir_ / "data.bin";
+    std::mt19937 rng(5);
+    std::string bytes;
+    int64_t t = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      bytes += le(i == bad_at ? 9 : t, 2);
+      t = rng() % 10 == 0 ? rng() % 8 : (3 * t + 1) % 8;
+    }
+    write_bytes(path, bytes);
+    return path;
+  }
+
+  TempDir dir_;
+};
+
+// Every line of a --metrics file, parsed; checks the keys and step numbers.
+std::vector<hmrt::json::Value> read_metrics(const std::string& path,
+                                            int64_t first_step,
+                                            const char* rate_key) {
+  std::vector<hmrt::json::Value> lines;
+  std::istringstream in(read_bytes(path));
+  std::string line;
+  int64_t step = first_step;
+  while (std::getline(in, line)) {
+    hmrt::json::Value v;
+    std::string err;
+    EXPECT_TRUE(hmrt::json::parse(line, &v, &err)) << line << ": " << err;
+    EXPECT_EQ(v.kind, hmrt::json::Value::kObject) << line;
+    for (const char* key :
+         {"step", "loss", "lr", "grad_norm", rate_key, "elapsed_s"}) {
+      const auto* f = v.get(key);
+      EXPECT_TRUE(f != nullptr && f->kind == hmrt::json::Value::kNumber)
+          << key << " in " << line;
+    }
+    EXPECT_EQ(v.object.size(), 6u) << line;
+    EXPECT_EQ(v.get("step")->i, step++) << line;
+    lines.push_back(v);
+  }
+  return lines;
+}
+
+double num(const hmrt::json::Value& v, const char* key) {
+  const auto* f = v.get(key);
+  return f ? f->number : NAN;
+}
+
+TEST_F(Driver, HelpDocumentsEveryFlag) {
+  Result r = run_train(progs::bigram::program(), {"--help"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.err, "");
+  for (const char* flag :
+       {"--state DIR", "--data FILE", "--data-dtype u16|u32", "--steps N",
+        "--seed S", "--log-every K", "--save DIR", "--save-every K",
+        "--resume DIR", "--threads T", "--metrics FILE",
+        "--feed NAME=FILE.npy", "--eval", "--dump-outputs DIR", "--quiet",
+        "--help"})
+    EXPECT_TRUE(contains(r.out, flag)) << flag;
+  EXPECT_TRUE(contains(r.out, "model 'bigram', vocabulary 8")) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("idx +int64\\[4, 16\\] +from --data \\(tokens\\)")))
+      << r.out;
+  r = run_train(progs::linreg::program(), {"-h"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("x +float32\\[8, 2\\] +--feed NAME=FILE.npy")))
+      << r.out;
+}
+
+TEST_F(Driver, TokenModelLossFalls) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const std::string metrics = dir_ / "m.jsonl";
+  Result r = run_train(progs::bigram::program(),
+                       {"--state", state, "--data", data, "--steps", "60",
+                        "--log-every", "20", "--metrics", metrics,
+                        "--threads", "2"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Plain lines (stdout is not a terminal here), one per 20 steps.
+  const std::regex line(
+      "step (20|40|60)/60 \\| loss [0-9]\\.[0-9]{6,} \\| lr [0-9]\\.[0-9]{3}e-0[0-9] "
+      "\\| grad norm [0-9]+\\.[0-9]{4} \\| [0-9]+ tok/s\n");
+  EXPECT_EQ(std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), line),
+                          std::sregex_iterator()),
+            3)
+      << r.out;
+  EXPECT_FALSE(contains(r.out, "\r")) << r.out;
+  EXPECT_TRUE(contains(r.out, "batch 4 x 16 tokens")) << r.out;
+  EXPECT_TRUE(contains(r.out, "done: 60 steps")) << r.out;
+
+  const auto m = read_metrics(metrics, 1, "tokens_per_s");
+  ASSERT_EQ(m.size(), 60u);
+  EXPECT_NEAR(num(m[0], "loss"), std::log(8.0), 1e-5);
+  double first = 0, last = 0;
+  for (int i = 0; i < 10; ++i) {
+    first += num(m[i], "loss") / 10;
+    last += num(m[50 + i], "loss") / 10;
+  }
+  EXPECT_LT(last, first - 0.5) << first << " -> " << last;
+  EXPECT_LT(num(m[59], "loss"), 1.3);
+  for (size_t i = 0; i < m.size(); ++i) {
+    EXPECT_EQ(static_cast<float>(num(m[i], "lr")),
+              hmrt_lr_at(&progs::bigram::program()->hyper, i + 1, 60));
+    EXPECT_GT(num(m[i], "tokens_per_s"), 0);
+    EXPECT_GE(num(m[i], "elapsed_s"), 0);
+  }
+  EXPECT_EQ(num(m[4], "lr"), 1.0);  // the end of the 5-step warm-up
+
+  r = run_train(progs::bigram::program(),
+                {"--state", state, "--data", data, "--steps", "3", "--quiet"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Driver, SaveAndResumeReproduceTheUninterruptedRun) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const hmrt_program* p = progs::bigram::program();
+  const std::string full = dir_ / "full.jsonl", full_ck = dir_ / "full_ck";
+  Result r = run_train(p, {"--state", state, "--data", data, "--steps", "40",
+                           "--seed", "7", "--metrics", full, "--save", full_ck});
+  ASSERT_EQ(r.rc, 0) << r.err;
+
+  // The same run stops at step 26 (as if it crashed) after saving every 10.
+  const std::string ck = dir_ / "ck";
+  progs::g_fail_at_step = 26;
+  r = run_train(p, {"--state", state, "--data", data, "--steps", "40", "--seed",
+                    "7", "--save", ck, "--save-every", "10"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "train: error: step 26 failed: HMRT_INTERNAL"))
+      << r.err;
+  EXPECT_TRUE(contains(r.out, "saved checkpoint " + ck + " (step 20)")) << r.out;
+  hmrt_checkpoint_meta meta;
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_meta(ck.c_str(), &meta));
+  EXPECT_EQ(meta.step, 20);
+  EXPECT_EQ(meta.data_position, 20);
+  EXPECT_EQ(meta.seed, 7u);
+  EXPECT_STREQ(meta.model, "bigram");
+  progs::g_fail_at_step = 0;
+
+  // Resuming (no --seed: it comes from the checkpoint) gives the same
+  // losses, learning rates and gradient norms, bit for bit.
+  const std::string part = dir_ / "part.jsonl";
+  r = run_train(p, {"--resume", ck, "--data", data, "--steps", "40",
+                    "--metrics", part, "--save", ck});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "resumed from " + ck + " at step 20")) << r.out;
+  const auto a = read_metrics(full, 1, "tokens_per_s");
+  const auto b = read_metrics(part, 21, "tokens_per_s");
+  ASSERT_EQ(a.size(), 40u);
+  ASSERT_EQ(b.size(), 20u);
+  for (size_t i = 0; i < b.size(); ++i)
+    for (const char* key : {"loss", "lr", "grad_norm"})
+      EXPECT_EQ(num(b[i], key), num(a[20 + i], key)) << key << " step " << 21 + i;
+  // And the final parameters and states.
+  for (const char* name : {"wte", "wte.momentum_buffer"}) {
+    hmrt_npy x, y;
+    HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(full_ck.c_str(), name, &x));
+    HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ck.c_str(), name, &y));
+    ASSERT_EQ(x.bytes, y.bytes);
+    EXPECT_EQ(std::memcmp(x.data, y.data, x.bytes), 0) << name;
+    hmrt_npy_free(&x);
+    hmrt_npy_free(&y);
+  }
+
+  // A different --seed on resume is refused; a finished run has nothing to do.
+  r = run_train(p, {"--resume", ck, "--data", data, "--steps", "50", "--seed",
+                    "8"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "--seed 8 differs from the seed 7 of the "
+                              "checkpoint"))
+      << r.err;
+  r = run_train(p, {"--resume", ck, "--data", data, "--steps", "40"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "nothing to do")) << r.out;
+}
+
+TEST_F(Driver, FeedTrainsAndEvalDumpsOutputs) {
+  // y = 2 x0 - 3 x1 + 0.5
+  std::vector<float> x(16), y(8);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int i = 0; i < 8; ++i) {
+    x[2 * i] = d(rng);
+    x[2 * i + 1] = d(rng);
+    y[i] = 2 * x[2 * i] - 3 * x[2 * i + 1] + 0.5f;
+  }
+  const std::string xf = dir_ / "x.npy", yf = dir_ / "y.npy";
+  const int64_t xs[] = {8, 2}, ys[] = {8};
+  HMRT_ASSERT_OK(hmrt_npy_write(xf.c_str(), HMRT_DTYPE_F32, 2, xs, x.data()));
+  HMRT_ASSERT_OK(hmrt_npy_write(yf.c_str(), HMRT_DTYPE_F32, 1, ys, y.data()));
+  const std::string state = dir_ / "state";
+  const float zeros[2] = {0, 0};
+  const hmrt_checkpoint_tensor list[] = {
+      {"w", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 1, progs::linreg::kWShape, zeros},
+      {"b", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 0, nullptr, zeros},
+  };
+  hmrt_checkpoint_meta m;
+  std::memset(&m, 0, sizeof(m));
+  std::strcpy(m.model, "linreg");
+  HMRT_ASSERT_OK(hmrt_checkpoint_write(state.c_str(), &m, 2, list));
+
+  const hmrt_program* p = progs::linreg::program();
+  const std::string ck = dir_ / "ck", metrics = dir_ / "m.jsonl";
+  Result r = run_train(p, {"--state", state, "--feed", "x=" + xf, "--feed",
+                           "y=" + yf, "--steps", "300", "--log-every", "100",
+                           "--save", ck, "--metrics", metrics});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "step 300/300 | loss ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " examples/s\n")) << r.out;
+  const auto lines = read_metrics(metrics, 1, "examples_per_s");
+  ASSERT_EQ(lines.size(), 300u);
+  EXPECT_LT(num(lines[299], "loss"), 1e-3 * num(lines[0], "loss"));
+
+  // --eval on the checkpoint prints and dumps the outputs.
+  const std::string out = dir_ / "out";
+  r = run_train(p, {"--eval", "--resume", ck, "--feed", "x=" + xf, "--feed",
+                    "y=" + yf, "--dump-outputs", out});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "output loss float32[] = [")) << r.out;
+  EXPECT_TRUE(contains(r.out, "output pred float32[8] = [")) << r.out;
+  hmrt_npy w, b, pred, loss;
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ck.c_str(), "w", &w));
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ck.c_str(), "b", &b));
+  HMRT_ASSERT_OK(hmrt_npy_read((out + "/pred.npy").c_str(), &pred));
+  HMRT_ASSERT_OK(hmrt_npy_read((out + "/loss.npy").c_str(), &loss));
+  ASSERT_EQ(pred.rank, 1);
+  ASSERT_EQ(pred.shape[0], 8);
+  EXPECT_EQ(loss.rank, 0);
+  const float* wv = static_cast<float*>(w.data);
+  const float bv = *static_cast<float*>(b.data);
+  EXPECT_NEAR(wv[0], 2.0f, 1e-2);
+  EXPECT_NEAR(wv[1], -3.0f, 1e-2);
+  EXPECT_NEAR(bv, 0.5f, 1e-2);
+  std::string printed = "output pred float32[8] = [";
+  for (int i = 0; i < 8; ++i) {
+    const float want = bv + x[2 * i] * wv[0] + x[2 * i + 1] * wv[1];
+    EXPECT_EQ(static_cast<float*>(pred.data)[i], want) << i;
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%s%.9g", i ? ", " : "", double(want));
+    printed += buf;
+  }
+  EXPECT_TRUE(contains(r.out, printed + "]\n")) << r.out << "\n" << printed;
+  for (hmrt_npy* a : {&w, &b, &pred, &loss}) hmrt_npy_free(a);
+}
+
+TEST_F(Driver, EvalDrawsTokenInputsFromData) {
+  const std::string state = bigram_state(), data = bigram_data();
+  Result r = run_train(progs::bigram::program(),
+                       {"--eval", "--state", state, "--data", data});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "output loss float32[] = [2.07944155]\n");  // ln 8
+}
+
+TEST_F(Driver, ErrorsAreOneClearLine) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const std::string short_data = dir_ / "short.bin";
+  write_bytes(short_data, std::string(2 * 16, '\0'));  // 16 tokens < T + 1
+  const std::string bad_vocab = dir_ / "bad_vocab.bin";
+  {
+    // Every window of a 17-token file is [0, 17): token 9 at position 5.
+    std::string bytes;
+    for (int i = 0; i < 17; ++i) bytes += le(i == 5 ? 9 : 1, 2);
+    write_bytes(bad_vocab, bytes);
+  }
+  const std::string wrong_state = dir_ / "wrong_state";
+  {
+    static const float zeros[64] = {0};
+    const int64_t shape[] = {8, 4};
+    const hmrt_checkpoint_tensor list[] = {
+        {"wte", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 2, shape, zeros},
+        {"wte.momentum_buffer", HMRT_KIND_STATE, HMRT_DTYPE_F32, 2,
+         progs::bigram::kWShape, zeros},
+    };
+    hmrt_checkpoint_meta m;
+    std::memset(&m, 0, sizeof(m));
+    HMRT_ASSERT_OK(hmrt_checkpoint_write(wrong_state.c_str(), &m, 2, list));
+  }
+  const std::string xf = dir_ / "x.npy";
+  const std::string x64 = dir_ / "x64.npy";
+  {
+    const int64_t shape[] = {3, 2};
+    const double v[6] = {0};
+    HMRT_ASSERT_OK(hmrt_npy_write(xf.c_str(), HMRT_DTYPE_F32, 2, shape, v));
+    const int64_t good[] = {8, 2};
+    const double w[16] = {0};
+    HMRT_ASSERT_OK(hmrt_npy_write(x64.c_str(), HMRT_DTYPE_F64, 2, good, w));
+  }
+
+  const std::vector<std::string> ok = {"--state", state, "--data", data};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = ok;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  struct Case {
+    const hmrt_program* program;
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const hmrt_program* bigram = progs::bigram::program();
+  const hmrt_program* linreg = progs::linreg::program();
+  const Case cases[] = {
+      {bigram, with({"--steps", "5", "--bogus"}), "unknown flag '--bogus'"},
+      {bigram, with({"--steps"}), "--steps needs a value"},
+      {bigram, with({"--steps", "abc"}), "--steps: expected an integer >= 1, got 'abc'"},
+      {bigram, with({"--steps", "0"}), "--steps: expected an integer >= 1, got '0'"},
+      {bigram, with({"--steps", "5", "--steps", "6"}), "--steps is given twice"},
+      {bigram, with({}), "--steps is required (or --eval)"},
+      {bigram, with({"--steps", "5", "extra"}), "unexpected argument 'extra'"},
+      {bigram, with({"--steps", "5", "--eval"}), "--steps cannot be used with --eval"},
+      {bigram, with({"--steps", "5", "--save-every", "2"}), "--save-every needs --save"},
+      {bigram, with({"--steps", "5", "--dump-outputs", "d"}), "--dump-outputs needs --eval"},
+      {bigram, with({"--steps", "5", "--data-dtype", "u8"}),
+       "--data-dtype: expected u16 or u32, got 'u8'"},
+      {bigram, with({"--steps", "5", "--seed", "-1"}), "--seed: expected an integer"},
+      {bigram, with({"--steps", "5", "--threads", "0"}), "--threads: expected an integer >= 1"},
+      {bigram, with({"--steps", "5", "--quiet=1"}), "--quiet takes no value"},
+      {bigram, with({"--steps", "5", "--feed", "idx"}), "--feed: expected NAME=FILE.npy, got 'idx'"},
+      {bigram, {"--state", state, "--steps", "5"},
+       "--data is required: input 'targets' is fed from token data"},
+      {bigram, {"--state", state, "--steps", "5", "--data", dir_ / "none.bin"},
+       "--data " + (dir_ / "none.bin") + ": cannot open the token data"},
+      {bigram, {"--state", state, "--steps", "5", "--data", short_data},
+       "--data " + short_data + ": the file has 16 tokens, fewer than one batch "
+       "row needs (sequence length 16 + 1)"},
+      {bigram, {"--state", state, "--steps", "5", "--data", bad_vocab},
+       "--data " + bad_vocab + ": token at position 5 is 9, not below the "
+       "vocabulary size 8"},
+      {bigram, {"--state", dir_ / "nostate", "--data", data, "--steps", "5"},
+       "--state " + (dir_ / "nostate") + ": no such checkpoint directory"},
+      {bigram, {"--state", wrong_state, "--data", data, "--steps", "5"},
+       "parameter 'wte' is float32[8, 4] in the checkpoint but float32[8, 8] "
+       "in the program"},
+      {bigram, {"--resume", dir_ / "nock", "--data", data, "--steps", "5"},
+       "--resume " + (dir_ / "nock") + ": "},
+      {bigram, with({"--steps", "5", "--feed", "nope=" + xf}),
+       "--feed nope=" + xf + ": the program has no input 'nope' (its inputs: "
+       "idx, targets)"},
+      {linreg, {"--steps", "5", "--feed", "x=" + xf},
+       "--feed x=" + xf + ": the file holds float32[3, 2] but input 'x' is "
+       "float32[8, 2]"},
+      {linreg, {"--steps", "5", "--feed", "x=" + x64},
+       "the file holds float64[8, 2] but input 'x' is float32[8, 2]"},
+      {linreg, {"--steps", "5", "--feed", "x=" + dir_ / "missing.npy"},
+       "--feed x: " + (dir_ / "missing.npy") + ": cannot open"},
+      {linreg, {"--steps", "5"},
+       "input 'x' (float32[8, 2]) has no data: pass --feed x=FILE.npy"},
+      {bigram, with({"--steps", "5", "--metrics", dir_ / "no/dir/m.jsonl"}),
+       "--metrics " + (dir_ / "no/dir/m.jsonl") + ": cannot create"},
+      {bigram, with({"--steps", "5", "--save", data}),
+       "--save " + data + ": refusing to replace it with a checkpoint: it "
+       "exists and is not a directory"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    Result r = run_train(c.program, c.args);
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.err.rfind("train: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, c.message)) << r.err;
+  }
+  EXPECT_EQ(read_bytes(data).size(), 8000u);  // --save did not touch the file
+}
+
+TEST_F(Driver, NonFiniteLossStops) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const std::string metrics = dir_ / "m.jsonl";
+  progs::g_nan_at_step = 3;
+  Result r = run_train(progs::bigram::program(),
+                       {"--state", state, "--data", data, "--steps", "10",
+                        "--metrics", metrics});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "train: error: step 3: the loss is nan; stopping"))
+      << r.err;
+  EXPECT_EQ(read_metrics(metrics, 1, "tokens_per_s").size(), 2u);
+}
+
+TEST_F(Driver, ProgramChecks) {
+  hmrt_program p = *progs::bigram::program();
+  p.abi_version = 99;
+  Result r = run_train(&p, {"--steps", "1"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "the program was generated for driver ABI "
+                              "version 99, this driver implements version 1"))
+      << r.err;
+  r = run_train(nullptr, {"--steps", "1"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "hmcc_program() returned NULL")) << r.err;
+
+  p = *progs::bigram::program();
+  hmrt_tensor_desc params[1] = {progs::bigram::kParams[0]};
+  params[0].bytes = 100;
+  p.params = params;
+  r = run_train(&p, {"--steps", "1"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "the program's parameter 'wte' is float32[8, 8] "
+                              "(256 bytes) but its descriptor says 100 bytes"))
+      << r.err;
+  params[0] = progs::bigram::kParams[0];
+  params[0].offset = 1900;
+  r = run_train(&p, {"--steps", "1"});
+  EXPECT_TRUE(contains(r.err, "lies outside its arena of 1920 bytes")) << r.err;
+
+  p = *progs::bigram::program();
+  p.hyper.optimizer = HMRT_OPT_NONE;
+  r = run_train(&p, {"--steps", "1", "--state", bigram_state(), "--data",
+                     bigram_data()});
+  EXPECT_TRUE(contains(r.err, "the program is forward-only")) << r.err;
+}
+
+TEST(DriverLr, Schedules) {
+  hmrt_hyperparams h;
+  std::memset(&h, 0, sizeof(h));
+  h.lr = 1e-3f;
+  h.min_lr = 1e-4f;
+  h.lr_schedule = HMRT_LR_CONSTANT;
+  h.warmup_steps = 10;
+  EXPECT_EQ(hmrt_lr_at(&h, 1, 100), 1e-3f);
+  EXPECT_EQ(hmrt_lr_at(&h, 1000, 100), 1e-3f);
+
+  h.lr_schedule = HMRT_LR_COSINE;
+  h.decay_steps = 0;  // = the run's steps
+  EXPECT_EQ(hmrt_lr_at(&h, 1, 110), static_cast<float>(1e-3f * 0.1));
+  EXPECT_EQ(hmrt_lr_at(&h, 5, 110), static_cast<float>(double(1e-3f) * 0.5));
+  EXPECT_EQ(hmrt_lr_at(&h, 10, 110), 1e-3f);
+  // Halfway through the decay: the mean of lr and min_lr.
+  EXPECT_NEAR(hmrt_lr_at(&h, 60, 110), (1e-3 + 1e-4) / 2, 1e-9);
+  EXPECT_NEAR(hmrt_lr_at(&h, 110, 110), 1e-4, 1e-10);
+  EXPECT_EQ(hmrt_lr_at(&h, 111, 110), 1e-4f);
+  for (int64_t s = 11; s < 110; ++s)  // monotone decay
+    EXPECT_LE(hmrt_lr_at(&h, s + 1, 110), hmrt_lr_at(&h, s, 110));
+  h.decay_steps = 20;  // explicit: independent of the run's length
+  EXPECT_EQ(hmrt_lr_at(&h, 15, 110), hmrt_lr_at(&h, 15, 20));
+  EXPECT_EQ(hmrt_lr_at(&h, 21, 110), 1e-4f);
+  h.warmup_steps = 0;
+  EXPECT_EQ(hmrt_lr_at(&h, 0, 20), 1e-3f);
+  EXPECT_TRUE(std::isnan(hmrt_lr_at(nullptr, 1, 1)));
+  h.lr_schedule = 7;
+  EXPECT_TRUE(std::isnan(hmrt_lr_at(&h, 1, 1)));
+}
+
+}  // namespace

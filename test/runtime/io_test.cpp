@@ -1,0 +1,835 @@
+// File I/O (hmrt/io.h): .npy, token data and the batch rule, checkpoints;
+// and the internal JSON reader they use.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hmrt/io.h"
+#include "io/json.h"
+#include "io_test_util.h"
+#include "test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using hmrt_test::contains;
+using hmrt_test::le;
+using hmrt_test::read_bytes;
+using hmrt_test::TempDir;
+using hmrt_test::write_bytes;
+
+std::string last_error() { return hmrt_last_error(); }
+
+// ---- JSON ---------------------------------------------------------------------
+
+TEST(IoJson, ParsesValues) {
+  hmrt::json::Value v;
+  std::string err;
+  ASSERT_TRUE(hmrt::json::parse(
+      " {\"a\": [1, -2, 3.5, 1e3, 18446744073709551615], \"s\": "
+      "\"x\\\"\\\\\\n\\u00e9\\ud83d\\ude00\", \"t\": true, \"f\": false, "
+      "\"n\": null, \"o\": {}} ",
+      &v, &err))
+      << err;
+  ASSERT_EQ(v.kind, hmrt::json::Value::kObject);
+  const auto* a = v.get("a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->array.size(), 5u);
+  EXPECT_TRUE(a->array[0].is_int);
+  EXPECT_EQ(a->array[0].i, 1);
+  EXPECT_EQ(a->array[1].i, -2);
+  EXPECT_FALSE(a->array[1].is_uint);
+  EXPECT_FALSE(a->array[2].is_int);
+  EXPECT_EQ(a->array[2].number, 3.5);
+  EXPECT_FALSE(a->array[3].is_int);  // 1e3 is written as a float
+  EXPECT_EQ(a->array[3].number, 1000.0);
+  EXPECT_FALSE(a->array[4].is_int);
+  EXPECT_TRUE(a->array[4].is_uint);
+  EXPECT_EQ(a->array[4].u, UINT64_MAX);
+  EXPECT_EQ(v.get("s")->str, "x\"\\\n\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_TRUE(v.get("t")->boolean);
+  EXPECT_FALSE(v.get("f")->boolean);
+  EXPECT_EQ(v.get("n")->kind, hmrt::json::Value::kNull);
+  EXPECT_EQ(v.get("missing"), nullptr);
+}
+
+TEST(IoJson, ErrorsHaveLineAndColumn) {
+  const char* bad[] = {"", "{", "{\"a\" 1}", "[1,]", "[1 2]", "01", "\"abc",
+                       "tru", "{\"a\": 1} x", "\"\\x\"", "\"\\ud800\"", "-"};
+  for (const char* text : bad) {
+    hmrt::json::Value v;
+    std::string err;
+    EXPECT_FALSE(hmrt::json::parse(text, &v, &err)) << text;
+    EXPECT_TRUE(contains(err, "line 1, column")) << text << ": " << err;
+  }
+  hmrt::json::Value v;
+  std::string err;
+  EXPECT_FALSE(hmrt::json::parse("{\n  \"a\": 1,\n  \"b\": ?\n}", &v, &err));
+  EXPECT_TRUE(contains(err, "line 3, column 8")) << err;
+}
+
+TEST(IoJson, QuoteRoundTrips) {
+  const std::string s = std::string("a\"b\\c\n\t\x01 z", 11);
+  hmrt::json::Value v;
+  std::string err;
+  ASSERT_TRUE(hmrt::json::parse(hmrt::json::quote(s), &v, &err)) << err;
+  EXPECT_EQ(v.str, s);
+  EXPECT_EQ(hmrt::json::number_f32(NAN), "null");
+  EXPECT_EQ(hmrt::json::number_f32(0.1f), "0.100000001");
+}
+
+// ---- dtypes and CRC ---------------------------------------------------------------
+
+TEST(IoDtype, SizesAndNames) {
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_F32), 4u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_F64), 8u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_I64), 8u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_I32), 4u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_U8), 1u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_I8), 1u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_BOOL), 1u);
+  EXPECT_EQ(hmrt_dtype_size(0), 0u);
+  EXPECT_EQ(hmrt_dtype_size(10), 0u);  // float16: not supported
+  for (int32_t d : {1, 2, 3, 6, 7, 9, 11})
+    EXPECT_EQ(hmrt_dtype_from_name(hmrt_dtype_name(d)), d);
+  EXPECT_STREQ(hmrt_dtype_name(42), "unknown");
+  EXPECT_EQ(hmrt_dtype_from_name("float16"), 0);
+  EXPECT_EQ(hmrt_dtype_from_name(nullptr), 0);
+}
+
+TEST(IoCrc32, MatchesZlib) {
+  EXPECT_EQ(hmrt_crc32(0, "123456789", 9), 0xCBF43926u);
+  EXPECT_EQ(hmrt_crc32(0, nullptr, 0), 0u);
+  std::string data;
+  for (int r = 0; r < 3; ++r)
+    for (int i = 0; i < 256; ++i) data.push_back(static_cast<char>(i));
+  // Python: zlib.crc32(bytes(range(256)) * 3)
+  EXPECT_EQ(hmrt_crc32(0, data.data(), data.size()), 2965430058u);
+  // Piecewise at every split equals the whole.
+  for (size_t split : {size_t{1}, size_t{7}, size_t{8}, size_t{100}, size_t{767}})
+    EXPECT_EQ(hmrt_crc32(hmrt_crc32(0, data.data(), split), data.data() + split,
+                         data.size() - split),
+              2965430058u);
+}
+
+// ---- .npy ------------------------------------------------------------------------
+
+// The header numpy.save writes for the dict literal `dict` (format 1.0,
+// padded with spaces so the data starts at a multiple of 64 bytes).
+std::string numpy_header(const std::string& dict) {
+  std::string h = "\x93NUMPY";
+  h.push_back('\x01');
+  h.push_back('\x00');
+  size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
+  size_t len = total - 10;
+  h += le(len, 2);
+  h += dict;
+  h.append(len - dict.size() - 1, ' ');
+  h += "\n";
+  return h;
+}
+
+TEST(IoNpy, RoundTripEveryDtypeAndShape) {
+  TempDir dir;
+  const int32_t dtypes[] = {HMRT_DTYPE_F32, HMRT_DTYPE_F64, HMRT_DTYPE_I64,
+                            HMRT_DTYPE_I32, HMRT_DTYPE_U8,  HMRT_DTYPE_I8,
+                            HMRT_DTYPE_BOOL};
+  const std::vector<std::vector<int64_t>> shapes = {
+      {}, {0}, {5}, {2, 3, 4}, {1, 1, 1, 1, 2}, {3, 0, 2}};
+  for (int32_t dtype : dtypes) {
+    for (const auto& shape : shapes) {
+      SCOPED_TRACE(std::string(hmrt_dtype_name(dtype)) + " rank " +
+                   std::to_string(shape.size()));
+      int64_t count = 1;
+      for (int64_t d : shape) count *= d;
+      std::vector<unsigned char> data(count * hmrt_dtype_size(dtype));
+      for (size_t i = 0; i < data.size(); ++i)
+        data[i] = dtype == HMRT_DTYPE_BOOL ? (i % 3 == 0) : (i * 37 + 11) & 0xff;
+      const std::string path = dir / "a.npy";
+      HMRT_ASSERT_OK(hmrt_npy_write(path.c_str(), dtype,
+                                    static_cast<int32_t>(shape.size()),
+                                    shape.data(), data.data()));
+      const std::string bytes = read_bytes(path);
+      ASSERT_GE(bytes.size(), 64u);
+      EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+      EXPECT_EQ((bytes.size() - data.size()) % 64, 0u);  // data 64-aligned
+      hmrt_npy npy;
+      HMRT_ASSERT_OK(hmrt_npy_read(path.c_str(), &npy));
+      EXPECT_EQ(npy.dtype, dtype);
+      ASSERT_EQ(npy.rank, static_cast<int32_t>(shape.size()));
+      for (size_t i = 0; i < shape.size(); ++i) EXPECT_EQ(npy.shape[i], shape[i]);
+      EXPECT_EQ(npy.count, count);
+      ASSERT_EQ(npy.bytes, data.size());
+      if (!data.empty()) {
+        ASSERT_NE(npy.data, nullptr);
+        EXPECT_EQ(std::memcmp(npy.data, data.data(), data.size()), 0);
+      }
+      hmrt_npy_free(&npy);
+      EXPECT_EQ(npy.data, nullptr);
+    }
+  }
+  hmrt_npy_free(nullptr);
+}
+
+TEST(IoNpy, WritesTheHeaderNumpyWrites) {
+  TempDir dir;
+  const int64_t shape[] = {2, 3};
+  const float data[6] = {0};
+  HMRT_ASSERT_OK(
+      hmrt_npy_write((dir / "a.npy").c_str(), HMRT_DTYPE_F32, 2, shape, data));
+  const std::string want =
+      numpy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
+  EXPECT_EQ(read_bytes(dir / "a.npy").substr(0, want.size()), want);
+  const int64_t one[] = {5};
+  EXPECT_EQ(
+      hmrt_npy_write((dir / "b.npy").c_str(), HMRT_DTYPE_I64, 1, one, nullptr),
+      HMRT_INVALID_ARGUMENT);
+  const int64_t v[5] = {1, 2, 3, 4, 5};
+  HMRT_ASSERT_OK(
+      hmrt_npy_write((dir / "b.npy").c_str(), HMRT_DTYPE_I64, 1, one, v));
+  EXPECT_TRUE(contains(read_bytes(dir / "b.npy"), "'shape': (5,), }"));
+  HMRT_ASSERT_OK(
+      hmrt_npy_write((dir / "c.npy").c_str(), HMRT_DTYPE_BOOL, 0, nullptr,
+                     "\x01"));
+  EXPECT_TRUE(contains(read_bytes(dir / "c.npy"), "'descr': '|b1'"));
+  EXPECT_TRUE(contains(read_bytes(dir / "c.npy"), "'shape': (), }"));
+}
+
+TEST(IoNpy, ReadsOtherHeaderSpellings) {
+  TempDir dir;
+  const std::string payload = le(7, 4) + le(8, 4);
+  struct Case {
+    std::string header;
+  } cases[] = {
+      // Keys in another order, double quotes, Python 2 long suffix, no
+      // trailing comma.
+      {numpy_header("{\"shape\": (2L,), \"fortran_order\": False, \"descr\": "
+                    "\"<i4\"}")},
+      {numpy_header("{'descr':'<i4','fortran_order':False,'shape':(2,)}")},
+  };
+  for (const Case& c : cases) {
+    write_bytes(dir / "a.npy", c.header + payload);
+    hmrt_npy npy;
+    HMRT_ASSERT_OK(hmrt_npy_read((dir / "a.npy").c_str(), &npy));
+    EXPECT_EQ(npy.dtype, HMRT_DTYPE_I32);
+    EXPECT_EQ(npy.rank, 1);
+    EXPECT_EQ(npy.shape[0], 2);
+    EXPECT_EQ(static_cast<int32_t*>(npy.data)[1], 8);
+    hmrt_npy_free(&npy);
+  }
+  // Format 2.0: a 4-byte header length.
+  std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
+  size_t total = (12 + dict.size() + 1 + 63) / 64 * 64;
+  std::string h = std::string("\x93NUMPY\x02\x00", 8) + le(total - 12, 4) + dict;
+  h.append(total - 12 - dict.size() - 1, ' ');
+  h += "\n";
+  write_bytes(dir / "v2.npy", h + payload);
+  hmrt_npy npy;
+  HMRT_ASSERT_OK(hmrt_npy_read((dir / "v2.npy").c_str(), &npy));
+  EXPECT_EQ(static_cast<int32_t*>(npy.data)[0], 7);
+  hmrt_npy_free(&npy);
+}
+
+// Reading `bytes` as an .npy fails with `status` and a message naming the
+// file and containing `needle`.
+void expect_npy_error(const std::string& bytes, hmrt_status status,
+                      const std::string& needle) {
+  TempDir dir;
+  const std::string path = dir / "bad.npy";
+  write_bytes(path, bytes);
+  hmrt_npy npy;
+  std::memset(&npy, 0x5a, sizeof(npy));
+  EXPECT_EQ(hmrt_npy_read(path.c_str(), &npy), status) << needle;
+  EXPECT_TRUE(contains(last_error(), path)) << last_error();
+  EXPECT_TRUE(contains(last_error(), needle)) << last_error();
+  EXPECT_EQ(npy.rank, 0x5a5a5a5a);  // untouched on failure
+}
+
+TEST(IoNpy, ErrorsNameTheFile) {
+  const std::string f4 =
+      numpy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }");
+  expect_npy_error(numpy_header("{'descr': '<f4', 'fortran_order': True, "
+                                "'shape': (2, 2), }") +
+                       std::string(16, '\0'),
+                   HMRT_UNIMPLEMENTED, "Fortran order");
+  for (const char* descr : {">f4", "<f2", "<c8", "<u4", "|O", "<U3", "|V8"}) {
+    expect_npy_error(numpy_header(std::string("{'descr': '") + descr +
+                                  "', 'fortran_order': False, 'shape': (1,), "
+                                  "}") +
+                         std::string(16, '\0'),
+                     HMRT_UNIMPLEMENTED,
+                     std::string("unsupported .npy dtype '") + descr + "'");
+  }
+  expect_npy_error(numpy_header("{'descr': [('a', '<f4')], 'fortran_order': "
+                                "False, 'shape': (1,), }"),
+                   HMRT_INVALID_ARGUMENT, "structured");
+  expect_npy_error(f4 + std::string(7, '\0'), HMRT_IO_ERROR, "truncated");
+  expect_npy_error(f4 + std::string(9, '\0'), HMRT_IO_ERROR,
+                   "1 unexpected bytes after");
+  expect_npy_error("PK\x03\x04 not numpy", HMRT_INVALID_ARGUMENT, "not a NumPy");
+  expect_npy_error(std::string("\x93NUMPY\x04\x00", 8) + le(0, 2),
+                   HMRT_UNIMPLEMENTED, "version 4.0");
+  expect_npy_error(numpy_header("{'descr': '<f4', 'shape': (2,), }"),
+                   HMRT_INVALID_ARGUMENT, "lacks");
+  expect_npy_error(numpy_header("{'descr': '|b1', 'fortran_order': False, "
+                                "'shape': (3,), }") +
+                       std::string("\x01\x02\x00", 3),
+                   HMRT_INVALID_ARGUMENT, "bool element 1 is 2");
+  expect_npy_error(std::string("\x93NUMPY\x01\x00", 8) + le(500, 2) + "{",
+                   HMRT_IO_ERROR, "truncated .npy header");
+
+  hmrt_npy npy;
+  EXPECT_EQ(hmrt_npy_read("/nonexistent/dir/x.npy", &npy), HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "/nonexistent/dir/x.npy: cannot open"))
+      << last_error();
+}
+
+TEST(IoNpy, WriteErrors) {
+  TempDir dir;
+  const int64_t shape[] = {2};
+  const float data[2] = {1, 2};
+  EXPECT_EQ(hmrt_npy_write((dir / "a.npy").c_str(), 10, 1, shape, data),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "invalid dtype 10")) << last_error();
+  std::vector<int64_t> big(HMRT_NPY_MAX_RANK + 1, 1);
+  EXPECT_EQ(hmrt_npy_write((dir / "a.npy").c_str(), HMRT_DTYPE_F32,
+                           HMRT_NPY_MAX_RANK + 1, big.data(), data),
+            HMRT_INVALID_ARGUMENT);
+  const int64_t neg[] = {-1};
+  EXPECT_EQ(hmrt_npy_write((dir / "a.npy").c_str(), HMRT_DTYPE_F32, 1, neg, data),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_npy_write((dir / "no/such/dir/a.npy").c_str(), HMRT_DTYPE_F32,
+                           1, shape, data),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "no/such/dir/a.npy: cannot create"))
+      << last_error();
+}
+
+// ---- token data ---------------------------------------------------------------------
+
+std::string raw_tokens(const std::vector<int64_t>& ids, int width) {
+  std::string s;
+  for (int64_t id : ids) s += le(static_cast<uint64_t>(id), width);
+  return s;
+}
+
+std::string llmc_tokens(const std::vector<int64_t>& ids, int32_t magic,
+                        int32_t version, int width, int64_t count = -1) {
+  std::string header = le(static_cast<uint32_t>(magic), 4) +
+                       le(static_cast<uint32_t>(version), 4) +
+                       le(count < 0 ? ids.size() : count, 4);
+  header.append(1024 - header.size(), '\0');
+  return header + raw_tokens(ids, width);
+}
+
+std::vector<int64_t> read_all(hmrt_tokens* t) {
+  std::vector<int64_t> out(hmrt_tokens_count(t));
+  EXPECT_EQ(hmrt_tokens_read(t, 0, out.size(), out.data()), HMRT_OK)
+      << last_error();
+  return out;
+}
+
+TEST(IoTokens, RawUint16AndUint32) {
+  TempDir dir;
+  const std::vector<int64_t> ids = {0, 1, 65535, 300, 7, 50256};
+  write_bytes(dir / "a.bin", raw_tokens(ids, 2));
+  hmrt_tokens* t = nullptr;
+  HMRT_ASSERT_OK(hmrt_tokens_open((dir / "a.bin").c_str(), 0, &t));
+  EXPECT_EQ(hmrt_tokens_count(t), 6);
+  EXPECT_EQ(hmrt_tokens_width(t), 2);
+  EXPECT_EQ(read_all(t), ids);
+  std::vector<int64_t> w(2);
+  HMRT_ASSERT_OK(hmrt_tokens_read(t, 2, 2, w.data()));
+  EXPECT_EQ(w, (std::vector<int64_t>{65535, 300}));
+  EXPECT_EQ(hmrt_tokens_read(t, 5, 2, w.data()), HMRT_OUT_OF_RANGE);
+  EXPECT_TRUE(contains(last_error(), "tokens [5, 5 + 2) are outside the file's 6"))
+      << last_error();
+  EXPECT_EQ(hmrt_tokens_read(t, -1, 1, w.data()), HMRT_OUT_OF_RANGE);
+  hmrt_tokens_close(t);
+
+  const std::vector<int64_t> big = {0, 100000, 4294967295LL, 128000};
+  write_bytes(dir / "b.bin", raw_tokens(big, 4));
+  HMRT_ASSERT_OK(hmrt_tokens_open((dir / "b.bin").c_str(), 4, &t));
+  EXPECT_EQ(hmrt_tokens_width(t), 4);
+  EXPECT_EQ(read_all(t), big);
+  hmrt_tokens_close(t);
+  hmrt_tokens_close(nullptr);
+  EXPECT_EQ(hmrt_tokens_count(nullptr), 0);
+
+  write_bytes(dir / "odd.bin", std::string(7, '\0'));
+  EXPECT_EQ(hmrt_tokens_open((dir / "odd.bin").c_str(), 4, &t),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "odd.bin: 7 bytes is not a whole number "
+                                     "of uint32 tokens"))
+      << last_error();
+  EXPECT_EQ(hmrt_tokens_open((dir / "a.bin").c_str(), 3, &t),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_tokens_open((dir / "missing.bin").c_str(), 0, &t),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "missing.bin: cannot open the token data"))
+      << last_error();
+}
+
+TEST(IoTokens, LlmcHeaders) {
+  TempDir dir;
+  std::vector<int64_t> ids(300);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = (i * 7919) % 50257;
+  write_bytes(dir / "gpt2.bin", llmc_tokens(ids, 20240520, 1, 2));
+  hmrt_tokens* t = nullptr;
+  HMRT_ASSERT_OK(hmrt_tokens_open((dir / "gpt2.bin").c_str(), 0, &t));
+  EXPECT_EQ(hmrt_tokens_count(t), 300);
+  EXPECT_EQ(hmrt_tokens_width(t), 2);
+  EXPECT_EQ(read_all(t), ids);
+  hmrt_tokens_close(t);
+  HMRT_ASSERT_OK(hmrt_tokens_open((dir / "gpt2.bin").c_str(), 2, &t));
+  hmrt_tokens_close(t);
+  EXPECT_EQ(hmrt_tokens_open((dir / "gpt2.bin").c_str(), 4, &t),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "the llm.c header says uint16 tokens, but "
+                                     "uint32 was requested"))
+      << last_error();
+
+  std::vector<int64_t> big(260);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = 100000 + i * 97;
+  write_bytes(dir / "llama3.bin", llmc_tokens(big, 20240801, 7, 4));
+  HMRT_ASSERT_OK(hmrt_tokens_open((dir / "llama3.bin").c_str(), 0, &t));
+  EXPECT_EQ(hmrt_tokens_width(t), 4);
+  EXPECT_EQ(read_all(t), big);
+  hmrt_tokens_close(t);
+
+  write_bytes(dir / "v2.bin", llmc_tokens(ids, 20240520, 2, 4));
+  EXPECT_EQ(hmrt_tokens_open((dir / "v2.bin").c_str(), 0, &t),
+            HMRT_UNIMPLEMENTED);
+  EXPECT_TRUE(contains(last_error(), "unsupported version 2")) << last_error();
+
+  write_bytes(dir / "short.bin", llmc_tokens(ids, 20240520, 1, 2, 301));
+  EXPECT_EQ(hmrt_tokens_open((dir / "short.bin").c_str(), 0, &t),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "promises 301 tokens")) << last_error();
+}
+
+// An independent implementation of the documented rule.
+uint64_t sm64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+TEST(IoBatch, SplitmixAndTheRule) {
+  EXPECT_EQ(hmrt_splitmix64(0), 0xE220A8397B1DCDAFull);
+  EXPECT_EQ(hmrt_splitmix64(1), 0x910A2DEC89025CC1ull);
+  // Values computed from the README's formula in Python.
+  EXPECT_EQ(hmrt_batch_start(1, 1, 4, 0, 1000, 16), 527);
+  EXPECT_EQ(hmrt_batch_start(1, 1, 4, 3, 1000, 16), 399);
+  EXPECT_EQ(hmrt_batch_start(1, 2, 4, 1, 1000, 16), 221);
+  for (uint64_t seed : {0ull, 1ull, 12345ull, ~0ull})
+    for (int64_t step = 1; step < 50; ++step)
+      for (int64_t b = 0; b < 3; ++b)
+        EXPECT_EQ(hmrt_batch_start(seed, step, 3, b, 777, 10),
+                  int64_t(sm64(seed ^ sm64(uint64_t(step * 3 + b))) % 767));
+  // Invalid arguments.
+  EXPECT_EQ(hmrt_batch_start(1, 0, 4, 0, 1000, 16), -1);
+  EXPECT_EQ(hmrt_batch_start(1, 1, 4, 4, 1000, 16), -1);
+  EXPECT_EQ(hmrt_batch_start(1, 1, 4, 0, 16, 16), -1);
+  EXPECT_EQ(hmrt_batch_start(1, 1, 4, 0, 17, 16), 0);  // exactly one window
+}
+
+class IoBatchFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // data[i] = i % 60000, so a token's value tells its position.
+    std::vector<int64_t> ids(5000);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = i % 60000;
+    write_bytes(dir_ / "data.bin", raw_tokens(ids, 2));
+    HMRT_ASSERT_OK(hmrt_tokens_open((dir_ / "data.bin").c_str(), 0, &t_));
+  }
+  void TearDown() override { hmrt_tokens_close(t_); }
+  TempDir dir_;
+  hmrt_tokens* t_ = nullptr;
+};
+
+TEST_F(IoBatchFile, TokensAndTargetsFollowTheRule) {
+  const int64_t B = 3, T = 32;
+  std::vector<int64_t> tok(B * T), tgt(B * T);
+  for (int64_t step = 1; step <= 20; ++step) {
+    HMRT_ASSERT_OK(hmrt_tokens_batch(t_, 42, step, B, T, 0, tok.data(), tgt.data()));
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t start = hmrt_batch_start(42, step, B, b, 5000, T);
+      ASSERT_GE(start, 0);
+      ASSERT_LT(start, 5000 - T);
+      for (int64_t i = 0; i < T; ++i) {
+        EXPECT_EQ(tok[b * T + i], start + i);
+        EXPECT_EQ(tgt[b * T + i], start + i + 1);
+      }
+    }
+  }
+  // Either output may be NULL.
+  HMRT_ASSERT_OK(hmrt_tokens_batch(t_, 42, 1, B, T, 0, nullptr, tgt.data()));
+}
+
+TEST_F(IoBatchFile, DeterministicAndSeeded) {
+  const int64_t B = 4, T = 8;
+  auto draw = [&](uint64_t seed, int64_t step) {
+    std::vector<int64_t> tok(B * T);
+    EXPECT_EQ(hmrt_tokens_batch(t_, seed, step, B, T, 0, tok.data(), nullptr),
+              HMRT_OK);
+    return tok;
+  };
+  EXPECT_EQ(draw(1, 5), draw(1, 5));
+  EXPECT_NE(draw(1, 5), draw(2, 5));
+  EXPECT_NE(draw(1, 5), draw(1, 6));
+  // Starts cover the file roughly uniformly and never leave it.
+  std::set<int64_t> starts;
+  for (int64_t step = 1; step <= 500; ++step)
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t s = hmrt_batch_start(7, step, B, b, 5000, T);
+      ASSERT_GE(s, 0);
+      ASSERT_LE(s + T + 1, 5000);
+      starts.insert(s / 500);
+    }
+  EXPECT_EQ(starts.size(), 10u);  // every tenth of the file was drawn
+}
+
+TEST_F(IoBatchFile, TooShortAndVocabErrors) {
+  std::vector<int64_t> tok(5000), tgt(5000);
+  EXPECT_EQ(hmrt_tokens_batch(t_, 1, 1, 1, 5000, 0, tok.data(), tgt.data()),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "data.bin: the file has 5000 tokens, fewer "
+                                     "than one batch row needs"))
+      << last_error();
+  HMRT_ASSERT_OK(hmrt_tokens_batch(t_, 1, 1, 1, 4999, 0, tok.data(), tgt.data()));
+  EXPECT_EQ(tok[0], 0);  // the only window starts at 0
+
+  // With a vocabulary of 4000 ids, the window [0, 5000) holds 4000 first.
+  EXPECT_EQ(hmrt_tokens_batch(t_, 1, 1, 1, 4999, 4000, tok.data(), tgt.data()),
+            HMRT_OUT_OF_RANGE);
+  EXPECT_TRUE(contains(last_error(), "data.bin: token at position 4000 is 4000, "
+                                     "not below the vocabulary size 4000"))
+      << last_error();
+  EXPECT_EQ(hmrt_tokens_batch(t_, 1, 0, 1, 8, 0, tok.data(), tgt.data()),
+            HMRT_INVALID_ARGUMENT);
+}
+
+// ---- checkpoints ---------------------------------------------------------------------
+
+// A program with two parameters and one state (descriptors only; the
+// checkpoint code never calls step or forward).
+struct FakeProgram {
+  int64_t w_shape[2] = {3, 5};
+  int64_t s_shape[1] = {7};
+  hmrt_tensor_desc params[2];
+  hmrt_tensor_desc states[1];
+  hmrt_program program;
+  FakeProgram() {
+    params[0] = {"layer.w", HMRT_DTYPE_F32, 2, w_shape, 0, 60, 0};
+    params[1] = {"step_count", HMRT_DTYPE_I64, 0, nullptr, 64, 8, 0};
+    states[0] = {"layer.w.m", HMRT_DTYPE_F64, 1, s_shape, 128, 56, 0};
+    std::memset(&program, 0, sizeof(program));
+    program.abi_version = HMRT_PROGRAM_ABI_VERSION;
+    program.model_name = "fake";
+    program.arena_bytes = 192;
+    program.num_params = 2;
+    program.params = params;
+    program.num_states = 1;
+    program.states = states;
+  }
+};
+
+class IoCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HMRT_ASSERT_OK(hmrt_arena_create(192, &arena_));
+    void* p = nullptr;
+    HMRT_ASSERT_OK(hmrt_arena_ptr(arena_, 0, 192, &p));
+    base_ = static_cast<uint8_t*>(p);
+    fill(1);
+  }
+  void TearDown() override { hmrt_arena_destroy(arena_); }
+  void fill(int salt) {
+    std::memset(base_, 0, 192);
+    float* w = reinterpret_cast<float*>(base_);
+    for (int i = 0; i < 15; ++i) w[i] = 0.25f * i + salt;
+    *reinterpret_cast<int64_t*>(base_ + 64) = 1000 + salt;
+    double* m = reinterpret_cast<double*>(base_ + 128);
+    for (int i = 0; i < 7; ++i) m[i] = -1.5 * i * salt;
+  }
+  hmrt_checkpoint_meta meta(int64_t step) {
+    hmrt_checkpoint_meta m;
+    std::memset(&m, 0, sizeof(m));
+    m.step = step;
+    m.data_position = step * 2;
+    m.seed = 0x8000000000000005ull;  // above 2^63: exact in the manifest
+    return m;
+  }
+  std::string ckpt() const { return dir_ / "ckpt"; }
+
+  TempDir dir_;
+  FakeProgram fake_;
+  hmrt_arena* arena_ = nullptr;
+  uint8_t* base_ = nullptr;
+};
+
+TEST_F(IoCheckpoint, SaveLoadRoundTrip) {
+  const hmrt_checkpoint_meta m = meta(12);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  std::vector<uint8_t> saved(base_, base_ + 192);
+  std::memset(base_, 0xee, 192);
+  hmrt_checkpoint_meta got;
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, &got));
+  EXPECT_EQ(std::memcmp(base_, saved.data(), 60), 0);
+  EXPECT_EQ(std::memcmp(base_ + 64, saved.data() + 64, 8), 0);
+  EXPECT_EQ(std::memcmp(base_ + 128, saved.data() + 128, 56), 0);
+  EXPECT_STREQ(got.model, "fake");
+  EXPECT_EQ(got.step, 12);
+  EXPECT_EQ(got.data_position, 24);
+  EXPECT_EQ(got.seed, 0x8000000000000005ull);
+
+  // The manifest is valid JSON with the documented fields.
+  hmrt::json::Value v;
+  std::string err;
+  ASSERT_TRUE(hmrt::json::parse(read_bytes(ckpt() + "/manifest.json"), &v, &err))
+      << err;
+  EXPECT_EQ(v.get("format")->str, "hmrt-checkpoint");
+  EXPECT_EQ(v.get("format_version")->i, 1);
+  const auto& list = v.get("tensors")->array;
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].get("name")->str, "layer.w");
+  EXPECT_EQ(list[0].get("kind")->str, "param");
+  EXPECT_EQ(list[0].get("dtype")->str, "float32");
+  EXPECT_EQ(list[0].get("shape")->array.size(), 2u);
+  EXPECT_EQ(list[1].get("shape")->array.size(), 0u);  // a scalar
+  EXPECT_EQ(list[2].get("kind")->str, "state");
+  EXPECT_EQ(list[2].get("dtype")->str, "float64");
+  for (const auto& t : list) EXPECT_EQ(t.get("offset")->i % 64, 0);
+  EXPECT_EQ(list[0].get("crc32")->u, hmrt_crc32(0, saved.data(), 60));
+  // No temporaries are left behind.
+  EXPECT_FALSE(fs::exists(ckpt() + ".tmp"));
+  EXPECT_FALSE(fs::exists(ckpt() + ".old"));
+
+  hmrt_npy t;
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ckpt().c_str(), "layer.w.m", &t));
+  EXPECT_EQ(t.dtype, HMRT_DTYPE_F64);
+  EXPECT_EQ(t.rank, 1);
+  EXPECT_EQ(t.shape[0], 7);
+  EXPECT_EQ(static_cast<double*>(t.data)[2], -3.0);
+  hmrt_npy_free(&t);
+  EXPECT_EQ(hmrt_checkpoint_read_tensor(ckpt().c_str(), "nope", &t),
+            HMRT_INVALID_ARGUMENT);
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_meta((ckpt() + "/").c_str(), &got));
+  EXPECT_EQ(got.step, 12);
+}
+
+TEST_F(IoCheckpoint, ChecksumCorruptionDetected) {
+  const hmrt_checkpoint_meta m = meta(1);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  std::string data = read_bytes(ckpt() + "/tensors.bin");
+  data[128 + 9] ^= 0x10;  // a bit of layer.w.m
+  write_bytes(ckpt() + "/tensors.bin", data);
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, nullptr),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "tensors.bin: checksum mismatch for "
+                                     "optimizer state 'layer.w.m'"))
+      << last_error();
+  EXPECT_TRUE(contains(last_error(), "corrupt")) << last_error();
+
+  write_bytes(ckpt() + "/tensors.bin", data.substr(0, 150));
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, nullptr),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "truncated: optimizer state 'layer.w.m' "
+                                     "needs bytes [128, 184)"))
+      << last_error();
+}
+
+TEST_F(IoCheckpoint, MismatchesAreNamed) {
+  const hmrt_checkpoint_meta m = meta(1);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  {
+    FakeProgram other;
+    other.w_shape[1] = 6;
+    other.params[0].bytes = 72;
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error(), "parameter 'layer.w' is float32[3, 5] in "
+                                       "the checkpoint but float32[3, 6] in the "
+                                       "program"))
+        << last_error();
+  }
+  {
+    FakeProgram other;
+    other.states[0].dtype = HMRT_DTYPE_I64;
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error(), "optimizer state 'layer.w.m' is "
+                                       "float64[7] in the checkpoint but int64[7]"))
+        << last_error();
+  }
+  {
+    FakeProgram other;
+    other.params[1].name = "renamed";
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error(), "the checkpoint has no parameter "
+                                       "'renamed', which the program needs"))
+        << last_error();
+  }
+  {
+    FakeProgram other;
+    other.program.num_states = 0;
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error(), "the checkpoint has optimizer state "
+                                       "'layer.w.m', which the program does not "
+                                       "have"))
+        << last_error();
+  }
+  {
+    FakeProgram other;
+    other.program.model_name = "gpt2";
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error(), "the checkpoint is for model 'fake', this "
+                                       "program is 'gpt2'"))
+        << last_error();
+  }
+  EXPECT_EQ(hmrt_checkpoint_load((dir_ / "none").c_str(), &fake_.program, arena_,
+                                 nullptr),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "none: no such checkpoint directory"))
+      << last_error();
+}
+
+TEST_F(IoCheckpoint, ManifestErrors) {
+  const hmrt_checkpoint_meta m = meta(1);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  const std::string manifest = read_bytes(ckpt() + "/manifest.json");
+  auto expect = [&](const std::string& text, hmrt_status status,
+                    const std::string& needle) {
+    write_bytes(ckpt() + "/manifest.json", text);
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, nullptr),
+              status)
+        << needle;
+    EXPECT_TRUE(contains(last_error(), "manifest.json")) << last_error();
+    EXPECT_TRUE(contains(last_error(), needle)) << last_error();
+  };
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string s = manifest;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  expect("{\"format\": ", HMRT_INVALID_ARGUMENT, "invalid JSON: line 1");
+  expect("[]", HMRT_INVALID_ARGUMENT, "not a JSON object");
+  expect(replaced("hmrt-checkpoint", "other"), HMRT_INVALID_ARGUMENT,
+         "not an hmrt checkpoint");
+  expect(replaced("\"format_version\": 1", "\"format_version\": 2"),
+         HMRT_UNIMPLEMENTED, "checkpoint format version 2 is not supported");
+  expect(replaced("\"step\": 1", "\"step\": -1"), HMRT_INVALID_ARGUMENT,
+         "\"step\" must be a non-negative integer");
+  expect(replaced("\"shape\": [3, 5]", "\"shape\": [3, 4]"),
+         HMRT_INVALID_ARGUMENT, "\"bytes\" is 60 but shape [3, 4] of float32 "
+                                "needs 48");
+  expect(replaced("\"dtype\": \"float32\"", "\"dtype\": \"float16\""),
+         HMRT_INVALID_ARGUMENT, "tensor 'layer.w': \"dtype\" must be one of");
+}
+
+TEST_F(IoCheckpoint, AtomicReplace) {
+  hmrt_checkpoint_meta m = meta(1);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+
+  // A save that crashed earlier left a partial "<dir>.tmp": the checkpoint
+  // itself is intact and loads, and the next save cleans the leftover up.
+  fs::create_directories(ckpt() + ".tmp");
+  write_bytes(ckpt() + ".tmp/tensors.bin", "partial");
+  hmrt_checkpoint_meta got;
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, &got));
+  EXPECT_EQ(got.step, 1);
+
+  fill(2);
+  m = meta(2);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  EXPECT_FALSE(fs::exists(ckpt() + ".tmp"));
+  EXPECT_FALSE(fs::exists(ckpt() + ".old"));
+  fill(3);
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, &got));
+  EXPECT_EQ(got.step, 2);
+  EXPECT_EQ(*reinterpret_cast<int64_t*>(base_ + 64), 1002);
+
+  // Interrupted between the two renames: "<dir>" is gone, "<dir>.old" and
+  // "<dir>.tmp" are complete.  Loading says what happened; the next save
+  // succeeds and leaves a single checkpoint.
+  fs::rename(ckpt(), ckpt() + ".old");
+  fs::copy(ckpt() + ".old", ckpt() + ".tmp");
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, &got),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "a save into it was interrupted"))
+      << last_error();
+  m = meta(3);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_meta(ckpt().c_str(), &got));
+  EXPECT_EQ(got.step, 3);
+  EXPECT_FALSE(fs::exists(ckpt() + ".tmp"));
+
+  // A directory that is not a checkpoint is never replaced or deleted.
+  const std::string other = dir_ / "precious";
+  fs::create_directories(other);
+  write_bytes(other + "/notes.txt", "keep me");
+  EXPECT_EQ(hmrt_checkpoint_save(other.c_str(), &fake_.program, arena_, &m),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "refusing to replace it")) << last_error();
+  EXPECT_EQ(read_bytes(other + "/notes.txt"), "keep me");
+  fs::create_directories(ckpt() + ".tmp");
+  write_bytes(ckpt() + ".tmp/notes.txt", "keep me");
+  EXPECT_EQ(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "refusing to delete it")) << last_error();
+  EXPECT_EQ(read_bytes(ckpt() + ".tmp/notes.txt"), "keep me");
+  // An empty directory is fine (mkdir ckpt && train --save ckpt).
+  const std::string empty = dir_ / "empty";
+  fs::create_directories(empty);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(empty.c_str(), &fake_.program, arena_, &m));
+}
+
+TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
+  // The compiler's initial state directory: step 0, written with
+  // hmrt_checkpoint_write; loads into the program like any checkpoint.
+  const float w[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const int64_t count = 99;
+  const double mom[7] = {0};
+  const hmrt_checkpoint_tensor list[] = {
+      {"layer.w", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 2, fake_.w_shape, w},
+      {"step_count", HMRT_KIND_PARAM, HMRT_DTYPE_I64, 0, nullptr, &count},
+      {"layer.w.m", HMRT_KIND_STATE, HMRT_DTYPE_F64, 1, fake_.s_shape, mom},
+  };
+  hmrt_checkpoint_meta m;
+  std::memset(&m, 0, sizeof(m));
+  std::strcpy(m.model, "fake");
+  const std::string state = dir_ / "state";
+  HMRT_ASSERT_OK(hmrt_checkpoint_write(state.c_str(), &m, 3, list));
+  hmrt_checkpoint_meta got;
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(state.c_str(), &fake_.program, arena_, &got));
+  EXPECT_EQ(got.step, 0);
+  EXPECT_EQ(reinterpret_cast<float*>(base_)[14], 15.0f);
+  EXPECT_EQ(*reinterpret_cast<int64_t*>(base_ + 64), 99);
+
+  // Argument errors.
+  const hmrt_checkpoint_tensor dup[] = {list[0], list[0]};
+  EXPECT_EQ(hmrt_checkpoint_write(state.c_str(), &m, 2, dup),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "parameter 'layer.w' is listed twice"))
+      << last_error();
+  hmrt_checkpoint_tensor bad = list[0];
+  bad.dtype = 10;
+  EXPECT_EQ(hmrt_checkpoint_write(state.c_str(), &m, 1, &bad),
+            HMRT_INVALID_ARGUMENT);
+  // The failed writes did not touch the existing state.
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(state.c_str(), &fake_.program, arena_, &got));
+}
+
+}  // namespace
