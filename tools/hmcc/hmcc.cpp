@@ -8,10 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen.h"
 #include "compiler/Passes.h"
+#include "hmrt/io.h"
+#include "lib/import/Initializers.h"
 #include "lib/import/OnnxImporter.h"
 #include "lib/support/Size.h"
-#include "tg/TGDialect.h"
+#include "tg/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,6 +25,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -73,18 +78,73 @@ cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
                           cl::desc("NVMe spill directory and its budget, e.g. /mnt/ssd/hm:400G"),
                           cl::cat(budgetCategory));
 
-enum class Emit { Summary, Mlir };
-cl::opt<Emit> emit("emit", cl::desc("What to produce:"), cl::init(Emit::Summary),
-                   cl::values(clEnumValN(Emit::Summary, "summary",
-                                         "parameter count and bytes, inputs, op histogram (default)"),
-                              clEnumValN(Emit::Mlir, "mlir",
-                                         "the imported training graph (tg dialect)")),
-                   cl::cat(outputCategory));
-cl::opt<std::string> outputFile("o", cl::value_desc("FILE"),
-                                cl::desc("Write the output to FILE instead of standard output"),
-                                cl::cat(outputCategory));
-cl::opt<bool> force("force", cl::desc("Overwrite the -o file if it exists"),
+cl::OptionCategory trainingCategory("Training");
+
+enum class Emit { Summary, Import, Mlir, Schedule, Cpp, Exe };
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to produce (default: exe with -o DIR, summary without):"),
+    cl::values(clEnumValN(Emit::Summary, "summary",
+                          "parameter count and bytes, inputs, op histogram"),
+               clEnumValN(Emit::Import, "import", "the imported forward graph (tg dialect)"),
+               clEnumValN(Emit::Mlir, "mlir",
+                          "the training graph: forward, backward and optimizer (tg dialect)"),
+               clEnumValN(Emit::Schedule, "schedule",
+                          "the training graph with every tensor's static arena offset"),
+               clEnumValN(Emit::Cpp, "cpp", "the generated C++ program"),
+               clEnumValN(Emit::Exe, "exe",
+                          "DIR/train (compiled and linked) and DIR/state (initial weights)")),
+    cl::cat(outputCategory));
+cl::opt<std::string> outputFile(
+    "o", cl::value_desc("PATH"),
+    cl::desc("Output: the directory for --emit=exe, a file for the others (default: stdout)"),
+    cl::cat(outputCategory));
+cl::opt<bool> force("force", cl::desc("Overwrite the output if it exists"),
                     cl::cat(outputCategory));
+enum class Target { Cpu, Cuda };
+cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(Target::Cpu),
+                       cl::values(clEnumValN(Target::Cpu, "cpu", "the host CPU (default)"),
+                                  clEnumValN(Target::Cuda, "cuda", "NVIDIA GPUs (not built yet)")),
+                       cl::cat(outputCategory));
+enum class Program { Train, Forward, Gradients };
+cl::opt<Program> programKind(
+    "program", cl::desc("What the generated program computes:"), cl::init(Program::Train),
+    cl::values(clEnumValN(Program::Train, "train",
+                          "training steps: forward, backward, optimizer update (default)"),
+               clEnumValN(Program::Forward, "forward", "the model's outputs (train --eval)"),
+               clEnumValN(Program::Gradients, "gradients",
+                          "the loss and every parameter's gradient (train --eval)")),
+    cl::cat(outputCategory));
+
+cl::opt<std::string> optimizerName("optimizer", cl::value_desc("NAME"),
+                                   cl::desc("sgd (with momentum), adamw (default) or adamw8bit"),
+                                   cl::init("adamw"), cl::cat(trainingCategory));
+cl::opt<float> lrOpt("lr", cl::desc("Learning rate (default 1e-3)"), cl::init(1e-3f),
+                     cl::cat(trainingCategory));
+cl::opt<std::string> betas("betas", cl::value_desc("B1,B2"),
+                           cl::desc("AdamW betas (default 0.9,0.999)"), cl::init("0.9,0.999"),
+                           cl::cat(trainingCategory));
+cl::opt<float> epsOpt("eps", cl::desc("AdamW epsilon (default 1e-8)"), cl::init(1e-8f),
+                      cl::cat(trainingCategory));
+cl::opt<float> weightDecay("weight-decay",
+                           cl::desc("Weight decay (default 0.01 for AdamW, 0 for SGD)"),
+                           cl::init(-1.0f), cl::cat(trainingCategory));
+cl::opt<float> momentumOpt("momentum", cl::desc("SGD momentum (default 0.9)"), cl::init(0.9f),
+                           cl::cat(trainingCategory));
+cl::opt<float> clipNorm("clip-norm",
+                        cl::desc("Clip the global gradient norm to this value (default: off)"),
+                        cl::init(0.0f), cl::cat(trainingCategory));
+cl::opt<std::string> lrSchedule("lr-schedule", cl::value_desc("constant|cosine"),
+                                cl::desc("Learning-rate schedule (default constant); cosine "
+                                         "warms up linearly, then decays to --min-lr"),
+                                cl::init("constant"), cl::cat(trainingCategory));
+cl::opt<int64_t> warmupSteps("warmup-steps", cl::desc("Warm-up steps of the cosine schedule"),
+                             cl::init(0), cl::cat(trainingCategory));
+cl::opt<int64_t> decaySteps("decay-steps",
+                            cl::desc("Step at which the cosine schedule reaches --min-lr "
+                                     "(default: the run's --steps)"),
+                            cl::init(0), cl::cat(trainingCategory));
+cl::opt<float> minLr("min-lr", cl::desc("Final learning rate of the cosine schedule (default 0)"),
+                     cl::init(0.0f), cl::cat(trainingCategory));
 cl::opt<bool> listOps("list-ops", cl::desc("List the supported ONNX operators and exit"),
                       cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
@@ -115,18 +175,106 @@ bool parseInputShape(StringRef text,
   return true;
 }
 
+/// Writes DIR/model.cpp, compiles and links DIR/train, and writes the
+/// initial weights (from the ONNX initializers) and zero optimizer states to
+/// DIR/state.
+int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
+                    std::string &diagnostics) {
+  if (std::error_code ec = sys::fs::create_directories(outputFile))
+    return error("cannot create '" + outputFile + "': " + ec.message());
+  SmallString<256> cppPath(outputFile), exePath(outputFile), statePath(outputFile);
+  sys::path::append(cppPath, "model.cpp");
+  sys::path::append(exePath, "train");
+  sys::path::append(statePath, "state");
+  {
+    std::error_code ec;
+    raw_fd_ostream cpp(cppPath, ec);
+    if (ec)
+      return error("cannot write '" + cppPath + "': " + ec.message());
+    if (mlir::failed(hmcc::emitProgramCpp(module, train, eval, cpp)))
+      return error(inputFile + ": " + diagnostics);
+  }
+
+  // Compile and link with the host C++ compiler.
+  auto cxx = sys::findProgramByName("c++");
+  if (!cxx)
+    return error("no C++ compiler ('c++') found on PATH to build the program");
+  SmallVector<std::string> args = {*cxx, "-O2", "-std=c++17", "-I" HMCC_RUNTIME_INCLUDE_DIR,
+                                   std::string(cppPath), HMCC_RUNTIME_DRIVER_LIB,
+                                   HMCC_RUNTIME_LIB, "-fopenmp", "-lm", "-o", std::string(exePath)};
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  SmallString<256> logPath(outputFile);
+  sys::path::append(logPath, "build.log");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath), StringRef(logPath)};
+  errs() << "hmcc: compiling " << exePath << "\n";
+  std::string execError;
+  int rc = sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects, 0, 0, &execError);
+  if (rc != 0)
+    return error("building " + exePath + " failed" + (execError.empty() ? "" : ": " + execError) +
+                 "; the compiler's output is in " + logPath);
+
+  // The initial state: parameters from the model, optimizer states zero.
+  std::string loadError;
+  auto values = hmcc::loadParameters(module, inputFile, loadError);
+  if (!values)
+    return error(loadError);
+  std::vector<std::vector<char>> storage;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::string> names;
+  std::vector<hmrt_checkpoint_tensor> tensors;
+  auto add = [&](StringRef name, mlir::Type type, int kind, const hmcc::Tensor *value) {
+    auto t = mlir::cast<mlir::RankedTensorType>(type);
+    size_t elem = t.getElementType().isF32() ? 4 : t.getElementType().getIntOrFloatBitWidth() / 8;
+    storage.emplace_back(t.getNumElements() * elem, 0);
+    if (value) {
+      auto *f = reinterpret_cast<float *>(storage.back().data());
+      for (size_t i = 0; i < value->values.size(); ++i)
+        f[i] = static_cast<float>(value->values[i]);
+    }
+    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
+    names.push_back(name.str());
+    int32_t dtype = t.getElementType().isF32() ? HMRT_DTYPE_F32 : HMRT_DTYPE_U8;
+    tensors.push_back({nullptr, kind, dtype, static_cast<int32_t>(t.getRank()), nullptr, nullptr});
+  };
+  for (auto p : module.getOps<hmcc::tg::ParameterOp>()) {
+    auto it = values->find(p.getSymName().str());
+    if (it == values->end())
+      return error("no initial value for parameter '" + p.getSymName() + "'");
+    add(p.getSymName(), p.getType(), HMRT_KIND_PARAM, &it->second);
+  }
+  for (auto st : module.getOps<hmcc::tg::StateOp>())
+    add(st.getSymName(), st.getType(), HMRT_KIND_STATE, nullptr);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    tensors[i].name = names[i].c_str();
+    tensors[i].shape = shapes[i].data();
+    tensors[i].data = storage[i].data();
+  }
+  hmrt_checkpoint_meta meta = {};
+  std::snprintf(meta.model, sizeof meta.model, "%s",
+                module.getSymName() ? module.getSymName()->str().c_str() : "model");
+  if (hmrt_checkpoint_write(std::string(statePath).c_str(), &meta,
+                            static_cast<int32_t>(tensors.size()), tensors.data()) != HMRT_OK)
+    return error("cannot write the initial state: " + Twine(hmrt_last_error()));
+  outs() << "hmcc: wrote " << exePath << " and " << statePath << "\n";
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions({&inputCategory, &budgetCategory, &outputCategory});
+  cl::HideUnrelatedOptions(
+      {&inputCategory, &budgetCategory, &outputCategory, &trainingCategory});
   cl::SetVersionPrinter([](raw_ostream &os) { os << "hmcc 0.1 (MLIR 22)\n"; });
   cl::ParseCommandLineOptions(
       argc, argv,
       "hmcc - ahead-of-time schedule compiler for training on one GPU\n\n"
-      "Imports an ONNX training graph (a forward graph whose output is a scalar loss,\n"
-      "as torch.onnx.export writes it) into hmcc's training-graph dialect and reports\n"
-      "what it holds (--emit=summary) or prints it (--emit=mlir).\n\n"
+      "Compiles an ONNX training graph (a forward graph whose output is a scalar loss,\n"
+      "as torch.onnx.export writes it) into a training program:\n"
+      "  hmcc model.onnx -o OUT        builds OUT/train and OUT/state (run OUT/train --help)\n"
+      "  hmcc model.onnx               summarises the model\n"
+      "The graph is differentiated, the optimizer added, every tensor placed at a static\n"
+      "offset of one arena, and the program emitted as C++ that calls hmcc's runtime.\n\n"
       "Initializers are trainable parameters when they are floating-point and the loss\n"
       "depends on them differentiably; all others (masks, index tables) are constants.\n"
       "Use --frozen for buffers such as rotary tables that the rule cannot tell apart.\n");
@@ -179,9 +327,30 @@ int main(int argc, char **argv) {
       return error("--nvme: " + toString(bytes.takeError()));
   }
 
+  if (target == Target::Cuda)
+    return error("--target cuda: the CUDA code generator is not built yet; use --target cpu");
+  if (optimizerName != "sgd" && optimizerName != "adamw" && optimizerName != "adamw8bit")
+    return error("--optimizer '" + optimizerName + "' is unknown: use sgd, adamw or adamw8bit");
+  if (lrSchedule != "constant" && lrSchedule != "cosine")
+    return error("--lr-schedule '" + lrSchedule + "' is unknown: use constant or cosine");
+  if (!(lrOpt > 0))
+    return error("--lr must be positive");
+  float beta1 = 0, beta2 = 0;
+  {
+    auto [b1, b2] = StringRef(betas).split(',');
+    double d1, d2;
+    if (b1.getAsDouble(d1) || b2.getAsDouble(d2) || d1 < 0 || d1 >= 1 || d2 < 0 || d2 >= 1)
+      return error("--betas '" + betas + "' is malformed: write B1,B2 with each in [0, 1)");
+    beta1 = static_cast<float>(d1);
+    beta2 = static_cast<float>(d2);
+  }
+
+  Emit stage = emit.getNumOccurrences() ? emit.getValue()
+                                        : (outputFile.empty() ? Emit::Summary : Emit::Exe);
+  if (stage == Emit::Exe && outputFile.empty())
+    return error("--emit=exe needs an output directory: -o DIR");
   if (!outputFile.empty() && !force && sys::fs::exists(outputFile))
-    return error("output file '" + outputFile +
-                 "' exists; pass --force to overwrite it");
+    return error("output '" + outputFile + "' exists; pass --force to overwrite it");
 
   mlir::MLIRContext context;
   std::string message;
@@ -189,26 +358,84 @@ int main(int argc, char **argv) {
   if (!module)
     return error(message);
 
-  std::string openError;
-  auto output = mlir::openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile), &openError);
-  if (!output)
-    return error(openError);
-
-  if (emit == Emit::Mlir) {
-    mlir::OpPrintingFlags flags;
-    if (elide)
-      flags.elideLargeElementsAttrs(64);
-    module->print(output->os(), flags);
-  } else {
+  if (stage == Emit::Summary || stage == Emit::Import) {
+    std::string openError;
+    auto output = mlir::openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile),
+                                       &openError);
+    if (!output)
+      return error(openError);
+    if (stage == Emit::Import) {
+      mlir::OpPrintingFlags flags;
+      if (elide)
+        flags.elideLargeElementsAttrs(64);
+      module->print(output->os(), flags);
+      output->keep();
+      return 0;
+    }
+    output.reset(); // the pass writes the file itself
     mlir::PassManager pm(&context);
     hmcc::TGSummaryOptions summaryOptions;
     summaryOptions.output = outputFile.empty() ? std::string("-") : std::string(outputFile);
-    output.reset(); // the pass writes the file itself
     pm.addPass(hmcc::createTGSummary(summaryOptions));
     if (mlir::failed(pm.run(*module)))
       return error("could not summarise the model");
     return 0;
   }
-  output->keep();
-  return 0;
+
+  // Training passes, then the buffer plan.
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    diagnostics += (diagnostics.empty() ? "" : "\n") + d.str();
+    return mlir::success();
+  });
+  mlir::PassManager pm(&context);
+  if (programKind != Program::Forward)
+    pm.addPass(hmcc::createTGAutodiff());
+  if (programKind == Program::Train) {
+    hmcc::TGOptimizerOptions o;
+    o.optimizer = optimizerName;
+    o.lr = lrOpt;
+    o.beta1 = beta1;
+    o.beta2 = beta2;
+    o.eps = epsOpt;
+    o.weightDecay = weightDecay;
+    o.momentum = momentumOpt;
+    o.clipNorm = clipNorm;
+    pm.addPass(hmcc::createTGOptimizer(o));
+  }
+  if (mlir::failed(pm.run(*module)))
+    return error(inputFile + ": " + diagnostics);
+  mlir::OpBuilder b(&context);
+  (*module)->setAttr("tg.schedule",
+                     b.getDictionaryAttr({b.getNamedAttr("kind", b.getStringAttr(lrSchedule)),
+                                          b.getNamedAttr("warmup_steps", b.getI64IntegerAttr(warmupSteps)),
+                                          b.getNamedAttr("decay_steps", b.getI64IntegerAttr(decaySteps)),
+                                          b.getNamedAttr("min_lr", b.getF32FloatAttr(minLr))}));
+  auto lookup = [&](StringRef name) { return module->lookupSymbol<mlir::func::FuncOp>(name); };
+  mlir::func::FuncOp train = programKind == Program::Train ? lookup("train_step") : nullptr;
+  mlir::func::FuncOp eval = programKind == Program::Forward     ? lookup("forward")
+                            : programKind == Program::Gradients ? lookup("forward_backward")
+                                                                : nullptr;
+  if (stage != Emit::Mlir && mlir::failed(hmcc::assignBuffers(*module, train, eval)))
+    return error(inputFile + ": " + diagnostics);
+
+  if (stage == Emit::Mlir || stage == Emit::Schedule || stage == Emit::Cpp) {
+    std::string openError;
+    auto output = mlir::openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile),
+                                       &openError);
+    if (!output)
+      return error(openError);
+    if (stage == Emit::Cpp) {
+      if (mlir::failed(hmcc::emitProgramCpp(*module, train, eval, output->os())))
+        return error(inputFile + ": " + diagnostics);
+    } else {
+      mlir::OpPrintingFlags flags;
+      if (elide)
+        flags.elideLargeElementsAttrs(64);
+      module->print(output->os(), flags);
+    }
+    output->keep();
+    return 0;
+  }
+  return buildExecutable(*module, train, eval, diagnostics);
 }
