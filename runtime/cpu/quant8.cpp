@@ -4,6 +4,7 @@
 // construction of bitsandbytes' create_dynamic_map.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/internal.h"
 #include "cpu/adamw_update.h"
@@ -39,18 +40,80 @@ void build_map(bool is_signed, float* out) {
   for (int i = 0; i < 256; ++i) out[i] = static_cast<float>(data[i]);
 }
 
-struct Maps {
-  float signed_map[256];
-  float unsigned_map[256];
-  uint8_t signed_zero, unsigned_zero;  // codes of 0.0
-  Maps() {
-    build_map(true, signed_map);
-    build_map(false, unsigned_map);
-    signed_zero = static_cast<uint8_t>(
-        std::find(signed_map, signed_map + 256, 0.0f) - signed_map);
-    unsigned_zero = static_cast<uint8_t>(
-        std::find(unsigned_map, unsigned_map + 256, 0.0f) - unsigned_map);
+// Start points for the nearest-entry search.  A float |y| <= 1 is put in a
+// bucket by its exponent and top kMantBits mantissa bits (exponents below
+// kMinExp share the first bucket, which reaches down to 0); start[sign][b]
+// is the largest map index whose entry is below every value of the bucket
+// (or 0).  A bucket is narrower than twice the smallest gap of the maps in
+// its octave, so the scan from there is a few steps.
+constexpr int kMantBits = 5;
+constexpr uint32_t kMinExp = 102;  // 2^-25: below the smallest entry / 2
+constexpr uint32_t kMaxExp = 127;  // 2^0: |y| < 2
+constexpr uint32_t kFirstKey = kMinExp << kMantBits;
+constexpr int kBuckets = (kMaxExp - kMinExp + 1) << kMantBits;
+
+inline uint32_t float_bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof(b));
+  return b;
+}
+inline float bits_float(uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof(x));
+  return x;
+}
+inline int bucket_of(uint32_t bits) {
+  uint32_t key = (bits & 0x7fffffffu) >> (23 - kMantBits);
+  key = std::min(std::max(key, kFirstKey), kFirstKey + kBuckets - 1);
+  return static_cast<int>(key - kFirstKey);
+}
+
+struct QuantMap {
+  float map[257];              // the map, then +inf as a sentinel
+  uint8_t zero;                // code of 0.0
+  int steps = 0;               // most entries in one bucket
+  uint8_t start[2][kBuckets];  // [sign bit][bucket]
+
+  explicit QuantMap(bool is_signed) {
+    build_map(is_signed, map);
+    map[256] = HUGE_VALF;
+    zero = static_cast<uint8_t>(std::find(map, map + 256, 0.0f) - map);
+    for (int b = 0; b < kBuckets; ++b) {
+      // Magnitudes of bucket b lie in [lo, hi).
+      const uint32_t key = kFirstKey + b;
+      const float lo = b == 0 ? 0.0f : bits_float(key << (23 - kMantBits));
+      const float hi = bits_float((key + 1) << (23 - kMantBits));
+      start[0][b] = below(lo);
+      start[1][b] = below(-hi);
+      steps = std::max(steps, count_in(lo, hi));
+      steps = std::max(steps, count_in(-hi, -lo));
+    }
   }
+  // Entries in [lo, hi]: the most the scan in nearest() can pass.
+  int count_in(float lo, float hi) const {
+    return static_cast<int>(std::count_if(
+        map, map + 256, [&](float v) { return v >= lo && v <= hi; }));
+  }
+  // Largest index with map[i] < v, or 0.
+  uint8_t below(float v) const {
+    int i = 0;
+    while (i < 255 && map[i + 1] < v) ++i;
+    return static_cast<uint8_t>(i);
+  }
+  // Index of the entry nearest to y; ties go to the larger entry.  pos is
+  // the largest i with map[i] <= y (or 0), then pos or pos + 1 is nearest.
+  // Branch-free: a fixed number of steps, the sentinel stops at 255.
+  uint8_t nearest(float y) const {
+    const uint32_t bits = float_bits(y);
+    int pos = start[bits >> 31][bucket_of(bits)];
+    for (int k = 0; k < steps; ++k) pos += map[pos + 1] <= y;
+    pos += map[pos + 1] - y <= y - map[pos];
+    return static_cast<uint8_t>(pos);
+  }
+};
+
+struct Maps {
+  QuantMap s{true}, u{false};
 };
 
 const Maps& maps() {
@@ -58,31 +121,30 @@ const Maps& maps() {
   return m;
 }
 
-// Index of the map entry nearest to y; ties go to the larger entry.
-// Branch-free binary search: pos ends as the largest i with map[i] <= y
-// (or 0), then pos or pos+1 is the nearest.
-inline uint8_t nearest(const float* map, float y) {
-  int pos = 0;
-  for (int step = 128; step >= 1; step >>= 1)
-    pos += (map[pos + step] <= y) ? step : 0;
-  if (pos < 255 && map[pos + 1] - y <= y - map[pos]) ++pos;
-  return static_cast<uint8_t>(pos);
+const QuantMap& qmap(bool is_signed) {
+  return is_signed ? maps().s : maps().u;
 }
 
 // Quantises len values with the block's absmax already known.
-void quantize_block(const float* map, uint8_t zero_code, const float* x,
-                    int64_t len, float absmax, uint8_t* codes) {
-  if (!(absmax > 0.0f)) {  // all zero (or NaN: keep codes defined)
-    std::fill(codes, codes + len, zero_code);
+void quantize_block(const QuantMap& qm, const float* x, int64_t len,
+                    float absmax, uint8_t* codes) {
+  if (!(absmax > 0.0f)) {  // all zero, or NaN (kept in absmax): codes unused
+    std::fill(codes, codes + len, qm.zero);
     return;
   }
   const float inv = 1.0f / absmax;
-  for (int64_t i = 0; i < len; ++i) codes[i] = nearest(map, x[i] * inv);
+  for (int64_t i = 0; i < len; ++i) codes[i] = qm.nearest(x[i] * inv);
 }
 
+// max |x|; a NaN anywhere makes it NaN, so the block dequantises to NaN
+// (as an fp32 state would stay NaN) instead of silently dropping it.
 float block_absmax(const float* x, int64_t len) {
   float m = 0.0f;
-  for (int64_t i = 0; i < len; ++i) m = std::max(m, std::fabs(x[i]));
+  for (int64_t i = 0; i < len; ++i) {
+    const float a = std::fabs(x[i]);
+    m = (a > m || a != a) ? a : m;
+    if (m != m) break;
+  }
   return m;
 }
 
@@ -101,8 +163,7 @@ hmrt_status check_quant(const char* fn, const void* x, const void* codes,
 extern "C" {
 
 void hmrt_dynamic_map(int is_signed, float map[256]) {
-  const hmrt::Maps& m = hmrt::maps();
-  const float* src = is_signed ? m.signed_map : m.unsigned_map;
+  const float* src = hmrt::qmap(is_signed != 0).map;
   std::copy(src, src + 256, map);
 }
 
@@ -111,14 +172,12 @@ hmrt_status hmrt_quantize_blockwise(const float* x, int64_t n, int is_signed,
   using namespace hmrt;
   hmrt_status st = check_quant("hmrt_quantize_blockwise", x, codes, absmax, n);
   if (st != HMRT_OK) return st;
-  const Maps& m = maps();
-  const float* map = is_signed ? m.signed_map : m.unsigned_map;
-  const uint8_t zero = is_signed ? m.signed_zero : m.unsigned_zero;
+  const QuantMap& qm = qmap(is_signed != 0);
   parallel_for(ceil_div(n, kBlock), 16, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       const int64_t base = b * kBlock, len = std::min(kBlock, n - base);
       absmax[b] = block_absmax(x + base, len);
-      quantize_block(map, zero, x + base, len, absmax[b], codes + base);
+      quantize_block(qm, x + base, len, absmax[b], codes + base);
     }
   });
   return HMRT_OK;
@@ -131,7 +190,7 @@ hmrt_status hmrt_dequantize_blockwise(const uint8_t* codes,
   hmrt_status st =
       check_quant("hmrt_dequantize_blockwise", x, codes, absmax, n);
   if (st != HMRT_OK) return st;
-  const float* map = is_signed ? maps().signed_map : maps().unsigned_map;
+  const float* map = qmap(is_signed != 0).map;
   parallel_for(ceil_div(n, kBlock), 16, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       const int64_t base = b * kBlock, len = std::min(kBlock, n - base);
@@ -163,7 +222,8 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
                  "%s: betas must be in [0, 1), got %g and %g", fn, beta1,
                  beta2);
   const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
-  const Maps& mp = maps();
+  const QuantMap& smap = qmap(true);
+  const QuantMap& umap = qmap(false);
   parallel_for(ceil_div(n, kBlock), 16, [&](int64_t lo, int64_t hi) {
     float m[kBlock], v[kBlock];
     for (int64_t b = lo; b < hi; ++b) {
@@ -172,19 +232,16 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
       uint8_t* qv = exp_avg_sq_codes + base;
       const float am = exp_avg_absmax[b], av = exp_avg_sq_absmax[b];
       for (int64_t i = 0; i < len; ++i) {
-        m[i] = mp.signed_map[qm[i]] * am;
-        v[i] = mp.unsigned_map[qv[i]] * av;
+        m[i] = smap.map[qm[i]] * am;
+        v[i] = umap.map[qv[i]] * av;
       }
       adamw_update_n(s, grad + base, param + base, m, v, len);
-      float new_am = 0.0f, new_av = 0.0f;
-      for (int64_t i = 0; i < len; ++i) {
-        new_am = std::max(new_am, std::fabs(m[i]));
-        new_av = std::max(new_av, v[i]);
-      }
+      const float new_am = block_absmax(m, len);
+      const float new_av = block_absmax(v, len);
       exp_avg_absmax[b] = new_am;
       exp_avg_sq_absmax[b] = new_av;
-      quantize_block(mp.signed_map, mp.signed_zero, m, len, new_am, qm);
-      quantize_block(mp.unsigned_map, mp.unsigned_zero, v, len, new_av, qv);
+      quantize_block(smap, m, len, new_am, qm);
+      quantize_block(umap, v, len, new_av, qv);
     }
   });
   return HMRT_OK;
