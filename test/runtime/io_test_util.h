@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace hmrt_test {
 
-// A directory under the system temp folder, named after the running test,
-// created empty and removed at the end of the scope.
+// A directory under the system temp folder, named after the running test and
+// the process (so concurrent test runs do not collide), created empty and
+// removed at the end of the scope.
 class TempDir {
  public:
   TempDir() {
@@ -23,6 +26,7 @@ class TempDir {
     std::string name = "hmrt_";
     name += info ? std::string(info->test_suite_name()) + "_" + info->name()
                  : std::string("test");
+    name += "_" + std::to_string(static_cast<long>(::getpid()));
     for (char& c : name)
       if (c == '/') c = '_';
     path_ = std::filesystem::temp_directory_path() / name;
