@@ -25,3 +25,7 @@ config.substitutions.append(("%hmcc_src", config.hmcc_src_root))
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
     config.available_features.add("onnx-testdata")
     config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
+
+# The numerics tests compare with NumPy (Debian: python3-numpy).
+import sys
+config.substitutions.append(("%python", sys.executable))
