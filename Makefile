@@ -1,5 +1,5 @@
 # hmcc: the two commands.
-#   make demo   install what is missing, build, import the bundled example and summarise it
+#   make demo   install what is missing, build, compile the bundled example and train it
 #   make test   install what is missing, build, run every test (lit + GoogleTest via ctest)
 # Other targets: setup, build, clean.
 
@@ -26,12 +26,17 @@ build: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+DEMO_STEPS ?= 300
+
 demo: build
-	@echo "== hmcc: importing the bundled GPT-2-style example (test/fixtures/gpt2/model.onnx)"
-	$(BUILD)/bin/hmcc test/fixtures/gpt2/model.onnx
+	@echo "== hmcc: compiling the bundled GPT-2-style example (examples/gpt-demo, 2.7 M parameters)"
+	$(BUILD)/bin/hmcc examples/gpt-demo/model.onnx
+	$(BUILD)/bin/hmcc examples/gpt-demo/model.onnx -o $(BUILD)/demo --force \
+	  --optimizer adamw --lr 2e-3 --lr-schedule cosine --warmup-steps 20 --min-lr 2e-4
 	@echo
-	@echo "== its training graph (first lines of hmcc --emit=mlir)"
-	@$(BUILD)/bin/hmcc test/fixtures/gpt2/model.onnx --emit=mlir --elide-constants | head -n 40
+	@echo "== training it on the bundled data (this project's own text as bytes)"
+	$(BUILD)/demo/train --data $(BUILD)/data/demo.bin --steps $(DEMO_STEPS) --log-every 10 \
+	  --save $(BUILD)/demo/checkpoint
 
 clean:
 	rm -rf $(BUILD)
