@@ -16,14 +16,6 @@ void require(bool cond) {
   if (!cond) std::abort();
 }
 
-// Row-major strides of a shape.
-Shape strides_of(const Shape& s) {
-  Shape st(s.size(), 1);
-  for (int64_t d = int64_t(s.size()) - 2; d >= 0; --d)
-    st[d] = st[d + 1] * s[d + 1];
-  return st;
-}
-
 // Multi-index of flat index i in shape s.
 Shape unravel(int64_t i, const Shape& s) {
   Shape idx(s.size());
