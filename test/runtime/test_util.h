@@ -100,8 +100,10 @@ inline ::testing::AssertionResult all_close(const std::vector<float>& got,
 
 inline bool bitwise_equal(const std::vector<float>& a,
                           const std::vector<float>& b) {
+  // Empty vectors may have null data(), which memcmp must not see.
   return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+         (a.empty() ||
+          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // Sets the kernel thread count for one scope and restores the default.
