@@ -70,4 +70,15 @@ def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGLegalizeCpuTypes : Pass<"tg-legalize-cpu-types", "::mlir::ModuleOp"> {
+  let summary = "Moves arithmetic to the element types the CPU runtime computes in";
+  let description = [{
+    The CPU runtime's elementwise kernels compute in f32 and i64. An
+    arithmetic op on another element type (ui8, i32, f64, ...) or with
+    operands of different types (ONNX Pow) becomes casts to f32 (floats, and
+    every operand of a transcendental op or Pow) or i64 (integers), the op,
+    and a cast back to the original result type.
+  }];
+}
+
 #endif // HMCC_COMPILER_PASSES

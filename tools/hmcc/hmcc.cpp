@@ -147,6 +147,11 @@ cl::opt<float> minLr("min-lr", cl::desc("Final learning rate of the cosine sched
                      cl::init(0.0f), cl::cat(trainingCategory));
 cl::opt<bool> listOps("list-ops", cl::desc("List the supported ONNX operators and exit"),
                       cl::cat(outputCategory));
+cl::opt<bool> listCompileTime(
+    "compile-time-operands",
+    cl::desc("With --list-ops, also list the operand positions that must be known at compile "
+             "time (give graph inputs there a value with --input-value)"),
+    cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
                     cl::desc("With --emit=mlir, print constants over 64 elements as "
                              "dense_resource<__elided__> (shorter, but not parseable)"),
@@ -280,8 +285,14 @@ int main(int argc, char **argv) {
       "Use --frozen for buffers such as rotary tables that the rule cannot tell apart.\n");
 
   if (listOps) {
-    for (const std::string &op : hmcc::supportedOnnxOps())
-      outs() << op << "\n";
+    for (const std::string &op : hmcc::supportedOnnxOps()) {
+      outs() << op;
+      if (listCompileTime)
+        for (int k = 0; k < 8; ++k)
+          if (hmcc::needsCompileTimeValue(op, k))
+            outs() << " " << k;
+      outs() << "\n";
+    }
     return 0;
   }
   if (inputFile.empty())
@@ -403,6 +414,8 @@ int main(int argc, char **argv) {
     o.clipNorm = clipNorm;
     pm.addPass(hmcc::createTGOptimizer(o));
   }
+  if (stage != Emit::Mlir)
+    pm.addPass(hmcc::createTGLegalizeCpuTypes());
   if (mlir::failed(pm.run(*module)))
     return error(inputFile + ": " + diagnostics);
   mlir::OpBuilder b(&context);
