@@ -1,0 +1,135 @@
+//===- Initializers.cpp - parameter values from the ONNX model ------------===//
+#include "lib/import/Initializers.h"
+#include "lib/import/HostTensor.h"
+#include "tg/TGOps.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/defs/parser.h"
+#include "onnx/onnx_pb.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <climits>
+#include <unordered_map>
+
+using namespace mlir;
+
+namespace hmcc {
+
+namespace {
+
+bool readModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/true);
+  if (!buffer) {
+    error = path + ": cannot read: " + buffer.getError().message();
+    return false;
+  }
+  StringRef bytes = (*buffer)->getBuffer();
+  if (StringRef(path).ends_with(".onnxtxt")) {
+    if (!onnx::OnnxParser::Parse(model, bytes.data()).IsOK()) {
+      error = path + ": cannot parse the ONNX text";
+      return false;
+    }
+    return true;
+  }
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+    error = path + ": not a valid ONNX model";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
+                                        std::string &error) {
+  std::string path = modelPath.str();
+  if (llvm::sys::fs::is_directory(path)) {
+    auto source = module->getAttrOfType<StringAttr>("tg.source");
+    if (!source) {
+      error = "the module has no tg.source attribute naming the model file in " + path;
+      return std::nullopt;
+    }
+    llvm::SmallString<256> joined(path);
+    llvm::sys::path::append(joined, source.getValue());
+    path = std::string(joined);
+  }
+  std::string dir = llvm::sys::path::parent_path(path).str();
+  if (dir.empty())
+    dir = ".";
+
+  onnx::ModelProto model;
+  if (!readModel(path, model, error))
+    return std::nullopt;
+  std::unordered_map<std::string, const onnx::TensorProto *> initializers;
+  for (const onnx::TensorProto &t : model.graph().initializer())
+    initializers[t.name()] = &t;
+
+  TensorMap values;
+  for (auto param : module.getOps<tg::ParameterOp>()) {
+    std::string name = param.getSymName().str();
+    std::string what = path + ": parameter @" + name;
+    auto it = initializers.find(param.getSource().str());
+    if (it == initializers.end()) {
+      error = what + ": the model has no initializer '" + param.getSource().str() + "'";
+      return std::nullopt;
+    }
+    const onnx::TensorProto &proto = *it->second;
+    std::string bytes;
+    bool external = false;
+    if (auto location = param.getLocation()) {
+      // The importer checked the location; a hand-written module may not have.
+      if (llvm::sys::path::is_absolute(*location) || location->contains("..")) {
+        error = what + ": external data location '" + location->str() +
+                "' must lie inside the model's directory";
+        return std::nullopt;
+      }
+      llvm::SmallString<256> file(dir);
+      llvm::sys::path::append(file, *location);
+      auto type = cast<RankedTensorType>(param.getType());
+      int64_t length = param.getLength()
+                           ? static_cast<int64_t>(*param.getLength())
+                           : type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+      int64_t offset = param.getOffset() ? static_cast<int64_t>(*param.getOffset()) : 0;
+      auto buffer = llvm::MemoryBuffer::getFileSlice(file, length, offset, /*IsVolatile=*/false);
+      if (!buffer || static_cast<int64_t>((*buffer)->getBufferSize()) != length) {
+        error = what + ": cannot read " + std::to_string(length) + " bytes at offset " +
+                std::to_string(offset) + " of '" + location->str() + "'";
+        return std::nullopt;
+      }
+      bytes = (*buffer)->getBuffer().str();
+      external = true;
+    } else if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+      error = what + ": the initializer is stored externally but the parameter has no location";
+      return std::nullopt;
+    }
+    import::HostTensor host;
+    if (auto message = import::decodeTensor(proto, external ? &bytes : nullptr, host)) {
+      error = what + ": " + *message;
+      return std::nullopt;
+    }
+    auto type = cast<RankedTensorType>(param.getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    if (host.shape != shape) {
+      error = what + ": the initializer's shape differs from the declared type";
+      return std::nullopt;
+    }
+    Tensor tensor;
+    tensor.shape = shape;
+    tensor.values.resize(host.size());
+    for (int64_t k = 0; k < host.size(); ++k)
+      tensor.values[k] = host.real(k);
+    values[name] = std::move(tensor);
+  }
+  return values;
+}
+
+} // namespace hmcc
