@@ -135,6 +135,8 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    adjoints.clear();
+    active.clear();
     auto forward = module.lookupSymbol<func::FuncOp>(function);
     if (!forward) {
       module.emitError() << "tg-autodiff: no function @" << function << " to differentiate";
@@ -144,10 +146,12 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
       module.emitError() << "tg-autodiff: @" << output << " exists already";
       return signalPassFailure();
     }
-    if (forward.getNumResults() < 1 || !forward.getBody().hasOneBlock() ||
-        typeOf(forward.getBody().front().getTerminator()->getOperand(0)).getRank() != 0 ||
-        !isa<FloatType>(typeOf(forward.getBody().front().getTerminator()->getOperand(0))
-                            .getElementType())) {
+    auto lossType =
+        forward.getNumResults() < 1 || !forward.getBody().hasOneBlock()
+            ? RankedTensorType()
+            : dyn_cast<RankedTensorType>(
+                  forward.getBody().front().getTerminator()->getOperand(0).getType());
+    if (!lossType || lossType.getRank() != 0 || !isa<FloatType>(lossType.getElementType())) {
       forward.emitError() << "tg-autodiff: @" << function
                           << " must return a floating-point scalar loss as its first result";
       return signalPassFailure();
@@ -396,10 +400,11 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
           return success();
         })
         .Case([&](ReduceMaxOp o) {
+          SmallVector<NamedAttribute> attrs = {gb.attr("axes", o.getAxesAttr())};
+          if (o.getKeepdims())
+            attrs.push_back(gb.attr("keepdims", o.getKeepdimsAttr()));
           give(o.getX(), gb.make("tg.reduce_max_grad", {o.getX(), o.getResult(), g},
-                                 o.getX().getType(),
-                                 {gb.attr("axes", o.getAxesAttr()),
-                                  gb.attr("keepdims", o.getKeepdimsAttr())}));
+                                 o.getX().getType(), attrs));
           return success();
         })
         .Case([&](SoftmaxOp o) {
@@ -414,16 +419,22 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
         })
         .Case([&](LayerNormOp o) { return differentiateLayerNorm(gb, o, g); })
         .Case([&](SoftmaxCrossEntropyLossOp o) {
-          if (!g)
-            return success();
-          SmallVector<Value> operands = {g, o.getScores(), o.getLabels()};
-          if (o.getWeights())
-            operands.push_back(o.getWeights());
-          SmallVector<NamedAttribute> attrs = {gb.attr("reduction", o.getReductionAttr())};
-          if (o.getIgnoreIndexAttr())
-            attrs.push_back(gb.attr("ignore_index", o.getIgnoreIndexAttr()));
-          give(o.getScores(), gb.make("tg.softmax_cross_entropy_loss_grad", operands,
-                                      o.getScores().getType(), attrs));
+          if (g) {
+            SmallVector<Value> operands = {g, o.getScores(), o.getLabels()};
+            if (o.getWeights())
+              operands.push_back(o.getWeights());
+            SmallVector<NamedAttribute> attrs = {gb.attr("reduction", o.getReductionAttr())};
+            if (o.getIgnoreIndexAttr())
+              attrs.push_back(gb.attr("ignore_index", o.getIgnoreIndexAttr()));
+            give(o.getScores(), gb.make("tg.softmax_cross_entropy_loss_grad", operands,
+                                        o.getScores().getType(), attrs));
+          }
+          // log_prob is log_softmax(scores) along the class dimension.
+          if (o.getLogProb())
+            if (Value glp = adj(1))
+              give(o.getScores(), gb.make("tg.log_softmax_grad", {o.getLogProb(), glp},
+                                          glp.getType(),
+                                          {gb.attr("axis", gb.b.getI64IntegerAttr(1))}));
           return success();
         })
         .Case<ParamOp, ConstantOp, EqualOp, ShapeOp, ConstantOfShapeOp, RangeOp>(
@@ -463,6 +474,8 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
   }
 
   LogicalResult differentiateLayerNorm(GradBuilder &gb, LayerNormOp o, Value g) {
+    if (!o.getStats().empty())
+      differentiateLayerNormStats(gb, o);
     if (!g)
       return success();
     // The gradient needs the forward statistics: recreate the op with them.
@@ -495,6 +508,41 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
     if (o.getBias())
       accumulate(gb, o.getBias(), lng->getResult(2));
     return success();
+  }
+
+  /// Where the graph reads the statistics: with n normalised elements,
+  /// d mean / dx = 1/n and d inv_std_dev / dx = -inv_std_dev^3 (x - mean) / n.
+  void differentiateLayerNormStats(GradBuilder &gb, LayerNormOp o) {
+    auto adjointOf = [&](Value v) {
+      auto it = adjoints.find(v);
+      return it == adjoints.end() ? Value() : it->second;
+    };
+    Value gMean = adjointOf(o.getStats()[0]), gInv = adjointOf(o.getStats()[1]);
+    Value x = o.getX();
+    if ((!gMean && !gInv) || !active.contains(x))
+      return;
+    auto xType = typeOf(x);
+    Type elem = xType.getElementType();
+    // The statistics are f32 whatever x is.
+    auto asX = [&](Value v) {
+      return typeOf(v).getElementType() == elem
+                 ? v
+                 : gb.make("tg.cast", {v}, RankedTensorType::get(typeOf(v).getShape(), elem));
+    };
+    double n = 1.0;
+    for (int64_t d = o.getAxis(); d < xType.getRank(); ++d)
+      n *= static_cast<double>(xType.getDimSize(d));
+    Value dx;
+    if (gMean)
+      dx = gb.make("tg.expand", {gb.mul(asX(gMean), 1.0 / n)}, xType);
+    if (gInv) {
+      Value inv = asX(o.getStats()[1]);
+      Value cube = gb.mul(inv, gb.mul(inv, inv));
+      Value term = gb.mul(gb.mul(gb.mul(asX(gInv), cube), -1.0 / n),
+                          gb.sub(x, asX(o.getStats()[0])));
+      dx = dx ? gb.add(dx, term) : term;
+    }
+    accumulate(gb, x, dx);
   }
 };
 
