@@ -33,15 +33,19 @@ int dtypeOf(Type element) {
     return 1;
   if (element.isF64())
     return 11;
+  if (element.isF16())
+    return 10;
+  if (element.isBF16())
+    return 16;
   if (auto i = dyn_cast<IntegerType>(element)) {
-    if (i.getWidth() == 1)
-      return 9;
-    if (i.getWidth() == 64)
-      return i.isUnsigned() ? 13 : 7;
-    if (i.getWidth() == 32)
-      return i.isUnsigned() ? 12 : 6;
-    if (i.getWidth() == 8)
-      return i.isUnsigned() ? 2 : 3;
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 1: return 9;
+    case 8: return u ? 2 : 3;
+    case 16: return u ? 4 : 5;
+    case 32: return u ? 12 : 6;
+    case 64: return u ? 13 : 7;
+    }
   }
   return 0;
 }
@@ -51,6 +55,8 @@ std::string ctypeOf(Type element) {
     return "float";
   if (element.isF64())
     return "double";
+  if (element.isF16() || element.isBF16())
+    return "uint16_t";
   if (auto i = dyn_cast<IntegerType>(element)) {
     if (i.getWidth() == 1)
       return "uint8_t";
@@ -165,7 +171,10 @@ private:
       for (APFloat v : attr.getValues<APFloat>()) {
         if (n++)
           statics << ",";
-        statics << floatLiteral(v.convertToDouble());
+        if (element.isF16() || element.isBF16())
+          statics << v.bitcastToAPInt().getZExtValue(); // the raw 16 bits
+        else
+          statics << floatLiteral(v.convertToDouble());
       }
     } else {
       for (APInt v : attr.getValues<APInt>()) {
