@@ -32,6 +32,7 @@
 extern "C" {
 #endif
 
+/* Largest rank accepted (the same definition as in hmrt/nn_ops.h). */
 #define HMRT_MAX_RANK 8
 
 /* ---- elementwise ---------------------------------------------------------- */
@@ -48,11 +49,13 @@ typedef enum hmrt_unary_op {
   HMRT_UNARY_RELU,       /* max(x, 0); NaN stays NaN (torch.relu) */
   HMRT_UNARY_IDENTITY,
   HMRT_UNARY_ABS,
-  HMRT_UNARY_SIGN        /* -1, 0 or 1 (0 for -0); NaN stays NaN */
+  HMRT_UNARY_SIGN        /* -1 or 1; +-0 and NaN pass through */
 } hmrt_unary_op;
 
-/* y[i] = op(x[i]) for n elements, in float with the C library's functions
- * (IEEE results for invalid inputs: log(-1) = NaN, 1/0 = inf).
+/* y[i] = op(x[i]) for n elements, in float: EXP and SIGMOID with the
+ * runtime's vectorised exp (< 2 ulp), LOG, TANH and ERF with the C library's,
+ * the others exact (IEEE results for invalid inputs: log(-1) = NaN,
+ * 1/0 = inf).
  * In place OK (y == x). */
 hmrt_status hmrt_unary_f32(hmrt_unary_op op, const float* x, float* y,
                            int64_t n);
@@ -112,8 +115,9 @@ hmrt_status hmrt_where(const uint8_t* cond, int32_t rc, const int64_t* sc,
  *  - integer -> integer wraps (two's complement), as C and numpy;
  *  - integer -> float and F64 -> F32 round to nearest even (F64 -> F32
  *    overflows to +-inf).
- * from_dtype == to_dtype is a copy.  In place OK (y == x) when both types
- * have the same size; no other overlap. */
+ * from_dtype == to_dtype is a copy (BOOL to BOOL makes every byte 0 or 1).
+ * In place OK (y == x) when both types have the same size; no other
+ * overlap. */
 hmrt_status hmrt_cast(int32_t from_dtype, const void* x, int32_t to_dtype,
                       void* y, int64_t n);
 

@@ -1,0 +1,1621 @@
+// Generic tensor operations with ONNX semantics (hmrt/tensor_ops.h):
+// elementwise maps with broadcasting, casts and data movement.
+//
+// Most ops run on one engine.  A Plan describes an iteration space (the
+// output's dims) and, for every operand, its element stride along each dim
+// (0 where the operand is broadcast).  Dims of size 1 are dropped and
+// neighbouring dims that are contiguous for every operand are merged, so a
+// no-broadcast op becomes one flat loop and [N, C] + [C] becomes N rows of
+// C.  The flat output index range is split across threads (parallel_for);
+// each piece walks contiguous runs of the innermost merged dim, whose inner
+// loops are specialised for unit and zero strides so they vectorise.
+// Every output element is computed the same way whatever the split, so
+// results never depend on the thread count.  Transposes whose output rows
+// read x with a large stride move 32 x 32 tiles instead; reductions
+// (reduce_to, gather backward) fix their summation order by the shapes only.
+#include "hmrt/tensor_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include "core/internal.h"
+#include "cpu/vec.h"
+
+#ifdef __SSE2__
+#include <xmmintrin.h>
+#endif
+
+namespace hmrt {
+namespace {
+
+constexpr int kMaxRank = HMRT_MAX_RANK;
+// A plan may carry one extra innermost dim of bytes (odd element sizes).
+constexpr int kPlanRank = kMaxRank + 1;
+constexpr int kMaxOps = 4;
+constexpr int64_t kGrain = 1 << 14;        // elements per thread at least
+constexpr int64_t kByteGrain = 1 << 16;    // bytes per thread at least (copies)
+
+// ---- argument checks --------------------------------------------------------
+
+// "[2,3,4]" for messages.
+struct ShapeText {
+  char s[128];
+  ShapeText(int32_t rank, const int64_t* dims) {
+    int p = std::snprintf(s, sizeof(s), "[");
+    for (int32_t d = 0; d < rank && p < (int)sizeof(s); ++d)
+      p += std::snprintf(s + p, sizeof(s) - p, d ? ",%lld" : "%lld",
+                         (long long)dims[d]);
+    if (p < (int)sizeof(s)) std::snprintf(s + p, sizeof(s) - p, "]");
+  }
+};
+#define HMRT_SHAPE(r, d) (::hmrt::ShapeText((r), (d)).s)
+
+hmrt_status check_shape(const char* fn, const char* name, int32_t rank,
+                        const int64_t* dims, int64_t* numel) {
+  HMRT_CHECK_ARG(rank >= 0 && rank <= kMaxRank,
+                 "%s: rank of %s must be in [0, %d], got %d", fn, name,
+                 kMaxRank, (int)rank);
+  HMRT_CHECK_ARG(rank == 0 || dims != nullptr,
+                 "%s: shape of %s is NULL but its rank is %d", fn, name,
+                 (int)rank);
+  // The product of the nonzero dims must fit, so that any partial product
+  // of the dims does too.
+  int64_t n = 1;
+  bool empty = false;
+  for (int32_t d = 0; d < rank; ++d) {
+    HMRT_CHECK_ARG(dims[d] >= 0, "%s: %s has a negative dim: shape %s", fn,
+                   name, HMRT_SHAPE(rank, dims));
+    if (dims[d] == 0) {
+      empty = true;
+      continue;
+    }
+    HMRT_CHECK_ARG(!__builtin_mul_overflow(n, dims[d], &n),
+                   "%s: the element count of %s overflows: shape %s", fn,
+                   name, HMRT_SHAPE(rank, dims));
+  }
+  *numel = empty ? 0 : n;
+  return HMRT_OK;
+}
+
+hmrt_status check_elem_size(const char* fn, size_t elem_size, int64_t numel) {
+  HMRT_CHECK_ARG(elem_size >= 1, "%s: elem_size must be >= 1", fn);
+  int64_t bytes;
+  HMRT_CHECK_ARG(!__builtin_mul_overflow(numel, (int64_t)elem_size, &bytes),
+                 "%s: %lld elements of %zu bytes overflow", fn,
+                 (long long)numel, elem_size);
+  return HMRT_OK;
+}
+
+#define HMRT_CHECK_DATA(fn, p, count)                                   \
+  HMRT_CHECK_ARG((p) != nullptr || (count) == 0,                        \
+                 "%s: %s is NULL but has %lld elements", fn, #p,        \
+                 (long long)(count))
+
+// Dim d (of an output of rank ry) as seen by an operand of rank r aligned on
+// the trailing dims: 1 for the missing leading dims.
+inline int64_t aligned_dim(int32_t r, const int64_t* s, int32_t ry, int d) {
+  const int k = d - (ry - r);
+  return k < 0 ? 1 : s[k];
+}
+
+// Multidirectional broadcasting of nin inputs; the output must be exactly
+// their broadcast shape.  Shapes must already be checked.
+hmrt_status check_broadcast(const char* fn, int nin, const char* const* names,
+                            const int32_t* ranks, const int64_t* const* shapes,
+                            int32_t ry, const int64_t* sy) {
+  int32_t rmax = 0;
+  for (int i = 0; i < nin; ++i) rmax = std::max(rmax, ranks[i]);
+  int64_t bshape[kMaxRank];
+  for (int d = 0; d < rmax; ++d) {
+    int64_t v = 1;
+    for (int i = 0; i < nin; ++i) {
+      const int64_t e = aligned_dim(ranks[i], shapes[i], rmax, d);
+      if (e == 1) continue;
+      if (v != 1 && e != v) {
+        if (nin == 2)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: shapes %s (%s) and %s (%s) do not broadcast", fn,
+                      HMRT_SHAPE(ranks[0], shapes[0]), names[0],
+                      HMRT_SHAPE(ranks[1], shapes[1]), names[1]);
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: shapes %s (%s), %s (%s) and %s (%s) do not broadcast",
+                    fn, HMRT_SHAPE(ranks[0], shapes[0]), names[0],
+                    HMRT_SHAPE(ranks[1], shapes[1]), names[1],
+                    HMRT_SHAPE(ranks[2], shapes[2]), names[2]);
+      }
+      v = e;
+    }
+    bshape[d] = v;
+  }
+  bool same = ry == rmax;
+  for (int d = 0; same && d < rmax; ++d) same = sy[d] == bshape[d];
+  HMRT_CHECK_ARG(same,
+                 "%s: the output has shape %s but the inputs broadcast to %s",
+                 fn, HMRT_SHAPE(ry, sy), HMRT_SHAPE(rmax, bshape));
+  return HMRT_OK;
+}
+
+// Unidirectional: shape `from` must broadcast to shape `to`.
+hmrt_status check_broadcast_to(const char* fn, const char* from_name,
+                               int32_t rf, const int64_t* sf,
+                               const char* to_name, int32_t rt,
+                               const int64_t* st) {
+  bool ok = rf <= rt;
+  for (int d = 0; ok && d < rt; ++d) {
+    const int64_t e = aligned_dim(rf, sf, rt, d);
+    ok = e == 1 || e == st[d];
+  }
+  HMRT_CHECK_ARG(ok, "%s: %s shape %s does not broadcast to %s shape %s", fn,
+                 from_name, HMRT_SHAPE(rf, sf), to_name, HMRT_SHAPE(rt, st));
+  return HMRT_OK;
+}
+
+hmrt_status normalize_axis(const char* fn, int32_t axis, int32_t rank,
+                           int32_t* out) {
+  HMRT_CHECK_ARG(axis >= -rank && axis < rank,
+                 "%s: axis %d is out of range for rank %d", fn, (int)axis,
+                 (int)rank);
+  *out = axis < 0 ? axis + rank : axis;
+  return HMRT_OK;
+}
+
+// ---- iteration plans --------------------------------------------------------
+
+struct Plan {
+  int nops = 0;
+  int rank = 0;
+  int64_t total = 1;
+  int64_t dims[kPlanRank];
+  int64_t st[kMaxOps][kPlanRank];  // element strides per operand
+
+  void set_dims(int r, const int64_t* d) {
+    rank = r;
+    total = 1;
+    for (int i = 0; i < r; ++i) {
+      dims[i] = d[i];
+      total *= d[i];
+    }
+  }
+  // Natural (row-major dense) strides of the iteration dims for operand k.
+  void set_dense(int k) {
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      st[k][d] = s;
+      s *= dims[d];
+    }
+  }
+  // Operand k of shape (r, s) broadcast to the iteration dims.
+  void set_broadcast(int k, int32_t r, const int64_t* s) {
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t e = aligned_dim(r, s, rank, d);
+      st[k][d] = (e == 1) ? 0 : stride;
+      stride *= e;
+    }
+  }
+  // Appends an innermost dim of elem_size bytes: afterwards strides count
+  // bytes for the operands with scale[k] (stride 1 in the new dim), and stay
+  // as they are for the others (stride 0 in the new dim).
+  void add_byte_dim(int64_t elem_size, const bool* scale) {
+    for (int k = 0; k < nops; ++k) {
+      for (int d = 0; d < rank; ++d)
+        if (scale[k]) st[k][d] *= elem_size;
+      st[k][rank] = scale[k] ? 1 : 0;
+    }
+    dims[rank++] = elem_size;
+    total *= elem_size;
+  }
+  // Drops dims of size 1 and merges neighbours that are contiguous for every
+  // operand.  Call with total > 0.
+  void merge() {
+    int r = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (dims[d] == 1) continue;
+      if (r > 0) {
+        bool ok = true;
+        for (int k = 0; k < nops; ++k)
+          ok = ok && st[k][r - 1] == st[k][d] * dims[d];
+        if (ok) {
+          dims[r - 1] *= dims[d];
+          for (int k = 0; k < nops; ++k) st[k][r - 1] = st[k][d];
+          continue;
+        }
+      }
+      dims[r] = dims[d];
+      for (int k = 0; k < nops; ++k) st[k][r] = st[k][d];
+      ++r;
+    }
+    rank = r;
+  }
+  int64_t inner_stride(int k) const { return rank ? st[k][rank - 1] : 0; }
+};
+
+// Calls seg(off, len) for the runs of the innermost dim that cover the flat
+// iteration range [lo, hi): off[k] is operand k's element offset at the
+// run's start, and element i of the run is at off[k] + i * inner_stride(k).
+template <class Seg>
+void for_runs(const Plan& p, int64_t lo, int64_t hi, Seg&& seg) {
+  int64_t off[kMaxOps] = {0, 0, 0, 0};
+  if (lo >= hi) return;
+  if (p.rank == 0) {
+    seg(off, int64_t{1});
+    return;
+  }
+  const int r = p.rank;
+  const int nops = p.nops;
+  int64_t idx[kPlanRank];
+  int64_t rem = lo;
+  for (int d = r - 1; d >= 0; --d) {
+    idx[d] = rem % p.dims[d];
+    rem /= p.dims[d];
+  }
+  for (int k = 0; k < nops; ++k)
+    for (int d = 0; d < r; ++d) off[k] += idx[d] * p.st[k][d];
+  const int64_t inner = p.dims[r - 1];
+  int64_t pos = lo;
+  while (pos < hi) {
+    const int64_t len = std::min(inner - idx[r - 1], hi - pos);
+    seg(static_cast<const int64_t*>(off), len);
+    pos += len;
+    if (pos >= hi) break;
+    // The run ended at the end of the inner dim: carry into the outer dims.
+    for (int k = 0; k < nops; ++k) off[k] -= idx[r - 1] * p.st[k][r - 1];
+    idx[r - 1] = 0;
+    for (int d = r - 2; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < nops; ++k) off[k] += p.st[k][d];
+      if (idx[d] < p.dims[d]) break;
+      for (int k = 0; k < nops; ++k) off[k] -= p.dims[d] * p.st[k][d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class Seg>
+void run_plan(const Plan& p, int64_t grain, Seg&& seg) {
+  parallel_for(p.total, grain, [&](int64_t lo, int64_t hi) {
+    for_runs(p, lo, hi, seg);
+  });
+}
+
+// ---- copies -----------------------------------------------------------------
+
+// Calls f(T{}) with T the unit type of elem_size, or f(uint8_t{}) with
+// `wide` set for the other sizes (then the plan gets a byte dim).
+template <class F>
+void dispatch_size(size_t elem_size, F&& f) {
+  switch (elem_size) {
+    case 1: f(uint8_t{}, false); break;
+    case 2: f(uint16_t{}, false); break;
+    case 4: f(uint32_t{}, false); break;
+    case 8: f(uint64_t{}, false); break;
+    default: f(uint8_t{}, true); break;
+  }
+}
+
+// dst[off0 + i*ds] = src[off1 + i*ss] over a plan of two operands
+// (0: destination, 1: source) in units of T.
+template <class T>
+void copy_plan(const Plan& p, T* dst, const T* src) {
+  const int64_t ds = p.inner_stride(0), ss = p.inner_stride(1);
+  run_plan(p, std::max<int64_t>(1, kByteGrain / int64_t(sizeof(T))),
+           [&](const int64_t* off, int64_t len) {
+             T* d = dst + off[0];
+             const T* s = src + off[1];
+             if (ds == 1 && ss == 1) {
+               std::memcpy(d, s, size_t(len) * sizeof(T));
+             } else if (ds == 1 && ss == 0) {
+               const T v = *s;
+               for (int64_t i = 0; i < len; ++i) d[i] = v;
+             } else if (ds == 1 && ss == -1) {
+               for (int64_t i = 0; i < len; ++i) d[i] = s[-i];
+             } else if (ds == 1) {
+               for (int64_t i = 0; i < len; ++i) d[i] = s[i * ss];
+             } else if (ss == 1) {
+               for (int64_t i = 0; i < len; ++i) d[i * ds] = s[i];
+             } else {
+               for (int64_t i = 0; i < len; ++i) d[i * ds] = s[i * ss];
+             }
+           });
+}
+
+// Copies a strided view: for every index of dims (rank r), the element of
+// dst at dst_base + sum idx*dst_st goes from src at src_base + sum idx*src_st
+// (element strides, any sign).  Destination positions must be distinct.
+void strided_copy(int r, const int64_t* dims, const int64_t* dst_st,
+                  const int64_t* src_st, void* dst, int64_t dst_base,
+                  const void* src, int64_t src_base, size_t elem_size) {
+  dispatch_size(elem_size, [&](auto unit, bool wide) {
+    using T = decltype(unit);
+    Plan p;
+    p.nops = 2;
+    p.set_dims(r, dims);
+    if (p.total == 0) return;
+    for (int d = 0; d < r; ++d) {
+      p.st[0][d] = dst_st[d];
+      p.st[1][d] = src_st[d];
+    }
+    int64_t db = dst_base, sb = src_base;
+    if (wide) {
+      const bool scale[2] = {true, true};
+      p.add_byte_dim(int64_t(elem_size), scale);
+      db *= int64_t(elem_size);
+      sb *= int64_t(elem_size);
+    }
+    p.merge();
+    copy_plan<T>(p, static_cast<T*>(dst) + db,
+                 static_cast<const T*>(src) + sb);
+  });
+}
+
+// dst[a*dq + b] = src[a + b*si] for a in [a0, a1), b in [b0, b1).
+template <class T>
+inline void transpose_tile(T* dst, int64_t dq, const T* src, int64_t si,
+                           int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+  int64_t a = a0;
+#ifdef __SSE2__
+  if constexpr (sizeof(T) == 4) {
+    // 4 x 4 blocks: four contiguous loads along a, an in-register
+    // transpose, four contiguous stores along b.
+    for (; a + 4 <= a1; a += 4) {
+      int64_t b = b0;
+      for (; b + 4 <= b1; b += 4) {
+        __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(src + a + b * si));
+        __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(src + a + (b + 1) * si));
+        __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(src + a + (b + 2) * si));
+        __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(src + a + (b + 3) * si));
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst + a * dq + b), r0);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst + (a + 1) * dq + b), r1);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst + (a + 2) * dq + b), r2);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst + (a + 3) * dq + b), r3);
+      }
+      for (; b < b1; ++b)
+        for (int64_t k = 0; k < 4; ++k) dst[(a + k) * dq + b] = src[a + k + b * si];
+    }
+  }
+#endif
+  for (; a < a1; ++a) {
+    T* d = dst + a * dq;
+    const T* s = src + a;
+    for (int64_t b = b0; b < b1; ++b) d[b] = s[b * si];
+  }
+}
+
+void dense_strides(int32_t rank, const int64_t* dims, int64_t* st) {
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    st[d] = s;
+    s *= dims[d];
+  }
+}
+
+void fill_bytes(void* y, int64_t n, const void* value, size_t elem_size) {
+  const unsigned char* v = static_cast<const unsigned char*>(value);
+  bool zero = true;
+  for (size_t b = 0; b < elem_size; ++b) zero = zero && v[b] == 0;
+  if (zero || elem_size == 1) {
+    const int c = v[0];
+    parallel_for(n * int64_t(elem_size), kByteGrain * 4,
+                 [&](int64_t lo, int64_t hi) {
+                   std::memset(static_cast<char*>(y) + lo, c, size_t(hi - lo));
+                 });
+    return;
+  }
+  dispatch_size(elem_size, [&](auto unit, bool wide) {
+    using T = decltype(unit);
+    if (!wide) {
+      T val;
+      std::memcpy(&val, value, sizeof(T));
+      T* out = static_cast<T*>(y);
+      parallel_for(n, kByteGrain, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) out[i] = val;
+      });
+    } else {
+      char* out = static_cast<char*>(y);
+      parallel_for(n, std::max<int64_t>(1, kByteGrain / int64_t(elem_size)),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t i = lo; i < hi; ++i)
+                       std::memcpy(out + i * int64_t(elem_size), value,
+                                   elem_size);
+                   });
+    }
+  });
+}
+
+void zero_f32(float* x, int64_t n) {
+  const float z = 0.0f;
+  fill_bytes(x, n, &z, sizeof(float));
+}
+
+// ---- elementwise ------------------------------------------------------------
+
+template <class F>
+void map_f32(const float* x, float* y, int64_t n, F f) {
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) y[i] = f(x[i]);
+  });
+}
+
+// y[i] = f(x[i]) with f on 4-lane vectors; the tail runs f on a splatted
+// scalar, so every element gets the same bits wherever the split falls.
+template <class F>
+void vmap_f32(const float* x, float* y, int64_t n, F f) {
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    int64_t i = lo;
+    for (; i + 4 <= hi; i += 4) vstore(y + i, f(vload(x + i)));
+    for (; i < hi; ++i) y[i] = f(vsplat(x[i]))[0];
+  });
+}
+
+// y = op(a, b) over a plan (0: y, 1: a, 2: b); y's inner stride is 1 and
+// the inputs' are 0 or 1.
+template <class T, class Op>
+void binary_plan(const Plan& p, const T* a, const T* b, T* y, Op op) {
+  const int64_t sa = p.inner_stride(1), sb = p.inner_stride(2);
+  run_plan(p, kGrain, [&](const int64_t* off, int64_t len) {
+    T* yp = y + off[0];
+    const T* ap = a + off[1];
+    const T* bp = b + off[2];
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < len; ++i) yp[i] = op(ap[i], bp[i]);
+    } else if (sa == 1) {
+      const T bv = *bp;
+      for (int64_t i = 0; i < len; ++i) yp[i] = op(ap[i], bv);
+    } else if (sb == 1) {
+      const T av = *ap;
+      for (int64_t i = 0; i < len; ++i) yp[i] = op(av, bp[i]);
+    } else {
+      const T v = op(*ap, *bp);
+      for (int64_t i = 0; i < len; ++i) yp[i] = v;
+    }
+  });
+}
+
+// Plan for y = f(inputs...) with y dense of shape (ry, sy) and input i
+// broadcast from (ranks[i], shapes[i]).  Returns false if y is empty.
+bool broadcast_plan(Plan& p, int nin, const int32_t* ranks,
+                    const int64_t* const* shapes, int32_t ry,
+                    const int64_t* sy) {
+  p.nops = nin + 1;
+  p.set_dims(ry, sy);
+  if (p.total == 0) return false;
+  p.set_dense(0);
+  for (int i = 0; i < nin; ++i) p.set_broadcast(i + 1, ranks[i], shapes[i]);
+  p.merge();
+  return true;
+}
+
+hmrt_status check_binary_args(const char* fn, const void* a, int32_t ra,
+                              const int64_t* sa, const void* b, int32_t rb,
+                              const int64_t* sb, const void* y, int32_t ry,
+                              const int64_t* sy, int64_t* ny) {
+  int64_t na, nb;
+  hmrt_status st = check_shape(fn, "a", ra, sa, &na);
+  if (st != HMRT_OK) return st;
+  if ((st = check_shape(fn, "b", rb, sb, &nb)) != HMRT_OK) return st;
+  if ((st = check_shape(fn, "y", ry, sy, ny)) != HMRT_OK) return st;
+  const char* names[2] = {"a", "b"};
+  const int32_t ranks[2] = {ra, rb};
+  const int64_t* shapes[2] = {sa, sb};
+  if ((st = check_broadcast(fn, 2, names, ranks, shapes, ry, sy)) != HMRT_OK)
+    return st;
+  HMRT_CHECK_DATA(fn, a, *ny ? na : 0);
+  HMRT_CHECK_DATA(fn, b, *ny ? nb : 0);
+  HMRT_CHECK_DATA(fn, y, *ny);
+  return HMRT_OK;
+}
+
+inline int64_t wrap_add(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+inline int64_t wrap_sub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+inline int64_t wrap_mul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
+inline int64_t ipow(int64_t a, int64_t e) {  // e >= 0, wrapping
+  uint64_t r = 1, base = uint64_t(a);
+  for (uint64_t k = uint64_t(e); k; k >>= 1) {
+    if (k & 1) r *= base;
+    base *= base;
+  }
+  return int64_t(r);
+}
+
+// ---- dtypes -----------------------------------------------------------------
+
+template <int DT> struct DType;
+template <> struct DType<HMRT_DTYPE_F32> {
+  using T = float;
+  static constexpr bool kFloat = true, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_F64> {
+  using T = double;
+  static constexpr bool kFloat = true, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_U8> {
+  using T = uint8_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_I8> {
+  using T = int8_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_I32> {
+  using T = int32_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_I64> {
+  using T = int64_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_BOOL> {
+  using T = uint8_t;
+  static constexpr bool kFloat = false, kBool = true;
+};
+
+static_assert(!DType<HMRT_DTYPE_BOOL>::kFloat && DType<HMRT_DTYPE_BOOL>::kBool,
+              "BOOL is a one-byte integer 0 or 1");
+
+template <int DT>
+using DTag = std::integral_constant<int, DT>;
+
+// Calls f(DTag<dt>{}) for a supported dtype; false for any other value.
+template <class F>
+bool dispatch_dtype(int32_t dt, F&& f) {
+  switch (dt) {
+    case HMRT_DTYPE_F32: f(DTag<HMRT_DTYPE_F32>{}); return true;
+    case HMRT_DTYPE_U8: f(DTag<HMRT_DTYPE_U8>{}); return true;
+    case HMRT_DTYPE_I8: f(DTag<HMRT_DTYPE_I8>{}); return true;
+    case HMRT_DTYPE_I32: f(DTag<HMRT_DTYPE_I32>{}); return true;
+    case HMRT_DTYPE_I64: f(DTag<HMRT_DTYPE_I64>{}); return true;
+    case HMRT_DTYPE_BOOL: f(DTag<HMRT_DTYPE_BOOL>{}); return true;
+    case HMRT_DTYPE_F64: f(DTag<HMRT_DTYPE_F64>{}); return true;
+  }
+  return false;
+}
+
+bool valid_dtype(int32_t dt) {
+  return dispatch_dtype(dt, [](auto) {});
+}
+
+size_t dtype_size(int32_t dt) {
+  size_t s = 0;
+  dispatch_dtype(dt, [&](auto tag) {
+    s = sizeof(typename DType<decltype(tag)::value>::T);
+  });
+  return s;
+}
+
+// Float to integer: truncate toward zero, NaN -> 0, saturate out of range.
+template <class To>
+inline To float_to_int(double d) {
+  constexpr To lo = std::numeric_limits<To>::min();
+  constexpr To hi = std::numeric_limits<To>::max();
+  if (d != d) return 0;
+  // (double)hi rounds up to 2^63 for int64; >= catches it too.
+  if (d >= double(hi)) return hi;
+  if (d <= double(lo)) return lo;
+  return static_cast<To>(d);
+}
+
+template <int F, int To>
+inline typename DType<To>::T convert(typename DType<F>::T v) {
+  using TT = typename DType<To>::T;
+  if constexpr (DType<To>::kBool) {
+    return TT(v != 0);
+  } else if constexpr (DType<F>::kBool) {
+    return TT(v != 0);
+  } else if constexpr (DType<To>::kFloat) {
+    return static_cast<TT>(v);
+  } else if constexpr (DType<F>::kFloat) {
+    return float_to_int<TT>(double(v));
+  } else {
+    return static_cast<TT>(v);  // two's complement wrap
+  }
+}
+
+template <int DT>
+inline bool equal_elems(typename DType<DT>::T a, typename DType<DT>::T b) {
+  if constexpr (DType<DT>::kBool)
+    return (a != 0) == (b != 0);
+  else
+    return a == b;
+}
+
+// ---- reduce_to helpers ------------------------------------------------------
+
+// Offsets of the flat index `flat` of the dims list `which` (outermost
+// first) for operands 0 and 1 of p.
+inline void unravel_offsets(const Plan& p, const int* which, int n,
+                            int64_t flat, int64_t* o0, int64_t* o1) {
+  *o0 = 0;
+  *o1 = 0;
+  for (int i = n - 1; i >= 0; --i) {
+    const int d = which[i];
+    const int64_t id = flat % p.dims[d];
+    flat /= p.dims[d];
+    *o0 += id * p.st[0][d];
+    *o1 += id * p.st[1][d];
+  }
+}
+
+// Sum of len contiguous floats in double, with 4 partial sums in a fixed
+// order.
+inline double sum_run(const float* x, int64_t len) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    s0 += x[i];
+    s1 += x[i + 1];
+    s2 += x[i + 2];
+    s3 += x[i + 3];
+  }
+  for (; i < len; ++i) s0 += x[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+inline int64_t load_index(const void* idx, int32_t dt, int64_t j) {
+  return dt == HMRT_DTYPE_I64 ? static_cast<const int64_t*>(idx)[j]
+                              : static_cast<const int32_t*>(idx)[j];
+}
+
+hmrt_status check_gather(const char* fn, const void* x, int32_t rank,
+                         const int64_t* shape, int32_t axis, int32_t idx_dtype,
+                         const void* idx, int64_t n_idx, const void* y,
+                         int32_t* axis_out, int64_t* outer, int64_t* inner) {
+  int64_t nx;
+  hmrt_status st = check_shape(fn, "x", rank, shape, &nx);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank >= 1, "%s: x must have rank >= 1", fn);
+  if ((st = normalize_axis(fn, axis, rank, axis_out)) != HMRT_OK) return st;
+  HMRT_CHECK_ARG(idx_dtype == HMRT_DTYPE_I64 || idx_dtype == HMRT_DTYPE_I32,
+                 "%s: idx_dtype must be HMRT_DTYPE_I64 (7) or HMRT_DTYPE_I32 "
+                 "(6), got %d",
+                 fn, (int)idx_dtype);
+  HMRT_CHECK_SIZE(fn, n_idx);
+  HMRT_CHECK_DATA(fn, idx, n_idx);
+  int64_t o = 1, in = 1, ny;
+  for (int d = 0; d < *axis_out; ++d) o *= shape[d];
+  for (int d = *axis_out + 1; d < rank; ++d) in *= shape[d];
+  HMRT_CHECK_ARG(!__builtin_mul_overflow(o * in, n_idx, &ny),
+                 "%s: the output's element count overflows", fn);
+  HMRT_CHECK_DATA(fn, x, nx);
+  HMRT_CHECK_DATA(fn, y, ny);
+  const int64_t dim = shape[*axis_out];
+  for (int64_t j = 0; j < n_idx; ++j) {
+    const int64_t v = load_index(idx, idx_dtype, j);
+    if (v < -dim || v >= dim)
+      return fail(HMRT_OUT_OF_RANGE,
+                  "%s: index %lld at position %lld is out of range [-%lld, "
+                  "%lld) for axis %d of shape %s",
+                  fn, (long long)v, (long long)j, (long long)dim,
+                  (long long)dim, (int)*axis_out, HMRT_SHAPE(rank, shape));
+  }
+  *outer = o;
+  *inner = in;
+  return HMRT_OK;
+}
+
+hmrt_status check_slice(const char* fn, const void* x, int32_t rank,
+                        const int64_t* shape, const int64_t* starts,
+                        const int64_t* steps, const int64_t* out_shape,
+                        const void* y, int64_t* nx, int64_t* ny) {
+  hmrt_status st = check_shape(fn, "x", rank, shape, nx);
+  if (st != HMRT_OK) return st;
+  if ((st = check_shape(fn, "y", rank, out_shape, ny)) != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank == 0 || (starts != nullptr && steps != nullptr),
+                 "%s: starts or steps is NULL", fn);
+  for (int d = 0; d < rank; ++d) {
+    HMRT_CHECK_ARG(steps[d] != 0, "%s: steps[%d] is 0", fn, d);
+    const int64_t n = out_shape[d];
+    if (n == 0) continue;
+    const int64_t dim = shape[d];
+    int64_t span, last;
+    const bool overflow = __builtin_mul_overflow(n - 1, steps[d], &span) ||
+                          __builtin_add_overflow(starts[d], span, &last);
+    if (starts[d] < 0 || starts[d] >= dim || overflow || last < 0 ||
+        last >= dim)
+      return fail(HMRT_OUT_OF_RANGE,
+                  "%s: dim %d: %lld elements from start %lld with step %lld "
+                  "leave [0, %lld)",
+                  fn, d, (long long)n, (long long)starts[d],
+                  (long long)steps[d], (long long)dim);
+  }
+  HMRT_CHECK_DATA(fn, x, *ny ? *nx : 0);
+  HMRT_CHECK_DATA(fn, y, *ny);
+  return HMRT_OK;
+}
+
+// Element strides into x of one slice step per dim, and the start offset.
+void slice_strides(int32_t rank, const int64_t* shape, const int64_t* starts,
+                   const int64_t* steps, int64_t* st, int64_t* base) {
+  int64_t xs[kMaxRank];
+  dense_strides(rank, shape, xs);
+  *base = 0;
+  for (int d = 0; d < rank; ++d) {
+    st[d] = steps[d] * xs[d];
+    *base += starts[d] * xs[d];
+  }
+}
+
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+// Output j of the splitmix64 stream seeded with s.
+inline uint64_t splitmix(uint64_t s, uint64_t j) {
+  return mix64(s + (j + 1) * 0x9E3779B97F4A7C15ull);
+}
+
+hmrt_status check_ratio(const char* fn, float ratio) {
+  HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f,
+                 "%s: ratio must be in [0, 1], got %g", fn, double(ratio));
+  return HMRT_OK;
+}
+
+}  // namespace
+}  // namespace hmrt
+
+extern "C" {
+
+using namespace hmrt;
+
+// ---- elementwise ------------------------------------------------------------
+
+hmrt_status hmrt_unary_f32(hmrt_unary_op op, const float* x, float* y,
+                           int64_t n) {
+  const char* fn = "hmrt_unary_f32";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, x, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  switch (op) {
+    case HMRT_UNARY_EXP:  // vectorised Cephes expf, < 2 ulp (cpu/vec.h)
+      vmap_f32(x, y, n, [](v4f v) { return vexp(v); });
+      break;
+    case HMRT_UNARY_LOG:
+      map_f32(x, y, n, [](float v) { return std::log(v); });
+      break;
+    case HMRT_UNARY_SQRT:
+      map_f32(x, y, n, [](float v) { return std::sqrt(v); });
+      break;
+    case HMRT_UNARY_NEG:
+      map_f32(x, y, n, [](float v) { return -v; });
+      break;
+    case HMRT_UNARY_RECIPROCAL:
+      map_f32(x, y, n, [](float v) { return 1.0f / v; });
+      break;
+    case HMRT_UNARY_TANH:
+      map_f32(x, y, n, [](float v) { return std::tanh(v); });
+      break;
+    case HMRT_UNARY_SIGMOID:
+      vmap_f32(x, y, n, [](v4f v) { return 1.0f / (1.0f + vexp(-v)); });
+      break;
+    case HMRT_UNARY_ERF:
+      map_f32(x, y, n, [](float v) { return std::erf(v); });
+      break;
+    case HMRT_UNARY_RELU:
+      map_f32(x, y, n, [](float v) { return v > 0.0f || v != v ? v : 0.0f; });
+      break;
+    case HMRT_UNARY_IDENTITY:
+      if (x != y)
+        parallel_for(n, kGrain * 4, [&](int64_t lo, int64_t hi) {
+          std::memcpy(y + lo, x + lo, size_t(hi - lo) * sizeof(float));
+        });
+      break;
+    case HMRT_UNARY_ABS:
+      map_f32(x, y, n, [](float v) { return std::fabs(v); });
+      break;
+    case HMRT_UNARY_SIGN:
+      map_f32(x, y, n, [](float v) {
+        return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v);
+      });
+      break;
+    default:
+      return fail(HMRT_INVALID_ARGUMENT, "%s: unknown op %d", fn, (int)op);
+  }
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_neg_i64(const int64_t* x, int64_t* y, int64_t n) {
+  const char* fn = "hmrt_neg_i64";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, x, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) y[i] = wrap_sub(0, x[i]);
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_binary_f32(hmrt_binary_op op, const float* a, int32_t ra,
+                            const int64_t* sa, const float* b, int32_t rb,
+                            const int64_t* sb, float* y, int32_t ry,
+                            const int64_t* sy) {
+  const char* fn = "hmrt_binary_f32";
+  HMRT_CHECK_ARG(op >= HMRT_BINARY_ADD && op <= HMRT_BINARY_MIN,
+                 "%s: unknown op %d", fn, (int)op);
+  int64_t ny;
+  hmrt_status st = check_binary_args(fn, a, ra, sa, b, rb, sb, y, ry, sy, &ny);
+  if (st != HMRT_OK) return st;
+  Plan p;
+  const int32_t ranks[2] = {ra, rb};
+  const int64_t* shapes[2] = {sa, sb};
+  if (!broadcast_plan(p, 2, ranks, shapes, ry, sy)) return HMRT_OK;
+  switch (op) {
+    case HMRT_BINARY_ADD:
+      binary_plan(p, a, b, y, [](float u, float v) { return u + v; });
+      break;
+    case HMRT_BINARY_SUB:
+      binary_plan(p, a, b, y, [](float u, float v) { return u - v; });
+      break;
+    case HMRT_BINARY_MUL:
+      binary_plan(p, a, b, y, [](float u, float v) { return u * v; });
+      break;
+    case HMRT_BINARY_DIV:
+      binary_plan(p, a, b, y, [](float u, float v) { return u / v; });
+      break;
+    case HMRT_BINARY_POW:
+      binary_plan(p, a, b, y, [](float u, float v) { return std::pow(u, v); });
+      break;
+    case HMRT_BINARY_MAX:
+      binary_plan(p, a, b, y,
+                  [](float u, float v) { return u > v || u != u ? u : v; });
+      break;
+    case HMRT_BINARY_MIN:
+      binary_plan(p, a, b, y,
+                  [](float u, float v) { return u < v || u != u ? u : v; });
+      break;
+  }
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_binary_i64(hmrt_binary_op op, const int64_t* a, int32_t ra,
+                            const int64_t* sa, const int64_t* b, int32_t rb,
+                            const int64_t* sb, int64_t* y, int32_t ry,
+                            const int64_t* sy) {
+  const char* fn = "hmrt_binary_i64";
+  HMRT_CHECK_ARG(op >= HMRT_BINARY_ADD && op <= HMRT_BINARY_MIN,
+                 "%s: unknown op %d", fn, (int)op);
+  int64_t ny;
+  hmrt_status st = check_binary_args(fn, a, ra, sa, b, rb, sb, y, ry, sy, &ny);
+  if (st != HMRT_OK) return st;
+  if (ny == 0) return HMRT_OK;
+  // With a non-empty output every element of b is used.
+  int64_t nb;
+  check_shape(fn, "b", rb, sb, &nb);
+  if (op == HMRT_BINARY_DIV || op == HMRT_BINARY_POW) {
+    for (int64_t i = 0; i < nb; ++i) {
+      HMRT_CHECK_ARG(op != HMRT_BINARY_DIV || b[i] != 0,
+                     "%s: division by zero: b[%lld] is 0", fn, (long long)i);
+      HMRT_CHECK_ARG(op != HMRT_BINARY_POW || b[i] >= 0,
+                     "%s: negative integer exponent: b[%lld] is %lld", fn,
+                     (long long)i, (long long)b[i]);
+    }
+  }
+  Plan p;
+  const int32_t ranks[2] = {ra, rb};
+  const int64_t* shapes[2] = {sa, sb};
+  broadcast_plan(p, 2, ranks, shapes, ry, sy);
+  switch (op) {
+    case HMRT_BINARY_ADD: binary_plan(p, a, b, y, wrap_add); break;
+    case HMRT_BINARY_SUB: binary_plan(p, a, b, y, wrap_sub); break;
+    case HMRT_BINARY_MUL: binary_plan(p, a, b, y, wrap_mul); break;
+    case HMRT_BINARY_DIV:
+      binary_plan(p, a, b, y, [](int64_t u, int64_t v) {
+        return v == -1 ? wrap_sub(0, u) : u / v;
+      });
+      break;
+    case HMRT_BINARY_POW: binary_plan(p, a, b, y, ipow); break;
+    case HMRT_BINARY_MAX:
+      binary_plan(p, a, b, y,
+                  [](int64_t u, int64_t v) { return u > v ? u : v; });
+      break;
+    case HMRT_BINARY_MIN:
+      binary_plan(p, a, b, y,
+                  [](int64_t u, int64_t v) { return u < v ? u : v; });
+      break;
+  }
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_equal(int32_t dtype, const void* a, int32_t ra,
+                       const int64_t* sa, const void* b, int32_t rb,
+                       const int64_t* sb, uint8_t* y, int32_t ry,
+                       const int64_t* sy) {
+  const char* fn = "hmrt_equal";
+  HMRT_CHECK_ARG(valid_dtype(dtype), "%s: unsupported dtype %d", fn,
+                 (int)dtype);
+  int64_t ny;
+  hmrt_status st = check_binary_args(fn, a, ra, sa, b, rb, sb, y, ry, sy, &ny);
+  if (st != HMRT_OK) return st;
+  Plan p;
+  const int32_t ranks[2] = {ra, rb};
+  const int64_t* shapes[2] = {sa, sb};
+  if (!broadcast_plan(p, 2, ranks, shapes, ry, sy)) return HMRT_OK;
+  dispatch_dtype(dtype, [&](auto tag) {
+    constexpr int DT = decltype(tag)::value;
+    using T = typename DType<DT>::T;
+    const T* ap = static_cast<const T*>(a);
+    const T* bp = static_cast<const T*>(b);
+    const int64_t ia = p.inner_stride(1), ib = p.inner_stride(2);
+    run_plan(p, kGrain, [&](const int64_t* off, int64_t len) {
+      uint8_t* yo = y + off[0];
+      const T* ao = ap + off[1];
+      const T* bo = bp + off[2];
+      if (ia == 1 && ib == 1) {
+        for (int64_t i = 0; i < len; ++i) yo[i] = equal_elems<DT>(ao[i], bo[i]);
+      } else if (ia == 1) {
+        const T bv = *bo;
+        for (int64_t i = 0; i < len; ++i) yo[i] = equal_elems<DT>(ao[i], bv);
+      } else {
+        for (int64_t i = 0; i < len; ++i)
+          yo[i] = equal_elems<DT>(ao[i * ia], bo[i * ib]);
+      }
+    });
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_where(const uint8_t* cond, int32_t rc, const int64_t* sc,
+                       const void* x, int32_t rx, const int64_t* sx,
+                       const void* z, int32_t rz, const int64_t* sz, void* y,
+                       int32_t ry, const int64_t* sy, size_t elem_size) {
+  const char* fn = "hmrt_where";
+  int64_t nc, nx, nz, ny;
+  hmrt_status st = check_shape(fn, "cond", rc, sc, &nc);
+  if (st != HMRT_OK) return st;
+  if ((st = check_shape(fn, "x", rx, sx, &nx)) != HMRT_OK) return st;
+  if ((st = check_shape(fn, "z", rz, sz, &nz)) != HMRT_OK) return st;
+  if ((st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK) return st;
+  const char* names[3] = {"cond", "x", "z"};
+  const int32_t ranks[3] = {rc, rx, rz};
+  const int64_t* shapes[3] = {sc, sx, sz};
+  if ((st = check_broadcast(fn, 3, names, ranks, shapes, ry, sy)) != HMRT_OK)
+    return st;
+  if ((st = check_elem_size(fn, elem_size, std::max({nx, nz, ny}))) != HMRT_OK)
+    return st;
+  HMRT_CHECK_DATA(fn, cond, ny ? nc : 0);
+  HMRT_CHECK_DATA(fn, x, ny ? nx : 0);
+  HMRT_CHECK_DATA(fn, z, ny ? nz : 0);
+  HMRT_CHECK_DATA(fn, y, ny);
+  Plan p;
+  if (!broadcast_plan(p, 3, ranks, shapes, ry, sy)) return HMRT_OK;
+  dispatch_size(elem_size, [&](auto unit, bool wide) {
+    using T = decltype(unit);
+    Plan q = p;
+    if (wide) {
+      // Re-plan with a byte dim: cond keeps its element strides.
+      q.nops = 4;
+      q.set_dims(ry, sy);
+      q.set_dense(0);
+      for (int i = 0; i < 3; ++i) q.set_broadcast(i + 1, ranks[i], shapes[i]);
+      const bool scale[4] = {true, false, true, true};
+      q.add_byte_dim(int64_t(elem_size), scale);
+      q.merge();
+    }
+    T* yp = static_cast<T*>(y);
+    const T* xp = static_cast<const T*>(x);
+    const T* zp = static_cast<const T*>(z);
+    const int64_t ic = q.inner_stride(1), ix = q.inner_stride(2),
+                  iz = q.inner_stride(3);
+    run_plan(q, kGrain, [&](const int64_t* off, int64_t len) {
+      T* yo = yp + off[0];
+      const uint8_t* co = cond + off[1];
+      const T* xo = xp + off[2];
+      const T* zo = zp + off[3];
+      if (ic == 1 && ix == 1 && iz == 1) {
+        for (int64_t i = 0; i < len; ++i) yo[i] = co[i] ? xo[i] : zo[i];
+      } else {
+        for (int64_t i = 0; i < len; ++i)
+          yo[i] = co[i * ic] ? xo[i * ix] : zo[i * iz];
+      }
+    });
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_cast(int32_t from_dtype, const void* x, int32_t to_dtype,
+                      void* y, int64_t n) {
+  const char* fn = "hmrt_cast";
+  HMRT_CHECK_ARG(valid_dtype(from_dtype), "%s: unsupported from_dtype %d", fn,
+                 (int)from_dtype);
+  HMRT_CHECK_ARG(valid_dtype(to_dtype), "%s: unsupported to_dtype %d", fn,
+                 (int)to_dtype);
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, x, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  if (from_dtype == to_dtype && from_dtype != HMRT_DTYPE_BOOL) {
+    if (x != y) {
+      const size_t es = dtype_size(from_dtype);
+      parallel_for(n * int64_t(es), kByteGrain * 4,
+                   [&](int64_t lo, int64_t hi) {
+                     std::memcpy(static_cast<char*>(y) + lo,
+                                 static_cast<const char*>(x) + lo,
+                                 size_t(hi - lo));
+                   });
+    }
+    return HMRT_OK;
+  }
+  dispatch_dtype(from_dtype, [&](auto ftag) {
+    dispatch_dtype(to_dtype, [&](auto ttag) {
+      constexpr int F = decltype(ftag)::value, To = decltype(ttag)::value;
+      using TF = typename DType<F>::T;
+      using TT = typename DType<To>::T;
+      const TF* xp = static_cast<const TF*>(x);
+      TT* yp = static_cast<TT*>(y);
+      parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) yp[i] = convert<F, To>(xp[i]);
+      });
+    });
+  });
+  return HMRT_OK;
+}
+
+// ---- data movement ----------------------------------------------------------
+
+hmrt_status hmrt_transpose(const void* x, int32_t rank, const int64_t* shape,
+                           const int64_t* perm, void* y, size_t elem_size) {
+  const char* fn = "hmrt_transpose";
+  int64_t n;
+  hmrt_status st = check_shape(fn, "x", rank, shape, &n);
+  if (st != HMRT_OK) return st;
+  if ((st = check_elem_size(fn, elem_size, n)) != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank == 0 || perm != nullptr, "%s: perm is NULL", fn);
+  bool seen[kMaxRank] = {};
+  for (int d = 0; d < rank; ++d) {
+    const bool ok = perm[d] >= 0 && perm[d] < rank && !seen[perm[d]];
+    HMRT_CHECK_ARG(ok, "%s: perm %s is not a permutation of 0..%d", fn,
+                   HMRT_SHAPE(rank, perm), (int)rank - 1);
+    seen[perm[d]] = true;
+  }
+  HMRT_CHECK_DATA(fn, x, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  if (n == 0) return HMRT_OK;
+  int64_t xs[kMaxRank], odims[kMaxRank], src_st[kMaxRank], dst_st[kMaxRank];
+  dense_strides(rank, shape, xs);
+  for (int d = 0; d < rank; ++d) {
+    odims[d] = shape[perm[d]];
+    src_st[d] = xs[perm[d]];
+  }
+  dense_strides(rank, odims, dst_st);
+  bool tiled = false;
+  dispatch_size(elem_size, [&](auto unit, bool wide) {
+    using T = decltype(unit);
+    if (wide) return;
+    Plan p;
+    p.nops = 2;
+    p.set_dims(rank, odims);
+    for (int d = 0; d < rank; ++d) {
+      p.st[0][d] = dst_st[d];
+      p.st[1][d] = src_st[d];
+    }
+    p.merge();
+    const int r = p.rank;
+    if (r < 2 || p.st[1][r - 1] == 1) return;
+    // The output's inner dim reads x with a large stride: move 32 x 32
+    // tiles of (dim q, inner dim), q being the dim x is contiguous in, so
+    // both the reads and the writes stay in cache.
+    int q = -1;
+    for (int d = 0; d < r - 1; ++d)
+      if (p.st[1][d] == 1) q = d;
+    if (q < 0) return;
+    int outer_dims[kPlanRank];
+    int no = 0;
+    int64_t outer = 1;
+    for (int d = 0; d < r - 1; ++d)
+      if (d != q) {
+        outer_dims[no++] = d;
+        outer *= p.dims[d];
+      }
+    constexpr int64_t B = 32;
+    const int64_t nq = p.dims[q], ni = p.dims[r - 1];
+    const int64_t tq = ceil_div(nq, B), ti = ceil_div(ni, B);
+    const int64_t dq = p.st[0][q], si = p.st[1][r - 1];
+    const T* src = static_cast<const T*>(x);
+    T* dst = static_cast<T*>(y);
+    parallel_for(outer * tq * ti, std::max<int64_t>(1, kGrain / (B * B)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t t = lo; t < hi; ++t) {
+                     const int64_t o = t / (tq * ti), rem = t % (tq * ti);
+                     const int64_t a0 = (rem / ti) * B, b0 = (rem % ti) * B;
+                     const int64_t a1 = std::min(nq, a0 + B);
+                     const int64_t b1 = std::min(ni, b0 + B);
+                     int64_t doff, soff;
+                     unravel_offsets(p, outer_dims, no, o, &doff, &soff);
+                     transpose_tile(dst + doff, dq, src + soff, si, a0, a1,
+                                    b0, b1);
+                   }
+                 });
+    tiled = true;
+  });
+  if (!tiled)
+    strided_copy(rank, odims, dst_st, src_st, y, 0, x, 0, elem_size);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_slice(const void* x, int32_t rank, const int64_t* shape,
+                       const int64_t* starts, const int64_t* steps,
+                       const int64_t* out_shape, void* y, size_t elem_size) {
+  const char* fn = "hmrt_slice";
+  int64_t nx, ny;
+  hmrt_status st = check_slice(fn, x, rank, shape, starts, steps, out_shape, y,
+                               &nx, &ny);
+  if (st != HMRT_OK) return st;
+  if ((st = check_elem_size(fn, elem_size, std::max(nx, ny))) != HMRT_OK)
+    return st;
+  if (ny == 0) return HMRT_OK;
+  int64_t src_st[kMaxRank], dst_st[kMaxRank], base;
+  slice_strides(rank, shape, starts, steps, src_st, &base);
+  dense_strides(rank, out_shape, dst_st);
+  strided_copy(rank, out_shape, dst_st, src_st, y, 0, x, base, elem_size);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_slice_backward_f32(const float* dy, int32_t rank,
+                                    const int64_t* shape,
+                                    const int64_t* starts,
+                                    const int64_t* steps,
+                                    const int64_t* out_shape, float* dx) {
+  const char* fn = "hmrt_slice_backward_f32";
+  int64_t nx, ny;
+  hmrt_status st = check_slice(fn, dx, rank, shape, starts, steps, out_shape,
+                               dy, &nx, &ny);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_DATA(fn, dx, nx);
+  zero_f32(dx, nx);
+  if (ny == 0) return HMRT_OK;
+  int64_t dst_st[kMaxRank], src_st[kMaxRank], base;
+  slice_strides(rank, shape, starts, steps, dst_st, &base);
+  dense_strides(rank, out_shape, src_st);
+  strided_copy(rank, out_shape, dst_st, src_st, dx, base, dy, 0,
+               sizeof(float));
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_concat(int32_t n, const void* const* inputs,
+                        const int64_t* sizes, int32_t rank,
+                        const int64_t* out_shape, int32_t axis, void* y,
+                        size_t elem_size) {
+  const char* fn = "hmrt_concat";
+  HMRT_CHECK_ARG(n >= 1, "%s: n must be >= 1, got %d", fn, (int)n);
+  HMRT_CHECK_ARG(inputs != nullptr && sizes != nullptr,
+                 "%s: inputs or sizes is NULL", fn);
+  int64_t ny;
+  hmrt_status st = check_shape(fn, "y", rank, out_shape, &ny);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank >= 1, "%s: rank must be >= 1", fn);
+  if ((st = normalize_axis(fn, axis, rank, &axis)) != HMRT_OK) return st;
+  if ((st = check_elem_size(fn, elem_size, ny)) != HMRT_OK) return st;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= out_shape[d];
+  for (int d = axis + 1; d < rank; ++d) inner *= out_shape[d];
+  const int64_t total_axis = out_shape[axis];
+  int64_t acc = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    HMRT_CHECK_ARG(sizes[i] >= 0 && sizes[i] <= total_axis - acc,
+                   "%s: sizes[%d] = %lld: the sizes exceed out_shape[%d] = "
+                   "%lld",
+                   fn, (int)i, (long long)sizes[i], (int)axis,
+                   (long long)total_axis);
+    acc += sizes[i];
+    HMRT_CHECK_ARG(inputs[i] != nullptr || outer * sizes[i] * inner == 0,
+                   "%s: inputs[%d] is NULL but has %lld elements", fn, (int)i,
+                   (long long)(outer * sizes[i] * inner));
+  }
+  HMRT_CHECK_ARG(acc == total_axis,
+                 "%s: the sizes sum to %lld but out_shape[%d] is %lld", fn,
+                 (long long)acc, (int)axis, (long long)total_axis);
+  HMRT_CHECK_DATA(fn, y, ny);
+  if (ny == 0) return HMRT_OK;
+  // Each output row (one outer index) is the inputs' rows side by side; the
+  // output's bytes are split across threads and copied segment by segment.
+  const int64_t es = int64_t(elem_size);
+  const int64_t row = total_axis * inner * es;
+  std::vector<int64_t> start;  // byte offset of input i within a row
+  try {
+    start.resize(size_t(n) + 1);
+  } catch (const std::bad_alloc&) {
+    return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  start[0] = 0;
+  for (int32_t i = 0; i < n; ++i) start[i + 1] = start[i] + sizes[i] * inner * es;
+  char* out = static_cast<char*>(y);
+  parallel_for(outer * row, kByteGrain * 4, [&](int64_t lo, int64_t hi) {
+    int64_t pos = lo;
+    while (pos < hi) {
+      const int64_t o = pos / row, w = pos % row;
+      // The input whose segment holds byte w (skipping empty inputs).
+      const int64_t i =
+          std::upper_bound(start.begin(), start.end(), w) - start.begin() - 1;
+      const int64_t seg = start[i + 1] - start[i];
+      const int64_t within = w - start[i];
+      const int64_t len = std::min(seg - within, hi - pos);
+      std::memcpy(out + pos,
+                  static_cast<const char*>(inputs[i]) + o * seg + within,
+                  size_t(len));
+      pos += len;
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_gather(const void* x, int32_t rank, const int64_t* shape,
+                        int32_t axis, int32_t idx_dtype, const void* idx,
+                        int64_t n_idx, void* y, size_t elem_size) {
+  const char* fn = "hmrt_gather";
+  int64_t outer, inner, nx;
+  hmrt_status st = check_gather(fn, x, rank, shape, axis, idx_dtype, idx,
+                                n_idx, y, &axis, &outer, &inner);
+  if (st != HMRT_OK) return st;
+  check_shape(fn, "x", rank, shape, &nx);
+  if ((st = check_elem_size(fn, elem_size, std::max(nx, outer * n_idx * inner))) !=
+      HMRT_OK)
+    return st;
+  const int64_t rows = outer * n_idx;
+  if (rows == 0 || inner == 0) return HMRT_OK;
+  const int64_t dim = shape[axis];
+  const int64_t rb = inner * int64_t(elem_size);  // bytes per row
+  const char* src = static_cast<const char*>(x);
+  char* dst = static_cast<char*>(y);
+  auto src_row = [&](int64_t r) {
+    const int64_t o = r / n_idx, j = r % n_idx;
+    int64_t v = load_index(idx, idx_dtype, j);
+    if (v < 0) v += dim;
+    return o * dim + v;
+  };
+  bool done = false;
+  if (inner == 1) {
+    // Scalar rows (e.g. an index select of floats): typed moves.
+    dispatch_size(elem_size, [&](auto unit, bool wide) {
+      using T = decltype(unit);
+      if (wide) return;
+      const T* s = reinterpret_cast<const T*>(src);
+      T* d = reinterpret_cast<T*>(dst);
+      parallel_for(rows, kGrain, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) d[r] = s[src_row(r)];
+      });
+      done = true;
+    });
+  }
+  if (!done)
+    parallel_for(rows, std::max<int64_t>(1, kByteGrain / rb),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t r = lo; r < hi; ++r)
+                     std::memcpy(dst + r * rb, src + src_row(r) * rb,
+                                 size_t(rb));
+                 });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_gather_backward_f32(const float* dy, int32_t rank,
+                                     const int64_t* shape, int32_t axis,
+                                     int32_t idx_dtype, const void* idx,
+                                     int64_t n_idx, float* dx) {
+  const char* fn = "hmrt_gather_backward_f32";
+  int64_t outer, inner, nx;
+  hmrt_status st = check_gather(fn, dx, rank, shape, axis, idx_dtype, idx,
+                                n_idx, dy, &axis, &outer, &inner);
+  if (st != HMRT_OK) return st;
+  check_shape(fn, "dx", rank, shape, &nx);
+  zero_f32(dx, nx);
+  if (outer * n_idx * inner == 0) return HMRT_OK;
+  const int64_t dim = shape[axis];
+  // Tasks split the outer index, the columns (inner) and the target rows
+  // (index values) into bands; every task scans all indices in order, so
+  // each dx element sums its contributions in index order whatever the
+  // split.  Bands only help when outer and inner give too few tasks.
+  constexpr int64_t kCols = 1024;
+  const int64_t ncol = ceil_div(inner, kCols);
+  int64_t nband = 1;
+  if (outer * ncol < num_threads())
+    nband = std::min<int64_t>(dim, num_threads());
+  parallel_tasks(outer * ncol * nband, [&](int64_t t) {
+    const int64_t o = t / (ncol * nband), rem = t % (ncol * nband);
+    const int64_t c0 = (rem / nband) * kCols, band = rem % nband;
+    const int64_t c1 = std::min(inner, c0 + kCols);
+    const int64_t r0 = dim * band / nband, r1 = dim * (band + 1) / nband;
+    float* dxo = dx + o * dim * inner;
+    const float* dyo = dy + o * n_idx * inner;
+    for (int64_t j = 0; j < n_idx; ++j) {
+      int64_t v = load_index(idx, idx_dtype, j);
+      if (v < 0) v += dim;
+      if (v < r0 || v >= r1) continue;
+      float* d = dxo + v * inner;
+      const float* s = dyo + j * inner;
+      for (int64_t c = c0; c < c1; ++c) d[c] += s[c];
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_expand(const void* x, int32_t rx, const int64_t* sx, void* y,
+                        int32_t ry, const int64_t* sy, size_t elem_size) {
+  const char* fn = "hmrt_expand";
+  int64_t nx, ny;
+  hmrt_status st = check_shape(fn, "x", rx, sx, &nx);
+  if (st != HMRT_OK) return st;
+  if ((st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK) return st;
+  if ((st = check_broadcast_to(fn, "x", rx, sx, "y", ry, sy)) != HMRT_OK)
+    return st;
+  if ((st = check_elem_size(fn, elem_size, std::max(nx, ny))) != HMRT_OK)
+    return st;
+  HMRT_CHECK_DATA(fn, x, ny ? nx : 0);
+  HMRT_CHECK_DATA(fn, y, ny);
+  if (ny == 0) return HMRT_OK;
+  Plan p;
+  p.nops = 2;
+  p.set_dims(ry, sy);
+  p.set_broadcast(1, rx, sx);
+  int64_t dst_st[kMaxRank];
+  dense_strides(ry, sy, dst_st);
+  strided_copy(ry, sy, dst_st, p.st[1], y, 0, x, 0, elem_size);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
+                               float* y, int32_t ry, const int64_t* sy) {
+  const char* fn = "hmrt_reduce_to_f32";
+  int64_t nx, ny;
+  hmrt_status st = check_shape(fn, "x", rx, sx, &nx);
+  if (st != HMRT_OK) return st;
+  if ((st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK) return st;
+  if ((st = check_broadcast_to(fn, "y", ry, sy, "x", rx, sx)) != HMRT_OK)
+    return st;
+  HMRT_CHECK_DATA(fn, x, nx);
+  HMRT_CHECK_DATA(fn, y, ny);
+  if (ny == 0) return HMRT_OK;
+  if (nx == 0) {  // sums over empty dims
+    zero_f32(y, ny);
+    return HMRT_OK;
+  }
+  // Operand 0: x (dense), operand 1: y (stride 0 on the summed dims).
+  Plan p;
+  p.nops = 2;
+  p.set_dims(rx, sx);
+  p.set_dense(0);
+  p.set_broadcast(1, ry, sy);
+  p.merge();
+  const int r = p.rank;
+  if (r == 0) {
+    y[0] = x[0];
+    return HMRT_OK;
+  }
+  int kept[kPlanRank], red[kPlanRank];
+  int nk = 0, nr = 0;
+  for (int d = 0; d < r; ++d) (p.st[1][d] ? kept[nk++] : red[nr++]) = d;
+  // The reduced dims alone, with x's strides, as operand 0.
+  Plan rp;
+  rp.nops = 1;
+  rp.rank = nr;
+  rp.total = 1;
+  for (int i = 0; i < nr; ++i) {
+    rp.dims[i] = p.dims[red[i]];
+    rp.st[0][i] = p.st[0][red[i]];
+    rp.total *= rp.dims[i];
+  }
+  const int64_t rcount = rp.total;
+  if (p.st[1][r - 1] != 0) {
+    // Inner dim kept: y rows of L columns; each task sums one block of
+    // columns over all reduced indices in lexicographic order.
+    const int64_t L = p.dims[r - 1];
+    constexpr int64_t kCols = 256;
+    const int64_t ncol = ceil_div(L, kCols);
+    const int64_t rows = ny / L;
+    const int nko = nk - 1;  // kept dims without the inner one
+    const int64_t rinner = rp.inner_stride(0);
+    parallel_for(rows * ncol,
+                 std::max<int64_t>(1, kGrain / (rcount * std::min(L, kCols))),
+                 [&](int64_t lo, int64_t hi) {
+                   double acc[kCols];
+                   for (int64_t t = lo; t < hi; ++t) {
+                     const int64_t row = t / ncol;
+                     const int64_t c0 = (t % ncol) * kCols;
+                     const int64_t w = std::min(L, c0 + kCols) - c0;
+                     int64_t xo, yo;
+                     unravel_offsets(p, kept, nko, row, &xo, &yo);
+                     for (int64_t c = 0; c < w; ++c) acc[c] = 0.0;
+                     // Four rows at a time (pairwise, in double), so acc
+                     // is read and written once per four elements.
+                     for_runs(rp, 0, rcount, [&](const int64_t* off,
+                                                 int64_t len) {
+                       const float* base = x + xo + off[0] + c0;
+                       int64_t e = 0;
+                       for (; e + 4 <= len; e += 4) {
+                         const float* r0 = base + e * rinner;
+                         const float* r1 = r0 + rinner;
+                         const float* r2 = r1 + rinner;
+                         const float* r3 = r2 + rinner;
+                         for (int64_t c = 0; c < w; ++c)
+                           acc[c] += (double(r0[c]) + double(r1[c])) +
+                                     (double(r2[c]) + double(r3[c]));
+                       }
+                       for (; e < len; ++e) {
+                         const float* r0 = base + e * rinner;
+                         for (int64_t c = 0; c < w; ++c) acc[c] += r0[c];
+                       }
+                     });
+                     for (int64_t c = 0; c < w; ++c)
+                       y[yo + c0 + c] = static_cast<float>(acc[c]);
+                   }
+                 });
+    return HMRT_OK;
+  }
+  // Inner dim summed: each y element sums rcount elements of x made of
+  // contiguous runs.  The reduced index space is cut into fixed blocks
+  // (independent of the thread count) whose partial sums are added in
+  // order, so large sums to few outputs still use every thread.
+  constexpr int64_t kBlock = 1 << 16;
+  const int64_t nblk = ceil_div(rcount, kBlock);
+  std::vector<double> partial;
+  try {
+    partial.resize(size_t(ny * nblk));
+  } catch (const std::bad_alloc&) {
+    return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  parallel_for(ny * nblk, std::max<int64_t>(1, kGrain / std::min(rcount, kBlock)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t t = lo; t < hi; ++t) {
+                   const int64_t yi = t / nblk, b = t % nblk;
+                   int64_t xo, yo;
+                   unravel_offsets(p, kept, nk, yi, &xo, &yo);
+                   double s = 0.0;
+                   for_runs(rp, b * kBlock, std::min(rcount, (b + 1) * kBlock),
+                            [&](const int64_t* off, int64_t len) {
+                              s += sum_run(x + xo + off[0], len);
+                            });
+                   partial[size_t(t)] = s;
+                 }
+               });
+  parallel_for(ny, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t yi = lo; yi < hi; ++yi) {
+      int64_t xo, yo;
+      unravel_offsets(p, kept, nk, yi, &xo, &yo);
+      double s = 0.0;
+      for (int64_t b = 0; b < nblk; ++b) s += partial[size_t(yi * nblk + b)];
+      y[yo] = static_cast<float>(s);
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_trilu(const void* x, int32_t rank, const int64_t* shape,
+                       int64_t k, int32_t upper, void* y, size_t elem_size) {
+  const char* fn = "hmrt_trilu";
+  int64_t n;
+  hmrt_status st = check_shape(fn, "x", rank, shape, &n);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank >= 2, "%s: x must have rank >= 2, got %d", fn,
+                 (int)rank);
+  if ((st = check_elem_size(fn, elem_size, n)) != HMRT_OK) return st;
+  HMRT_CHECK_DATA(fn, x, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  if (n == 0) return HMRT_OK;
+  const int64_t M = shape[rank - 2], N = shape[rank - 1];
+  // |j - i| < max(M, N), so clamping k this far changes nothing.
+  const int64_t lim = M + N;
+  k = std::max(-lim, std::min(lim, k));
+  const int64_t es = int64_t(elem_size);
+  const int64_t rows = n / N;  // batch * M
+  const char* src = static_cast<const char*>(x);
+  char* dst = static_cast<char*>(y);
+  parallel_for(rows, std::max<int64_t>(1, kByteGrain / (N * es)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t r = lo; r < hi; ++r) {
+                   const int64_t i = r % M;
+                   // Kept columns [j0, j1).
+                   int64_t j0, j1;
+                   if (upper) {
+                     j0 = std::max<int64_t>(0, std::min(N, i + k));
+                     j1 = N;
+                   } else {
+                     j0 = 0;
+                     j1 = std::max<int64_t>(0, std::min(N, i + k + 1));
+                   }
+                   char* d = dst + r * N * es;
+                   const char* s = src + r * N * es;
+                   std::memset(d, 0, size_t(j0 * es));
+                   if (d != s && j1 > j0)
+                     std::memcpy(d + j0 * es, s + j0 * es,
+                                 size_t((j1 - j0) * es));
+                   std::memset(d + j1 * es, 0, size_t((N - j1) * es));
+                 }
+               });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_fill(void* y, int64_t n, const void* value,
+                      size_t elem_size) {
+  const char* fn = "hmrt_fill";
+  HMRT_CHECK_SIZE(fn, n);
+  hmrt_status st = check_elem_size(fn, elem_size, n);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_DATA(fn, y, n);
+  HMRT_CHECK_ARG(value != nullptr, "%s: value is NULL", fn);
+  if (n > 0) fill_bytes(y, n, value, elem_size);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_range_f32(float start, float delta, float* y, int64_t n) {
+  const char* fn = "hmrt_range_f32";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  const double s = start, dl = delta;
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)
+      y[i] = static_cast<float>(s + double(i) * dl);
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_range_i64(int64_t start, int64_t delta, int64_t* y,
+                           int64_t n) {
+  const char* fn = "hmrt_range_i64";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) y[i] = wrap_add(start, wrap_mul(i, delta));
+  });
+  return HMRT_OK;
+}
+
+// ---- dropout ----------------------------------------------------------------
+
+hmrt_status hmrt_dropout_f32(const float* x, float* y, uint8_t* mask,
+                             int64_t n, float ratio, uint64_t seed,
+                             uint64_t counter) {
+  const char* fn = "hmrt_dropout_f32";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, x, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  hmrt_status st = check_ratio(fn, ratio);
+  if (st != HMRT_OK) return st;
+  if (ratio == 0.0f) {
+    if (x != y)
+      parallel_for(n, kGrain * 4, [&](int64_t lo, int64_t hi) {
+        std::memcpy(y + lo, x + lo, size_t(hi - lo) * sizeof(float));
+      });
+    if (mask != nullptr && n > 0) std::memset(mask, 1, size_t(n));
+    return HMRT_OK;
+  }
+  // keep iff (bits >> 11) * 2^-53 >= ratio iff (bits >> 11) >= ceil(ratio *
+  // 2^53); ratio * 2^53 is exact.
+  const uint64_t thr = uint64_t(std::ceil(double(ratio) * 0x1p53));
+  const float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
+  const uint64_t key = splitmix(seed, counter);
+  parallel_for(n, kGrain / 4, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const bool keep = (splitmix(key, uint64_t(i)) >> 11) >= thr;
+      y[i] = keep ? x[i] * scale : 0.0f;
+      if (mask != nullptr) mask[i] = keep;
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_dropout_backward_f32(const float* dy, const uint8_t* mask,
+                                      float* dx, int64_t n, float ratio) {
+  const char* fn = "hmrt_dropout_backward_f32";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, dy, n);
+  HMRT_CHECK_DATA(fn, mask, n);
+  HMRT_CHECK_DATA(fn, dx, n);
+  hmrt_status st = check_ratio(fn, ratio);
+  if (st != HMRT_OK) return st;
+  const float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+  });
+  return HMRT_OK;
+}
+
+}  // extern "C"
