@@ -669,10 +669,27 @@ private:
   // 5. Building the graph
   //===--------------------------------------------------------------------===//
 
+  /// The model's name: the graph's, unless it is an exporter's placeholder
+  /// (PyTorch names every graph torch_jit or main_graph); then the file's
+  /// stem, or for a file called model.onnx the folder's name.
+  std::string modelName() {
+    StringRef name = model.graph().name();
+    if (!name.empty() && name != "torch_jit" && name != "main_graph" &&
+        name != "torch-jit-export")
+      return name.str();
+    StringRef stem = llvm::sys::path::stem(path);
+    if (stem == "model") {
+      StringRef dir = llvm::sys::path::filename(modelDir);
+      if (!dir.empty() && dir != "." && dir != "..")
+        return dir.str();
+    }
+    return stem.str();
+  }
+
   OwningOpRef<ModuleOp> build() {
     const auto &graph = model.graph();
     Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
-    OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc, StringRef(graph.name()));
+    OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc, modelName());
     module->getOperation()->setAttr("tg.source",
                                     builder.getStringAttr(llvm::sys::path::filename(path)));
     module->getOperation()->setAttr("tg.opset", builder.getI64IntegerAttr(opset));

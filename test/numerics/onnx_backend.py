@@ -50,6 +50,13 @@ def classify(model, supported):
 
 
 def run_case(name, case_dir, hmcc_bin, work, table):
+    try:
+        return run_case_checked(name, case_dir, hmcc_bin, work, table)
+    except Exception as e:  # one broken case must not hide the others' results
+        return name, "fail", "runner: %s: %s" % (type(e).__name__, e)
+
+
+def run_case_checked(name, case_dir, hmcc_bin, work, table):
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     graph = model.graph
     inits = {t.name for t in graph.initializer}
