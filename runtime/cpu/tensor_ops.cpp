@@ -561,6 +561,40 @@ template <> struct DType<HMRT_DTYPE_BOOL> {
   using T = uint8_t;
   static constexpr bool kFloat = false, kBool = true;
 };
+template <> struct DType<HMRT_DTYPE_U16> {
+  using T = uint16_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_I16> {
+  using T = int16_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_U32> {
+  using T = uint32_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_U64> {
+  using T = uint64_t;
+  static constexpr bool kFloat = false, kBool = false;
+};
+// The 16-bit floats are stored as their bits, in distinct types so that
+// nothing converts them as integers by accident.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+template <> struct DType<HMRT_DTYPE_F16> {
+  using T = Half;
+  static constexpr bool kFloat = true, kBool = false;
+};
+template <> struct DType<HMRT_DTYPE_BF16> {
+  using T = BFloat16;
+  static constexpr bool kFloat = true, kBool = false;
+};
+static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2,
+              "16-bit floats are two bytes");
 
 static_assert(!DType<HMRT_DTYPE_BOOL>::kFloat && DType<HMRT_DTYPE_BOOL>::kBool,
               "BOOL is a one-byte integer 0 or 1");
@@ -579,6 +613,12 @@ bool dispatch_dtype(int32_t dt, F&& f) {
     case HMRT_DTYPE_I64: f(DTag<HMRT_DTYPE_I64>{}); return true;
     case HMRT_DTYPE_BOOL: f(DTag<HMRT_DTYPE_BOOL>{}); return true;
     case HMRT_DTYPE_F64: f(DTag<HMRT_DTYPE_F64>{}); return true;
+    case HMRT_DTYPE_U16: f(DTag<HMRT_DTYPE_U16>{}); return true;
+    case HMRT_DTYPE_I16: f(DTag<HMRT_DTYPE_I16>{}); return true;
+    case HMRT_DTYPE_F16: f(DTag<HMRT_DTYPE_F16>{}); return true;
+    case HMRT_DTYPE_U32: f(DTag<HMRT_DTYPE_U32>{}); return true;
+    case HMRT_DTYPE_U64: f(DTag<HMRT_DTYPE_U64>{}); return true;
+    case HMRT_DTYPE_BF16: f(DTag<HMRT_DTYPE_BF16>{}); return true;
   }
   return false;
 }
@@ -607,28 +647,110 @@ inline To float_to_int(double d) {
   return static_cast<To>(d);
 }
 
+// ---- 16-bit floats ----
+
+// Exact: every binary16 value is a float.
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+  uint32_t bits;
+  if (exp == 0x1F) {
+    bits = sign | 0x7F800000u | (mant << 13);  // inf, NaN keeps its payload
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);  // rebias 15 -> 127
+  } else {
+    // Zero or subnormal: mant * 2^-24, exact in float.
+    const float m = float(mant) * 0x1p-24f;
+    return sign ? -m : m;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Round to nearest, ties to even: binary64 to binary16, directly (no double
+// rounding through float).  NaN stays NaN (quiet, sign and top payload bits
+// kept); magnitudes >= 65520 become inf; results below 2^-14 are subnormal.
+inline uint16_t double_to_half(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  const uint16_t sign = uint16_t((b >> 48) & 0x8000u);
+  const uint64_t a = b & 0x7FFFFFFFFFFFFFFFull;
+  if (a >= 0x7FF0000000000000ull) {
+    if (a == 0x7FF0000000000000ull) return sign | 0x7C00u;
+    return uint16_t(sign | 0x7E00u | ((a >> 42) & 0x3FFu));
+  }
+  const int exp = int(a >> 52);  // biased; 0 for zero and subnormal doubles
+  if (exp < 1023 - 25) return sign;  // below half the smallest subnormal
+  const uint64_t mant = (a & 0xFFFFFFFFFFFFFull) | (1ull << 52);
+  // The result's significand has its last bit at 2^max(e - 10, -24), e =
+  // exp - 1023: drop shift = 52 - 10 bits (normal) or more (subnormal).
+  const int shift = exp >= 1023 - 14 ? 42 : 42 + (1023 - 14 - exp);
+  uint64_t q = mant >> shift;
+  const uint64_t rem = mant & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (q & 1))) ++q;
+  if (exp < 1023 - 14) return uint16_t(sign | q);  // subnormal (or 2^-14)
+  if (exp > 1023 + 15) return sign | 0x7C00u;
+  // q in [2^10, 2^11]: a carry out of the significand bumps the exponent
+  // (2^11 at the top exponent gives 0x7C00, inf).
+  return uint16_t(sign | ((uint32_t(exp - 1023 + 15) << 10) + uint32_t(q) - 1024));
+}
+
+inline float bf16_to_float(uint16_t h) {
+  const uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Truncation (round toward zero): the top 16 bits, as ONNX's backend test
+// data for Cast FLOAT -> BFLOAT16 (onnx 1.12) expects; NaN stays a quiet NaN.
+inline uint16_t float_to_bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((bits >> 16) | 0x0040u);
+  return uint16_t(bits >> 16);
+}
+
+// An element's value in a type that C++ converts with the rules we want:
+// 16-bit floats widen exactly to float, BOOL reads as 0 or 1.
+template <int DT>
+inline auto widen(typename DType<DT>::T v) {
+  if constexpr (DT == HMRT_DTYPE_F16)
+    return half_to_float(v.bits);
+  else if constexpr (DT == HMRT_DTYPE_BF16)
+    return bf16_to_float(v.bits);
+  else if constexpr (DType<DT>::kBool)
+    return uint8_t(v != 0);
+  else
+    return v;
+}
+
 template <int F, int To>
 inline typename DType<To>::T convert(typename DType<F>::T v) {
   using TT = typename DType<To>::T;
+  const auto w = widen<F>(v);
   if constexpr (DType<To>::kBool) {
-    return TT(v != 0);
-  } else if constexpr (DType<F>::kBool) {
-    return TT(v != 0);
+    return TT(w != 0);
+  } else if constexpr (To == HMRT_DTYPE_F16) {
+    // Exact in double for every source except integers beyond 2^53, which
+    // overflow half anyway.
+    return TT{double_to_half(double(w))};
+  } else if constexpr (To == HMRT_DTYPE_BF16) {
+    return TT{float_to_bf16(static_cast<float>(w))};
   } else if constexpr (DType<To>::kFloat) {
-    return static_cast<TT>(v);
+    return static_cast<TT>(w);
   } else if constexpr (DType<F>::kFloat) {
-    return float_to_int<TT>(double(v));
+    return float_to_int<TT>(double(w));
   } else {
-    return static_cast<TT>(v);  // two's complement wrap
+    return static_cast<TT>(w);  // two's complement wrap
   }
 }
 
+// By value: NaN != NaN, -0 == +0, BOOL by truth value.
 template <int DT>
 inline bool equal_elems(typename DType<DT>::T a, typename DType<DT>::T b) {
-  if constexpr (DType<DT>::kBool)
-    return (a != 0) == (b != 0);
-  else
-    return a == b;
+  return widen<DT>(a) == widen<DT>(b);
 }
 
 // ---- reduce_to helpers ------------------------------------------------------

@@ -2,6 +2,7 @@
 // tensor_ops_reference.h.
 #include "cpu/tensor_ops_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -50,21 +51,83 @@ void copy_elem(void* y, int64_t i, const void* x, int64_t j, size_t es) {
               static_cast<const char*>(x) + j * es, es);
 }
 
-// One element of any dtype, as a float or an integer value.
+// One element of any dtype, as a float or an integer value.  U64 values
+// above INT64_MAX are held as their two's complement bits with u set.
 struct Value {
   bool is_float;
   double f;
   int64_t i;
+  bool u = false;
 };
+
+// binary16 bits -> value, by the definition: (-1)^s 2^(e-15) (1 + m/1024),
+// or 2^-14 m/1024 for e = 0.
+double half_value(uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (e == 31) return m ? std::copysign(std::nan(""), sign) : sign * INFINITY;
+  if (e == 0) return sign * std::ldexp(double(m), -24);
+  return sign * std::ldexp(double(1024 + m), e - 25);
+}
+
+// Value -> binary16 bits, rounding to nearest even with std::nearbyint (the
+// default rounding mode) on the scaled magnitude.
+uint16_t half_bits(double d) {
+  const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+  const double a = std::fabs(d);
+  if (std::isnan(d)) return sign | 0x7E00;
+  if (a >= 65520.0) return sign | 0x7C00;  // halfway above 65504 and up
+  if (a < 0x1p-14) return sign | uint16_t(std::nearbyint(a * 0x1p24));
+  int e;
+  std::frexp(a, &e);  // a = f 2^e, f in [0.5, 1): exponent e - 1
+  const double q = std::nearbyint(std::ldexp(a, 11 - e));  // [1024, 2048]
+  return uint16_t(sign | ((e - 1 + 15) << 10)) + uint16_t(q - 1024);
+}
+
+double bf16_value(uint16_t h) {
+  const uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Value -> bfloat16 bits: to float (nearest even), then toward zero to 8
+// significant bits (or to a multiple of 2^-133 below 2^-126).
+uint16_t bf16_bits(double d) {
+  const float f = float(d);
+  if (std::isnan(f)) return std::signbit(f) ? 0xFFC0 : 0x7FC0;
+  float t = f;
+  if (std::isfinite(f) && f != 0.0f) {
+    int e;
+    std::frexp(f, &e);
+    const double quantum = std::ldexp(1.0, std::max(e - 8, -133));
+    t = float(std::trunc(double(f) / quantum) * quantum);
+    if (t == 0.0f) t = std::copysign(0.0f, f);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &t, 4);
+  return uint16_t(bits >> 16);
+}
 
 Value load(int32_t dtype, const void* p, int64_t k) {
   switch (dtype) {
     case HMRT_DTYPE_F32: return {true, double(static_cast<const float*>(p)[k]), 0};
     case HMRT_DTYPE_F64: return {true, static_cast<const double*>(p)[k], 0};
+    case HMRT_DTYPE_F16:
+      return {true, half_value(static_cast<const uint16_t*>(p)[k]), 0};
+    case HMRT_DTYPE_BF16:
+      return {true, bf16_value(static_cast<const uint16_t*>(p)[k]), 0};
     case HMRT_DTYPE_U8: return {false, 0, static_cast<const uint8_t*>(p)[k]};
     case HMRT_DTYPE_I8: return {false, 0, static_cast<const int8_t*>(p)[k]};
+    case HMRT_DTYPE_U16: return {false, 0, static_cast<const uint16_t*>(p)[k]};
+    case HMRT_DTYPE_I16: return {false, 0, static_cast<const int16_t*>(p)[k]};
     case HMRT_DTYPE_I32: return {false, 0, static_cast<const int32_t*>(p)[k]};
+    case HMRT_DTYPE_U32: return {false, 0, static_cast<const uint32_t*>(p)[k]};
     case HMRT_DTYPE_I64: return {false, 0, static_cast<const int64_t*>(p)[k]};
+    case HMRT_DTYPE_U64: {
+      const uint64_t v = static_cast<const uint64_t*>(p)[k];
+      return {false, 0, int64_t(v), v > uint64_t(INT64_MAX)};
+    }
     case HMRT_DTYPE_BOOL:
       return {false, 0, static_cast<const uint8_t*>(p)[k] != 0 ? 1 : 0};
   }
@@ -81,17 +144,41 @@ int64_t saturate(double f, int64_t lo, int64_t hi) {
 }
 
 void store(int32_t dtype, void* p, int64_t k, Value v) {
+  // An integer as a double, rounded once.
+  const double as_double = v.u ? double(uint64_t(v.i)) : double(v.i);
   switch (dtype) {
     case HMRT_DTYPE_BOOL:
       static_cast<uint8_t*>(p)[k] = v.is_float ? v.f != 0.0 : v.i != 0;
       return;
     case HMRT_DTYPE_F32:
       // int64 -> float rounds once, directly (not through double).
-      static_cast<float*>(p)[k] = v.is_float ? float(v.f) : float(v.i);
+      static_cast<float*>(p)[k] =
+          v.is_float ? float(v.f) : v.u ? float(uint64_t(v.i)) : float(v.i);
       return;
     case HMRT_DTYPE_F64:
-      static_cast<double*>(p)[k] = v.is_float ? v.f : double(v.i);
+      static_cast<double*>(p)[k] = v.is_float ? v.f : as_double;
       return;
+    case HMRT_DTYPE_F16:
+      // Integers big enough to round in double overflow half anyway.
+      static_cast<uint16_t*>(p)[k] = half_bits(v.is_float ? v.f : as_double);
+      return;
+    case HMRT_DTYPE_BF16: {
+      const float f =
+          v.is_float ? float(v.f) : v.u ? float(uint64_t(v.i)) : float(v.i);
+      static_cast<uint16_t*>(p)[k] = bf16_bits(f);
+      return;
+    }
+    case HMRT_DTYPE_U64: {
+      uint64_t w = uint64_t(v.i);
+      if (v.is_float) {
+        const double t = std::trunc(v.f);
+        w = std::isnan(v.f) || t <= 0 ? 0
+            : t >= 0x1p64            ? UINT64_MAX
+                                     : uint64_t(t);
+      }
+      static_cast<uint64_t*>(p)[k] = w;
+      return;
+    }
     default: break;
   }
   // Integers: from a float saturate, from an integer keep the low bits.
@@ -99,7 +186,10 @@ void store(int32_t dtype, void* p, int64_t k, Value v) {
   switch (dtype) {
     case HMRT_DTYPE_U8: lo = 0; hi = 255; break;
     case HMRT_DTYPE_I8: lo = -128; hi = 127; break;
+    case HMRT_DTYPE_U16: lo = 0; hi = 65535; break;
+    case HMRT_DTYPE_I16: lo = -32768; hi = 32767; break;
     case HMRT_DTYPE_I32: lo = INT32_MIN; hi = INT32_MAX; break;
+    case HMRT_DTYPE_U32: lo = 0; hi = UINT32_MAX; break;
     case HMRT_DTYPE_I64: lo = INT64_MIN; hi = INT64_MAX; break;
   }
   const int64_t w = v.is_float ? saturate(v.f, lo, hi) : v.i;
@@ -111,12 +201,23 @@ void store(int32_t dtype, void* p, int64_t k, Value v) {
       static_cast<int8_t*>(p)[k] = int8_t(b >= 128 ? b - 256 : b);
       break;
     }
+    case HMRT_DTYPE_U16:
+      static_cast<uint16_t*>(p)[k] = uint16_t(bits & 0xffff);
+      break;
+    case HMRT_DTYPE_I16: {
+      const int64_t b = int64_t(bits & 0xffff);
+      static_cast<int16_t*>(p)[k] = int16_t(b >= 32768 ? b - 65536 : b);
+      break;
+    }
     case HMRT_DTYPE_I32: {
       const int64_t b = int64_t(bits & 0xffffffffull);
       static_cast<int32_t*>(p)[k] =
           int32_t(b >= (int64_t{1} << 31) ? b - (int64_t{1} << 32) : b);
       break;
     }
+    case HMRT_DTYPE_U32:
+      static_cast<uint32_t*>(p)[k] = uint32_t(bits & 0xffffffffull);
+      break;
     case HMRT_DTYPE_I64: static_cast<int64_t*>(p)[k] = w; break;
   }
 }

@@ -22,6 +22,7 @@
 #include "hmrt/hmrt.h"
 #include "hmrt/io.h"
 #include "hmrt/program.h"
+#include "hmrt/tensor_ops.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
@@ -130,7 +131,8 @@ const char* const kHelp =
     "                        or examples_per_s (others), elapsed_s\n"
     "  --feed NAME=FILE.npy  fill input NAME from a NumPy file before every step\n"
     "                        (or the --eval pass); its dtype and shape must equal\n"
-    "                        the input's; repeatable; overrides the token loader\n"
+    "                        the input's (a bfloat16 input takes a uint16 file of\n"
+    "                        its bits); repeatable; overrides the token loader\n"
     "  --eval                run the forward pass once instead of training and\n"
     "                        print each output (all its values when it has at\n"
     "                        most 64 elements, else the first 8)\n"
@@ -510,12 +512,19 @@ void Trainer::setup_inputs() {
       if (hmrt_npy_read(feed->second.c_str(), &h->npy) != HMRT_OK)
         die("--feed %s: %s", d.name, last_error().c_str());
       const hmrt_npy& n = h->npy;
-      const bool same = n.dtype == d.dtype && n.rank == d.rank &&
+      // NumPy has no bfloat16: a BF16 input takes a uint16 file of its bits.
+      const bool dtype_ok =
+          n.dtype == d.dtype ||
+          (d.dtype == HMRT_DTYPE_BF16 && n.dtype == HMRT_DTYPE_U16);
+      const bool same = dtype_ok && n.rank == d.rank &&
                         std::equal(d.shape, d.shape + d.rank, n.shape);
       if (!same)
-        die("--feed %s=%s: the file holds %s but input '%s' is %s", d.name,
+        die("--feed %s=%s: the file holds %s but input '%s' is %s%s", d.name,
             feed->second.c_str(), type_str(n.dtype, n.rank, n.shape).c_str(),
-            d.name, type_str(d).c_str());
+            d.name, type_str(d).c_str(),
+            d.dtype == HMRT_DTYPE_BF16
+                ? " (a bfloat16 input takes a uint16 .npy of its raw bits)"
+                : "");
       in.feed = h.get();
       feeds_.push_back(std::move(h));
     } else if (d.role == HMRT_ROLE_TOKENS || d.role == HMRT_ROLE_TARGETS) {
@@ -648,6 +657,32 @@ std::string format_value(int32_t dtype, const void* data, int64_t i) {
     case HMRT_DTYPE_F32:
       std::snprintf(buf, sizeof(buf), "%.9g",
                     static_cast<double>(static_cast<const float*>(data)[i]));
+      break;
+    case HMRT_DTYPE_F16:
+    case HMRT_DTYPE_BF16: {
+      // Printed as the float it converts to exactly.
+      float f = 0.0f;
+      if (hmrt_cast(dtype, static_cast<const uint16_t*>(data) + i,
+                    HMRT_DTYPE_F32, &f, 1) != HMRT_OK)
+        die("cannot convert an output value: %s", last_error().c_str());
+      std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(f));
+      break;
+    }
+    case HMRT_DTYPE_U64:
+      std::snprintf(buf, sizeof(buf), "%llu",
+                    (unsigned long long)static_cast<const uint64_t*>(data)[i]);
+      break;
+    case HMRT_DTYPE_U32:
+      std::snprintf(buf, sizeof(buf), "%u",
+                    unsigned(static_cast<const uint32_t*>(data)[i]));
+      break;
+    case HMRT_DTYPE_U16:
+      std::snprintf(buf, sizeof(buf), "%u",
+                    unsigned(static_cast<const uint16_t*>(data)[i]));
+      break;
+    case HMRT_DTYPE_I16:
+      std::snprintf(buf, sizeof(buf), "%d",
+                    int(static_cast<const int16_t*>(data)[i]));
       break;
     case HMRT_DTYPE_F64:
       std::snprintf(buf, sizeof(buf), "%.17g", static_cast<const double*>(data)[i]);

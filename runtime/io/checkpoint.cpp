@@ -258,7 +258,8 @@ hmrt_status read_manifest(const std::string& dir, Manifest* m) {
         (e.dtype = hmrt_dtype_from_name(v->str.c_str())) == 0)
       return fail(HMRT_INVALID_ARGUMENT,
                   "%s: tensor '%s': \"dtype\" must be one of float32, float64, "
-                  "int64, int32, int8, uint8, bool",
+                  "float16, bfloat16, int64, int32, int16, int8, uint64, "
+                  "uint32, uint16, uint8, bool",
                   p, n);
     v = t.get("shape");
     if (!v || v->kind != Value::kArray)

@@ -67,6 +67,12 @@ size_t hmrt_dtype_size(int32_t dtype) {
     case HMRT_DTYPE_I64: return 8;
     case HMRT_DTYPE_BOOL: return 1;
     case HMRT_DTYPE_F64: return 8;
+    case HMRT_DTYPE_U16: return 2;
+    case HMRT_DTYPE_I16: return 2;
+    case HMRT_DTYPE_F16: return 2;
+    case HMRT_DTYPE_U32: return 4;
+    case HMRT_DTYPE_U64: return 8;
+    case HMRT_DTYPE_BF16: return 2;
   }
   return 0;
 }
@@ -80,15 +86,23 @@ const char* hmrt_dtype_name(int32_t dtype) {
     case HMRT_DTYPE_I64: return "int64";
     case HMRT_DTYPE_BOOL: return "bool";
     case HMRT_DTYPE_F64: return "float64";
+    case HMRT_DTYPE_U16: return "uint16";
+    case HMRT_DTYPE_I16: return "int16";
+    case HMRT_DTYPE_F16: return "float16";
+    case HMRT_DTYPE_U32: return "uint32";
+    case HMRT_DTYPE_U64: return "uint64";
+    case HMRT_DTYPE_BF16: return "bfloat16";
   }
   return "unknown";
 }
 
 int32_t hmrt_dtype_from_name(const char* name) {
   if (name == nullptr) return 0;
-  static const int32_t all[] = {HMRT_DTYPE_F32, HMRT_DTYPE_U8,  HMRT_DTYPE_I8,
-                                HMRT_DTYPE_I32, HMRT_DTYPE_I64, HMRT_DTYPE_BOOL,
-                                HMRT_DTYPE_F64};
+  static const int32_t all[] = {
+      HMRT_DTYPE_F32, HMRT_DTYPE_U8,  HMRT_DTYPE_I8,  HMRT_DTYPE_I32,
+      HMRT_DTYPE_I64, HMRT_DTYPE_BOOL, HMRT_DTYPE_F64, HMRT_DTYPE_U16,
+      HMRT_DTYPE_I16, HMRT_DTYPE_F16, HMRT_DTYPE_U32, HMRT_DTYPE_U64,
+      HMRT_DTYPE_BF16};
   for (int32_t d : all)
     if (std::strcmp(name, hmrt_dtype_name(d)) == 0) return d;
   return 0;

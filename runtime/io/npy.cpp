@@ -23,11 +23,14 @@ struct Descr {
 };
 
 // What hmrt_npy_write writes for each dtype (first match wins on read too;
-// one-byte types may also be spelt with '<' or '=').
+// one-byte types may also be spelt with '<' or '=').  NumPy has no bfloat16:
+// BF16 is written as '<u2' holding the raw bits, and '<u2' reads as U16.
 const Descr kDescrs[] = {
-    {"<f4", HMRT_DTYPE_F32}, {"<f8", HMRT_DTYPE_F64}, {"<i8", HMRT_DTYPE_I64},
-    {"<i4", HMRT_DTYPE_I32}, {"|u1", HMRT_DTYPE_U8},  {"|i1", HMRT_DTYPE_I8},
-    {"|b1", HMRT_DTYPE_BOOL},
+    {"<f4", HMRT_DTYPE_F32}, {"<f8", HMRT_DTYPE_F64}, {"<f2", HMRT_DTYPE_F16},
+    {"<i8", HMRT_DTYPE_I64}, {"<i4", HMRT_DTYPE_I32}, {"<i2", HMRT_DTYPE_I16},
+    {"|u1", HMRT_DTYPE_U8},  {"|i1", HMRT_DTYPE_I8},  {"|b1", HMRT_DTYPE_BOOL},
+    {"<u8", HMRT_DTYPE_U64}, {"<u4", HMRT_DTYPE_U32}, {"<u2", HMRT_DTYPE_U16},
+    {"<u2", HMRT_DTYPE_BF16},
 };
 
 int32_t dtype_of_descr(const std::string& d) {
@@ -207,8 +210,8 @@ hmrt_status hmrt_npy_read(const char* path, hmrt_npy* out) {
   const int32_t dtype = dtype_of_descr(descr);
   if (dtype == 0)
     return fail(HMRT_UNIMPLEMENTED,
-                "%s: unsupported .npy dtype '%s' (supported: <f4, <f8, <i8, "
-                "<i4, |u1, |i1, |b1; little-endian)",
+                "%s: unsupported .npy dtype '%s' (supported: <f4, <f8, <f2, "
+                "<i8, <i4, <i2, |i1, <u8, <u4, <u2, |u1, |b1; little-endian)",
                 path, descr.c_str());
   if (fortran)
     return fail(HMRT_UNIMPLEMENTED,

@@ -326,6 +326,137 @@ TEST_F(Driver, FeedTrainsAndEvalDumpsOutputs) {
   for (hmrt_npy* a : {&w, &b, &pred, &loss}) hmrt_npy_free(a);
 }
 
+// A forward-only program over the 16-bit and unsigned types: inputs x
+// bfloat16[4] and h float16[3], parameter p float16[2]; outputs y = x, g =
+// (h[0], h[1], p[1]) and constant integer outputs of each new type.
+namespace dtypes_prog {
+
+constexpr uint64_t kX = 0, kH = 64, kP = 128, kY = 192, kG = 256, kI16 = 320,
+                   kU16 = 384, kU32 = 448, kU64 = 512, kArena = 576;
+const int64_t k4[] = {4}, k3[] = {3}, k2[] = {2};
+const hmrt_tensor_desc kInputs[] = {
+    {"x", HMRT_DTYPE_BF16, 1, k4, kX, 8, HMRT_ROLE_OTHER},
+    {"h", HMRT_DTYPE_F16, 1, k3, kH, 6, HMRT_ROLE_OTHER},
+};
+const hmrt_tensor_desc kOutputs[] = {
+    {"y", HMRT_DTYPE_BF16, 1, k4, kY, 8, 0},
+    {"g", HMRT_DTYPE_F16, 1, k3, kG, 6, 0},
+    {"i16", HMRT_DTYPE_I16, 1, k2, kI16, 4, 0},
+    {"u16", HMRT_DTYPE_U16, 1, k2, kU16, 4, 0},
+    {"u32", HMRT_DTYPE_U32, 1, k2, kU32, 8, 0},
+    {"u64", HMRT_DTYPE_U64, 1, k2, kU64, 16, 0},
+};
+const hmrt_tensor_desc kParams[] = {
+    {"p", HMRT_DTYPE_F16, 1, k2, kP, 4, 0},
+};
+
+hmrt_status forward(uint8_t* a) {
+  std::memcpy(a + kY, a + kX, 8);
+  std::memcpy(a + kG, a + kH, 4);
+  std::memcpy(a + kG + 4, a + kP + 2, 2);
+  const int16_t i16[] = {-32768, 7};
+  const uint16_t u16[] = {65535, 7};
+  const uint32_t u32[] = {4294967295u, 7};
+  const uint64_t u64[] = {UINT64_MAX, 7};
+  std::memcpy(a + kI16, i16, 4);
+  std::memcpy(a + kU16, u16, 4);
+  std::memcpy(a + kU32, u32, 8);
+  std::memcpy(a + kU64, u64, 16);
+  return HMRT_OK;
+}
+hmrt_status step(uint8_t* a, int64_t, float, float* loss, float* grad_norm) {
+  *loss = 0.0f;
+  *grad_norm = 0.0f;
+  return forward(a);
+}
+
+const hmrt_program kProgram = {
+    HMRT_PROGRAM_ABI_VERSION, "dtypes", kArena, 2, kInputs, 6, kOutputs, 1,
+    kParams, 0, nullptr, 0,
+    {HMRT_OPT_NONE, 0.0f, 0.9f, 0.999f, 1e-8f, 0.0f, 0.0f, 0.0f,
+     HMRT_LR_CONSTANT, 0, 0, 0.0f},
+    step, forward,
+};
+
+}  // namespace dtypes_prog
+
+TEST_F(Driver, SixteenBitAndUnsignedTypes) {
+  const std::string state = dir_ / "state";
+  const uint16_t p[] = {0x3C00, 0x4200};  // float16 1, 3
+  const hmrt_checkpoint_tensor list[] = {
+      {"p", HMRT_KIND_PARAM, HMRT_DTYPE_F16, 1, dtypes_prog::k2, p}};
+  hmrt_checkpoint_meta m;
+  std::memset(&m, 0, sizeof(m));
+  std::strcpy(m.model, "dtypes");
+  HMRT_ASSERT_OK(hmrt_checkpoint_write(state.c_str(), &m, 1, list));
+  // NumPy has no bfloat16: x comes as uint16 bits ('<u2'): 1, -2, NaN,
+  // 0.333984375.
+  const uint16_t xb[] = {0x3F80, 0xC000, 0x7FC0, 0x3EAB};
+  const uint16_t hb[] = {0x3800, 0xBC00, 0x7BFF};  // float16 0.5, -1, 65504
+  const std::string xf = dir_ / "x.npy", hf = dir_ / "h.npy";
+  HMRT_ASSERT_OK(hmrt_npy_write(xf.c_str(), HMRT_DTYPE_U16, 1, dtypes_prog::k4, xb));
+  HMRT_ASSERT_OK(hmrt_npy_write(hf.c_str(), HMRT_DTYPE_F16, 1, dtypes_prog::k3, hb));
+  const std::string out = dir_ / "out";
+  Result r = run_train(&dtypes_prog::kProgram,
+                       {"--eval", "--state", state, "--feed", "x=" + xf,
+                        "--feed", "h=" + hf, "--dump-outputs", out});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "output y bfloat16[4] = [1, -2, nan, 0.333984375]\n"
+            "output g float16[3] = [0.5, -1, 3]\n"
+            "output i16 int16[2] = [-32768, 7]\n"
+            "output u16 uint16[2] = [65535, 7]\n"
+            "output u32 uint32[2] = [4294967295, 7]\n"
+            "output u64 uint64[2] = [18446744073709551615, 7]\n");
+  // A bfloat16 output is dumped as '<u2' bits, float16 as '<f2'.
+  EXPECT_TRUE(contains(read_bytes(out + "/y.npy"), "'descr': '<u2'"));
+  EXPECT_TRUE(contains(read_bytes(out + "/g.npy"), "'descr': '<f2'"));
+  EXPECT_TRUE(contains(read_bytes(out + "/u64.npy"), "'descr': '<u8'"));
+  hmrt_npy y, g;
+  HMRT_ASSERT_OK(hmrt_npy_read((out + "/y.npy").c_str(), &y));
+  HMRT_ASSERT_OK(hmrt_npy_read((out + "/g.npy").c_str(), &g));
+  EXPECT_EQ(y.dtype, HMRT_DTYPE_U16);
+  ASSERT_EQ(y.bytes, 8u);
+  EXPECT_EQ(std::memcmp(y.data, xb, 8), 0);
+  EXPECT_EQ(g.dtype, HMRT_DTYPE_F16);
+  const uint16_t gb[] = {0x3800, 0xBC00, 0x4200};
+  ASSERT_EQ(g.bytes, 6u);
+  EXPECT_EQ(std::memcmp(g.data, gb, 6), 0);
+  hmrt_npy_free(&y);
+  hmrt_npy_free(&g);
+  // The dump feeds back in.
+  r = run_train(&dtypes_prog::kProgram,
+                {"--eval", "--state", state, "--feed", "x=" + out + "/y.npy",
+                 "--feed", "h=" + hf, "--quiet"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+
+  // Everything else stays strict: float16 bits for bfloat16, uint16 for
+  // float16, int16 for bfloat16, and a wrong shape are all refused.
+  const std::string f16x = dir_ / "f16x.npy", u16h = dir_ / "u16h.npy",
+                    i16x = dir_ / "i16x.npy", u16x3 = dir_ / "u16x3.npy";
+  HMRT_ASSERT_OK(hmrt_npy_write(f16x.c_str(), HMRT_DTYPE_F16, 1, dtypes_prog::k4, xb));
+  HMRT_ASSERT_OK(hmrt_npy_write(u16h.c_str(), HMRT_DTYPE_U16, 1, dtypes_prog::k3, hb));
+  HMRT_ASSERT_OK(hmrt_npy_write(i16x.c_str(), HMRT_DTYPE_I16, 1, dtypes_prog::k4, xb));
+  HMRT_ASSERT_OK(hmrt_npy_write(u16x3.c_str(), HMRT_DTYPE_U16, 1, dtypes_prog::k3, xb));
+  struct Bad {
+    std::string x, h, message;
+  } bad[] = {
+      {f16x, hf, "--feed x=" + f16x + ": the file holds float16[4] but input "
+                 "'x' is bfloat16[4] (a bfloat16 input takes a uint16 .npy of "
+                 "its raw bits)"},
+      {i16x, hf, "the file holds int16[4] but input 'x' is bfloat16[4]"},
+      {u16x3, hf, "the file holds uint16[3] but input 'x' is bfloat16[4]"},
+      {xf, u16h, "--feed h=" + u16h + ": the file holds uint16[3] but input "
+                 "'h' is float16[3]\n"},
+  };
+  for (const Bad& b : bad) {
+    r = run_train(&dtypes_prog::kProgram, {"--eval", "--state", state, "--feed",
+                                           "x=" + b.x, "--feed", "h=" + b.h});
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_TRUE(contains(r.err, b.message)) << r.err;
+  }
+}
+
 TEST_F(Driver, EvalDrawsTokenInputsFromData) {
   const std::string state = bigram_state(), data = bigram_data();
   Result r = run_train(progs::bigram::program(),

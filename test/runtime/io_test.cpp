@@ -94,12 +94,30 @@ TEST(IoDtype, SizesAndNames) {
   EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_U8), 1u);
   EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_I8), 1u);
   EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_BOOL), 1u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_U16), 2u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_I16), 2u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_F16), 2u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_U32), 4u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_U64), 8u);
+  EXPECT_EQ(hmrt_dtype_size(HMRT_DTYPE_BF16), 2u);
   EXPECT_EQ(hmrt_dtype_size(0), 0u);
-  EXPECT_EQ(hmrt_dtype_size(10), 0u);  // float16: not supported
-  for (int32_t d : {1, 2, 3, 6, 7, 9, 11})
+  EXPECT_EQ(hmrt_dtype_size(8), 0u);   // string: not supported
+  EXPECT_EQ(hmrt_dtype_size(14), 0u);  // complex64: not supported
+  // ONNX's numbering.
+  EXPECT_EQ(HMRT_DTYPE_U16, 4);
+  EXPECT_EQ(HMRT_DTYPE_I16, 5);
+  EXPECT_EQ(HMRT_DTYPE_F16, 10);
+  EXPECT_EQ(HMRT_DTYPE_U32, 12);
+  EXPECT_EQ(HMRT_DTYPE_U64, 13);
+  EXPECT_EQ(HMRT_DTYPE_BF16, 16);
+  for (int32_t d : {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16})
     EXPECT_EQ(hmrt_dtype_from_name(hmrt_dtype_name(d)), d);
+  EXPECT_STREQ(hmrt_dtype_name(HMRT_DTYPE_F16), "float16");
+  EXPECT_STREQ(hmrt_dtype_name(HMRT_DTYPE_BF16), "bfloat16");
+  EXPECT_STREQ(hmrt_dtype_name(HMRT_DTYPE_U64), "uint64");
+  EXPECT_STREQ(hmrt_dtype_name(HMRT_DTYPE_I16), "int16");
   EXPECT_STREQ(hmrt_dtype_name(42), "unknown");
-  EXPECT_EQ(hmrt_dtype_from_name("float16"), 0);
+  EXPECT_EQ(hmrt_dtype_from_name("complex64"), 0);
   EXPECT_EQ(hmrt_dtype_from_name(nullptr), 0);
 }
 
@@ -139,7 +157,9 @@ TEST(IoNpy, RoundTripEveryDtypeAndShape) {
   TempDir dir;
   const int32_t dtypes[] = {HMRT_DTYPE_F32, HMRT_DTYPE_F64, HMRT_DTYPE_I64,
                             HMRT_DTYPE_I32, HMRT_DTYPE_U8,  HMRT_DTYPE_I8,
-                            HMRT_DTYPE_BOOL};
+                            HMRT_DTYPE_BOOL, HMRT_DTYPE_F16, HMRT_DTYPE_U16,
+                            HMRT_DTYPE_I16, HMRT_DTYPE_U32, HMRT_DTYPE_U64,
+                            HMRT_DTYPE_BF16};
   const std::vector<std::vector<int64_t>> shapes = {
       {}, {0}, {5}, {2, 3, 4}, {1, 1, 1, 1, 2}, {3, 0, 2}};
   for (int32_t dtype : dtypes) {
@@ -161,7 +181,8 @@ TEST(IoNpy, RoundTripEveryDtypeAndShape) {
       EXPECT_EQ((bytes.size() - data.size()) % 64, 0u);  // data 64-aligned
       hmrt_npy npy;
       HMRT_ASSERT_OK(hmrt_npy_read(path.c_str(), &npy));
-      EXPECT_EQ(npy.dtype, dtype);
+      // NumPy has no bfloat16: its raw bits come back as uint16.
+      EXPECT_EQ(npy.dtype, dtype == HMRT_DTYPE_BF16 ? HMRT_DTYPE_U16 : dtype);
       ASSERT_EQ(npy.rank, static_cast<int32_t>(shape.size()));
       for (size_t i = 0; i < shape.size(); ++i) EXPECT_EQ(npy.shape[i], shape[i]);
       EXPECT_EQ(npy.count, count);
@@ -199,6 +220,52 @@ TEST(IoNpy, WritesTheHeaderNumpyWrites) {
                      "\x01"));
   EXPECT_TRUE(contains(read_bytes(dir / "c.npy"), "'descr': '|b1'"));
   EXPECT_TRUE(contains(read_bytes(dir / "c.npy"), "'shape': (), }"));
+  // The 16-bit and unsigned types; bfloat16 as its raw bits in '<u2'.
+  const struct {
+    int32_t dtype;
+    const char* descr;
+  } kinds[] = {{HMRT_DTYPE_F16, "<f2"}, {HMRT_DTYPE_BF16, "<u2"},
+               {HMRT_DTYPE_U16, "<u2"}, {HMRT_DTYPE_I16, "<i2"},
+               {HMRT_DTYPE_U32, "<u4"}, {HMRT_DTYPE_U64, "<u8"}};
+  const uint64_t zeros[5] = {0, 0, 0, 0, 0};
+  for (const auto& k : kinds) {
+    const std::string path = dir / "d.npy";
+    HMRT_ASSERT_OK(hmrt_npy_write(path.c_str(), k.dtype, 1, one, zeros));
+    EXPECT_EQ(read_bytes(path),
+              numpy_header(std::string("{'descr': '") + k.descr +
+                           "', 'fortran_order': False, 'shape': (5,), }") +
+                  std::string(5 * hmrt_dtype_size(k.dtype), '\0'))
+        << k.descr;
+  }
+}
+
+// Files as numpy.save writes them for float16, bfloat16 bits and uint64.
+TEST(IoNpy, ReadsSixteenBitAndUnsignedTypes) {
+  TempDir dir;
+  struct Case {
+    const char* descr;
+    std::string payload;
+    int32_t dtype;
+  } cases[] = {
+      {"<f2", le(0x3C00, 2) + le(0xC000, 2), HMRT_DTYPE_F16},  // [1, -2]
+      {"<u2", le(0x3F80, 2) + le(0xC000, 2), HMRT_DTYPE_U16},  // bf16 bits
+      {"<i2", le(0xFFFF, 2) + le(7, 2), HMRT_DTYPE_I16},
+      {"<u4", le(0xFFFFFFFF, 4) + le(7, 4), HMRT_DTYPE_U32},
+      {"<u8", le(7, 8) + std::string(8, '\xff'), HMRT_DTYPE_U64},
+  };
+  for (const Case& c : cases) {
+    write_bytes(dir / "a.npy",
+                numpy_header(std::string("{'descr': '") + c.descr +
+                             "', 'fortran_order': False, 'shape': (2,), }") +
+                    c.payload);
+    hmrt_npy npy;
+    HMRT_ASSERT_OK(hmrt_npy_read((dir / "a.npy").c_str(), &npy));
+    EXPECT_EQ(npy.dtype, c.dtype) << c.descr;
+    EXPECT_EQ(npy.count, 2);
+    ASSERT_EQ(npy.bytes, c.payload.size());
+    EXPECT_EQ(std::memcmp(npy.data, c.payload.data(), c.payload.size()), 0);
+    hmrt_npy_free(&npy);
+  }
 }
 
 TEST(IoNpy, ReadsOtherHeaderSpellings) {
@@ -258,7 +325,7 @@ TEST(IoNpy, ErrorsNameTheFile) {
                                 "'shape': (2, 2), }") +
                        std::string(16, '\0'),
                    HMRT_UNIMPLEMENTED, "Fortran order");
-  for (const char* descr : {">f4", "<f2", "<c8", "<u4", "|O", "<U3", "|V8"}) {
+  for (const char* descr : {">f4", ">f2", ">u2", "<c8", "<f16", "|O", "<U3", "|V8"}) {
     expect_npy_error(numpy_header(std::string("{'descr': '") + descr +
                                   "', 'fortran_order': False, 'shape': (1,), "
                                   "}") +
@@ -294,9 +361,9 @@ TEST(IoNpy, WriteErrors) {
   TempDir dir;
   const int64_t shape[] = {2};
   const float data[2] = {1, 2};
-  EXPECT_EQ(hmrt_npy_write((dir / "a.npy").c_str(), 10, 1, shape, data),
+  EXPECT_EQ(hmrt_npy_write((dir / "a.npy").c_str(), 8, 1, shape, data),
             HMRT_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(last_error(), "invalid dtype 10")) << last_error();
+  EXPECT_TRUE(contains(last_error(), "invalid dtype 8")) << last_error();
   std::vector<int64_t> big(HMRT_NPY_MAX_RANK + 1, 1);
   EXPECT_EQ(hmrt_npy_write((dir / "a.npy").c_str(), HMRT_DTYPE_F32,
                            HMRT_NPY_MAX_RANK + 1, big.data(), data),
@@ -735,7 +802,7 @@ TEST_F(IoCheckpoint, ManifestErrors) {
   expect(replaced("\"shape\": [3, 5]", "\"shape\": [3, 4]"),
          HMRT_INVALID_ARGUMENT, "\"bytes\" is 60 but shape [3, 4] of float32 "
                                 "needs 48");
-  expect(replaced("\"dtype\": \"float32\"", "\"dtype\": \"float16\""),
+  expect(replaced("\"dtype\": \"float32\"", "\"dtype\": \"complex64\""),
          HMRT_INVALID_ARGUMENT, "tensor 'layer.w': \"dtype\" must be one of");
 }
 
@@ -825,7 +892,7 @@ TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
   EXPECT_TRUE(contains(last_error(), "parameter 'layer.w' is listed twice"))
       << last_error();
   hmrt_checkpoint_tensor bad = list[0];
-  bad.dtype = 10;
+  bad.dtype = 8;  // STRING
   EXPECT_EQ(hmrt_checkpoint_write(state.c_str(), &m, 1, &bad),
             HMRT_INVALID_ARGUMENT);
   // The failed writes did not touch the existing state.

@@ -439,13 +439,32 @@ Bytes small_values(int32_t dtype, int64_t n, uint32_t seed) {
       for (int64_t i = 0; i < n; ++i) b[i] = ints[i] > 0 ? uint8_t(ints[i]) : 0;
       return b;  // 0, 1 or 2 (2 is true as well)
     }
+    case HMRT_DTYPE_U16: return as_bytes(std::vector<uint16_t>(ints.begin(), ints.end()));
+    case HMRT_DTYPE_I16: return as_bytes(std::vector<int16_t>(ints.begin(), ints.end()));
+    case HMRT_DTYPE_U32: return as_bytes(std::vector<uint32_t>(ints.begin(), ints.end()));
+    case HMRT_DTYPE_U64: return as_bytes(std::vector<uint64_t>(ints.begin(), ints.end()));
+    case HMRT_DTYPE_F16:
+    case HMRT_DTYPE_BF16: {
+      // -2..2 as bits; zeros alternate between +0 and -0.
+      const uint16_t f16[] = {0xC000, 0xBC00, 0x0000, 0x3C00, 0x4000};
+      const uint16_t bf16[] = {0xC000, 0xBF80, 0x0000, 0x3F80, 0x4000};
+      std::vector<uint16_t> v;
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h = (dtype == HMRT_DTYPE_F16 ? f16 : bf16)[ints[i] + 2];
+        if (ints[i] == 0 && i % 2) h = 0x8000;
+        v.push_back(h);
+      }
+      return as_bytes(v);
+    }
   }
   return {};
 }
 
 const int32_t kDtypes[] = {HMRT_DTYPE_F32, HMRT_DTYPE_U8,   HMRT_DTYPE_I8,
                            HMRT_DTYPE_I32, HMRT_DTYPE_I64,  HMRT_DTYPE_BOOL,
-                           HMRT_DTYPE_F64};
+                           HMRT_DTYPE_F64, HMRT_DTYPE_U16,  HMRT_DTYPE_I16,
+                           HMRT_DTYPE_F16, HMRT_DTYPE_U32,  HMRT_DTYPE_U64,
+                           HMRT_DTYPE_BF16};
 
 TEST(TensorOpsEqual, MatchesReference) {
   for (int32_t dt : kDtypes) {
@@ -489,9 +508,9 @@ TEST(TensorOpsEqual, HandComputed) {
   HMRT_ASSERT_OK(hmrt_equal(HMRT_DTYPE_BOOL, t1, 1, s2.data(), t2, 1,
                             s2.data(), y, 1, s2.data()));
   EXPECT_EQ(Bytes(y, y + 2), (Bytes{1, 1}));
-  EXPECT_FAILS(hmrt_equal(5, a, 1, s4.data(), b, 1, s4.data(), y, 1,
+  EXPECT_FAILS(hmrt_equal(8, a, 1, s4.data(), b, 1, s4.data(), y, 1,
                           s4.data()),
-               HMRT_INVALID_ARGUMENT, "unsupported dtype 5");
+               HMRT_INVALID_ARGUMENT, "unsupported dtype 8");  // STRING
 }
 
 // ---- where --------------------------------------------------------------
@@ -557,16 +576,54 @@ TEST(TensorOpsWhere, HandComputedAndErrors) {
 
 // ---- cast ---------------------------------------------------------------
 
+template <class T>
+Bytes low_bits(const int64_t* in, size_t n) {
+  std::vector<T> v;
+  for (size_t i = 0; i < n; ++i) {
+    T t;
+    const uint64_t u = uint64_t(in[i]);
+    std::memcpy(&t, &u, sizeof(T));  // little-endian: the low bytes
+    v.push_back(t);
+  }
+  return as_bytes(v);
+}
+
 Bytes cast_source(int32_t dt) {
   const double fl[] = {0.0,    -0.0,  1.5,    -1.5,  2.7,     -2.7,   127.9,
                        128.0,  255.9, 256.0,  -129,  1e10,    -1e10,  3e38,
                        NAN,    INFINITY, -INFINITY, 1e-40, 2147483647.0,
-                       4294967296.0, 9.3e18, -9.3e18, 16777217.0, 1e300};
+                       4294967296.0, 9.3e18, -9.3e18, 16777217.0, 1e300,
+                       // 16-bit float edges: half max, ties, subnormals.
+                       65504.0, 65519.0, 65520.0, -65520.0, 1e5, 65535.7,
+                       32768.5, -32768.9, 1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11,
+                       0x1p-24, 0x1p-25, 3 * 0x1p-25, 0x1p-14, 1e-8,
+                       1.0 + 0x1p-8, -(1.0 + 3 * 0x1p-8), 1.8e19, 3.4e38};
   const int64_t in[] = {0,         1,         -1,        127,
                         128,       255,       256,       -128,
                         -129,      INT32_MAX, INT32_MIN, (int64_t{1} << 40) + 5,
-                        INT64_MIN, INT64_MAX, 16777217,  -16777217};
+                        INT64_MIN, INT64_MAX, 16777217,  -16777217,
+                        65535,     65536,     -32769,    4294967295,
+                        2049,      65519,     65520,     -(int64_t{1} << 53) - 1};
+  constexpr size_t nin = sizeof(in) / sizeof(in[0]);
   switch (dt) {
+    case HMRT_DTYPE_U16: return low_bits<uint16_t>(in, nin);
+    case HMRT_DTYPE_I16: return low_bits<int16_t>(in, nin);
+    case HMRT_DTYPE_U32: return low_bits<uint32_t>(in, nin);
+    case HMRT_DTYPE_U64: return low_bits<uint64_t>(in, nin);
+    case HMRT_DTYPE_F16:
+      // Zeros, one, max, inf, NaNs (quiet, signalling, negative),
+      // subnormals, integers at type limits, fractions.
+      return as_bytes(std::vector<uint16_t>{
+          0x0000, 0x8000, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00,
+          0x7E00, 0x7D01, 0xFE00, 0x0001, 0x03FF, 0x0400, 0x8001, 0x57F0,
+          0x5800, 0x5BF8, 0x5C00, 0xD800, 0xD808, 0x3555, 0xC0CD, 0x7800,
+          0x3BFF, 0x3C01, 0x1400});
+    case HMRT_DTYPE_BF16:
+      return as_bytes(std::vector<uint16_t>{
+          0x0000, 0x8000, 0x3F80, 0xBF80, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80,
+          0x7FC0, 0x7F81, 0xFFC0, 0x0001, 0x007F, 0x0080, 0x8001, 0x42FF,
+          0x4300, 0x437F, 0x4380, 0xC300, 0xC301, 0x3EAB, 0xC02D, 0x4F00,
+          0xCF00, 0x5F00, 0xDF00, 0x5F80, 0x477F, 0x4780, 0x3FC1, 0x3380});
     case HMRT_DTYPE_F32: return as_bytes(std::vector<float>(std::begin(fl), std::end(fl)));
     case HMRT_DTYPE_F64: return as_bytes(std::vector<double>(std::begin(fl), std::end(fl)));
     case HMRT_DTYPE_U8: {
@@ -592,8 +649,10 @@ Bytes cast_source(int32_t dt) {
 
 size_t dtype_size(int32_t dt) {
   switch (dt) {
-    case HMRT_DTYPE_F32: case HMRT_DTYPE_I32: return 4;
-    case HMRT_DTYPE_F64: case HMRT_DTYPE_I64: return 8;
+    case HMRT_DTYPE_F32: case HMRT_DTYPE_I32: case HMRT_DTYPE_U32: return 4;
+    case HMRT_DTYPE_F64: case HMRT_DTYPE_I64: case HMRT_DTYPE_U64: return 8;
+    case HMRT_DTYPE_F16: case HMRT_DTYPE_BF16: case HMRT_DTYPE_U16:
+    case HMRT_DTYPE_I16: return 2;
     default: return 1;
   }
 }
@@ -615,6 +674,18 @@ size_t dtype_size(int32_t dt) {
       std::memcpy(&g, &got[i * es], 8);
       std::memcpy(&w, &want[i * es], 8);
       if (std::isnan(g) && std::isnan(w)) continue;
+    }
+    if (dt == HMRT_DTYPE_F16 || dt == HMRT_DTYPE_BF16) {
+      // NaN payloads may differ, but the sign must not.
+      uint16_t g, w;
+      std::memcpy(&g, &got[i * es], 2);
+      std::memcpy(&w, &want[i * es], 2);
+      const uint16_t inf = dt == HMRT_DTYPE_F16 ? 0x7C00 : 0x7F80;
+      if ((g & 0x7FFF) > inf && (w & 0x7FFF) > inf && (g >> 15) == (w >> 15))
+        continue;
+      return ::testing::AssertionFailure()
+             << "element " << i << " differs: got 0x" << std::hex << g
+             << ", want 0x" << w;
     }
     return ::testing::AssertionFailure() << "element " << i << " differs";
   }
@@ -674,10 +745,11 @@ TEST(TensorOpsCast, HandComputed) {
                              w.data(), int64_t(w.size())));
     EXPECT_EQ(std::memcmp(w.data(), want.data(), want.size() * 4), 0);
   }
-  EXPECT_FAILS(hmrt_cast(HMRT_DTYPE_F32, f, 10, g, 1), HMRT_INVALID_ARGUMENT,
-               "unsupported to_dtype 10");
-  EXPECT_FAILS(hmrt_cast(4, f, HMRT_DTYPE_F32, g, 1), HMRT_INVALID_ARGUMENT,
-               "unsupported from_dtype 4");
+  // STRING and COMPLEX64 are not element types of the runtime.
+  EXPECT_FAILS(hmrt_cast(HMRT_DTYPE_F32, f, 14, g, 1), HMRT_INVALID_ARGUMENT,
+               "unsupported to_dtype 14");
+  EXPECT_FAILS(hmrt_cast(8, f, HMRT_DTYPE_F32, g, 1), HMRT_INVALID_ARGUMENT,
+               "unsupported from_dtype 8");
 }
 
 // ---- transpose ----------------------------------------------------------

@@ -25,8 +25,8 @@ extern "C" {
 
 /* Bytes per element of an hmrt_dtype; 0 for a value that is not one. */
 size_t hmrt_dtype_size(int32_t dtype);
-/* NumPy-style name ("float32", "int64", "uint8", "bool", ...); "unknown" for
- * a value that is not an hmrt_dtype. */
+/* NumPy-style name ("float32", "int64", "uint8", "bool", ...; "bfloat16" for
+ * BF16); "unknown" for a value that is not an hmrt_dtype. */
 const char* hmrt_dtype_name(int32_t dtype);
 /* The hmrt_dtype named `name` (as hmrt_dtype_name writes it); 0 if none. */
 int32_t hmrt_dtype_from_name(const char* name);
@@ -34,10 +34,14 @@ int32_t hmrt_dtype_from_name(const char* name);
 /* ---- NumPy .npy ------------------------------------------------------------
  * Format versions 1.0, 2.0 and 3.0 are read; 1.0 is written (2.0 when the
  * header would not fit in 1.0's 65535 bytes).  Supported element types (the
- * header's 'descr'): '<f4' F32, '<f8' F64, '<i8' I64, '<i4' I32, '|u1' U8,
- * '|i1' I8, '|b1' BOOL (one byte 0 or 1).  Arrays must be C order
- * ('fortran_order': False); big-endian, structured, object and other types
- * and Fortran order are HMRT_UNIMPLEMENTED with a message naming the file. */
+ * header's 'descr'): '<f4' F32, '<f8' F64, '<f2' F16, '<i8' I64, '<i4' I32,
+ * '<i2' I16, '|i1' I8, '<u8' U64, '<u4' U32, '<u2' U16, '|u1' U8, '|b1' BOOL
+ * (one byte 0 or 1).  NumPy has no bfloat16: a BF16 array is written as '<u2'
+ * holding its raw bits (the top 16 bits of each float32), and reading a '<u2'
+ * file always gives U16 (the train driver's --feed accepts such a file for a
+ * BF16 input).  Arrays must be C order ('fortran_order': False); big-endian,
+ * structured, object and other types and Fortran order are
+ * HMRT_UNIMPLEMENTED with a message naming the file. */
 #define HMRT_NPY_MAX_RANK 16
 
 typedef struct hmrt_npy {

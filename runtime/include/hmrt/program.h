@@ -22,7 +22,9 @@ extern "C" {
 
 #define HMRT_PROGRAM_ABI_VERSION 1u
 
-/* Element types, numbered as ONNX's TensorProto.DataType. */
+/* Element types, numbered as ONNX's TensorProto.DataType.  Storage is
+ * little-endian; F16 is IEEE 754 binary16 and BF16 is bfloat16 (the top 16
+ * bits of an IEEE binary32), each two bytes (uint16_t bits). */
 typedef enum hmrt_dtype {
   HMRT_DTYPE_F32 = 1,
   HMRT_DTYPE_U8 = 2,
@@ -30,7 +32,13 @@ typedef enum hmrt_dtype {
   HMRT_DTYPE_I32 = 6,
   HMRT_DTYPE_I64 = 7,
   HMRT_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
-  HMRT_DTYPE_F64 = 11
+  HMRT_DTYPE_F64 = 11,
+  HMRT_DTYPE_U16 = 4,
+  HMRT_DTYPE_I16 = 5,
+  HMRT_DTYPE_F16 = 10,
+  HMRT_DTYPE_U32 = 12,
+  HMRT_DTYPE_U64 = 13,
+  HMRT_DTYPE_BF16 = 16
 } hmrt_dtype;
 
 /* What a data input is fed with by the token loader. */
