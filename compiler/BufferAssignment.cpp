@@ -15,9 +15,10 @@ namespace hmcc {
 namespace {
 
 constexpr uint64_t kAlign = 64;
-/// Constants up to this many elements are static arrays in the generated
-/// code; larger ones (splats, e.g. zero gradients) are filled in the arena.
-constexpr int64_t kMaxStaticConstant = 4096;
+/// Constants are static arrays in the generated code, except splats of
+/// more than this many elements (zero gradients, say), which are filled in
+/// the arena instead.
+constexpr int64_t kMaxStaticSplat = 4096;
 
 uint64_t alignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -36,7 +37,8 @@ bool needsBuffer(Value v) {
   if (isa<ParamOp>(def))
     return false;
   if (auto c = dyn_cast<ConstantOp>(def))
-    return cast<RankedTensorType>(c.getType()).getNumElements() > kMaxStaticConstant;
+    return isa<SplatElementsAttr>(c.getValue()) &&
+           cast<RankedTensorType>(c.getType()).getNumElements() > kMaxStaticSplat;
   return true;
 }
 

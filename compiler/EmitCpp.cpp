@@ -402,7 +402,7 @@ private:
         .Case([&](ConstantOp o) -> LogicalResult {
           auto attr = dyn_cast<SplatElementsAttr>(o.getValue());
           if (!attr || !attr.getElementType().isF32())
-            return o.emitError("codegen: large constants must be f32 splats");
+            return o.emitError("codegen: only f32 splat constants are filled in the arena");
           std::string v = "v" + std::to_string(counter++);
           s << "  const float " << v << " = " << flt(attr.getSplatValue<float>()) << ";\n";
           call("hmrt_fill(" + ptr(o.getResult()) + ", " + std::to_string(count(o.getResult())) + ", &" +
