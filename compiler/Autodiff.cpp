@@ -464,7 +464,14 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
                             : Type(ta);
       accumulate(gb, a, gb.reshape(gb.sumTo(da, target), ta));
     }
-    if (active.contains(b)) {
+    if (active.contains(b) && rb == 2 && ra > 2) {
+      // A weight shared by a stack of rows: fold the batch into the rows,
+      // so that dB = aᵀ · g is one GEMM with no batch to sum over.
+      int64_t k = ta.getDimSize(ra - 1), n = tb.getDimSize(1);
+      int64_t rows = ta.getNumElements() / k;
+      accumulate(gb, b, gb.matmul(gb.reshape(a, {rows, k}), gb.reshape(gm, {rows, n}), true,
+                                  false));
+    } else if (active.contains(b)) {
       Value db = gb.matmul(am, gm, true, false); // aᵀ · g
       Type target = rb == 1 ? RankedTensorType::get({tb.getDimSize(0), 1}, tb.getElementType())
                             : Type(tb);

@@ -521,6 +521,12 @@ hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
   const int64_t lda = std::max<int64_t>(1, ta ? M : K);
   const int64_t ldb = std::max<int64_t>(1, tb ? K : N);
   const int64_t ldc = std::max<int64_t>(1, N);
+  // A stack of row-major matrices times one shared b (a linear layer on a
+  // [batch, seq, features] activation) is a single GEMM with run*M rows:
+  // one packing of b and one large, well-threaded call.
+  if (outer == 1 && run > 1 && run_sb == 0 && run_sa == M * K && !ta)
+    return hmrt_sgemm(0, tb, run * M, N, K, 1.0f, a, std::max<int64_t>(1, K), b, ldb, 0.0f, y,
+                      ldc);
   auto call = [&](int64_t o) {
     Odometer oa = outer_a, ob = outer_b;
     oa.seek(o);
