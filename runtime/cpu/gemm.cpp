@@ -15,11 +15,16 @@
 // Transposes are absorbed by the packing routines, alpha by the A packing and
 // beta by the first K block's store.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/internal.h"
 #include "cpu/gemm_internal.h"
 #include "hmrt/kernels.h"
+
+#ifdef HMRT_HAVE_CBLAS
+#include <cblas.h>
+#endif
 
 namespace hmrt {
 namespace {
@@ -323,6 +328,21 @@ hmrt_status sgemm_batched(const char* fn, int trans_a, int trans_b, int64_t m,
                  (long long)stride_c);
   if (batch_count == 0 || m == 0 || n == 0) return HMRT_OK;
 
+#ifdef HMRT_HAVE_CBLAS
+  // OpenBLAS (row-major cblas) with the runtime's thread count.
+  static std::atomic<int> blas_threads{0};
+  const int want = num_threads();
+  if (blas_threads.exchange(want) != want) openblas_set_num_threads(want);
+  for (int64_t i = 0; i < batch_count; ++i)
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), alpha,
+                a + i * stride_a, static_cast<blasint>(lda), b + i * stride_b,
+                static_cast<blasint>(ldb), beta, c + i * stride_c,
+                static_cast<blasint>(ldc));
+  return HMRT_OK;
+#endif
+
   const int available = num_threads();
   const int per_gemm = useful_threads(m, n, k, available);
   const Blocking bl = blocking(m, n, k);
@@ -366,6 +386,14 @@ hmrt_status sgemm_batched(const char* fn, int trans_a, int trans_b, int64_t m,
 }  // namespace hmrt
 
 extern "C" {
+
+const char* hmrt_gemm_backend(void) {
+#ifdef HMRT_HAVE_CBLAS
+  return "openblas";
+#else
+  return "hmrt";
+#endif
+}
 
 hmrt_status hmrt_sgemm(int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, float alpha, const float* a, int64_t lda,

@@ -150,10 +150,12 @@ TEST(NnOpsMatMul, MatchesReference) {
                                      b.data(), rank_of(c.sb), c.sb.data(), c.tb,
                                      y.data(), rank_of(sy), sy.data()));
       EXPECT_TRUE(all_close(y, want, bound));
+      // OpenBLAS is reproducible only for a fixed thread count.
       if (first.empty())
         first = y;
-      else
+      else if (std::string(hmrt_gemm_backend()) != "openblas") {
         EXPECT_TRUE(hmrt_test::bitwise_equal(first, y));
+      }
     }
   }
 }

@@ -207,6 +207,11 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   SmallVector<std::string> args = {*cxx, "-O2", "-std=c++17", "-I" HMCC_RUNTIME_INCLUDE_DIR,
                                    std::string(cppPath), HMCC_RUNTIME_DRIVER_LIB,
                                    HMCC_RUNTIME_LIB, "-fopenmp", "-lm", "-o", std::string(exePath)};
+  // What libhmrt.a needs besides (OpenBLAS, found by path), before -o EXE.
+  if (StringRef(HMCC_RUNTIME_EXTRA_LIB).size()) {
+    args.insert(args.end() - 2, HMCC_RUNTIME_EXTRA_LIB);
+    args.insert(args.end() - 2, std::string("-Wl,-rpath,") + HMCC_RUNTIME_EXTRA_RPATH);
+  }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   SmallString<256> logPath(outputFile);
   sys::path::append(logPath, "build.log");

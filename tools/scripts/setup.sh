@@ -8,7 +8,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
   libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev
   nlohmann-json3-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
-  libgtest-dev libgmock-dev python3 python3-numpy python3-onnx
+  libgtest-dev libgmock-dev libopenblas-openmp-dev python3 python3-numpy python3-onnx
 )
 
 missing=()

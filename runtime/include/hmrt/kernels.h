@@ -30,6 +30,12 @@ extern "C" {
  * (op(A) = A^T), lda >= m.  Likewise B: k x n with ldb >= n, or n x k with
  * ldb >= k when trans_b != 0.  With beta == 0, C is not read (NaN in C does
  * not propagate), as in BLAS. */
+/* Which GEMM the runtime was built with: "openblas" (cblas_sgemm; its
+ * results are reproducible for a fixed thread count but may differ in the
+ * last bits between thread counts) or "hmrt" (the runtime's own blocked
+ * kernels, bitwise identical for any thread count). */
+const char* hmrt_gemm_backend(void);
+
 hmrt_status hmrt_sgemm(int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, float alpha, const float* a, int64_t lda,
                        const float* b, int64_t ldb, float beta, float* c,
