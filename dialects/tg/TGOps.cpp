@@ -632,6 +632,31 @@ Type absmaxType(Type type) {
 
 } // namespace
 
+LogicalResult OnnxOptimizerOp::verify() {
+  StringRef kind = getKind();
+  if (kind != "adagrad" && kind != "momentum" && kind != "adam")
+    return emitOpError() << "kind must be adagrad, momentum or adam, not '" << kind << "'";
+  unsigned per = 2 + getStatesPerTensor(); // X, G and the states
+  unsigned count = getTensors().size();
+  if (count == 0 || count % per)
+    return emitOpError() << count << " tensor operands do not split into " << per
+                         << " per optimized tensor";
+  unsigned n = count / per;
+  if (getNumResults() != n * (1 + getStatesPerTensor()))
+    return emitOpError() << "expected " << n * (1 + getStatesPerTensor()) << " results, got "
+                         << getNumResults();
+  for (unsigned i = 0; i < n; ++i) {
+    Type x = getTensors()[i].getType();
+    for (unsigned j = 1; j < per; ++j)
+      if (getTensors()[j * n + i].getType() != x)
+        return emitOpError() << "operand " << j * n + i + 2 << " must have the type of X" << i;
+    for (unsigned j = 0; j <= getStatesPerTensor(); ++j)
+      if (getResult(j * n + i).getType() != x)
+        return emitOpError() << "result " << j * n + i << " must have the type of X" << i;
+  }
+  return success();
+}
+
 LogicalResult SgdUpdateOp::verify() { return success(); }
 LogicalResult AdamWUpdateOp::verify() { return success(); }
 LogicalResult AdamW8bitUpdateOp::verify() {

@@ -122,4 +122,36 @@ def TG_AdamW8bitUpdateOp : TG_UpdateOp<"adamw8bit_update",
   let assemblyFormat = "$param `,` $grad `,` $lr `,` $step attr-dict `:` type($grad)";
 }
 
+def TG_OnnxOptimizerOp : TG_Op<"onnx_optimizer", [Pure]> {
+  let summary = "one step of ONNX's preview-training Adagrad, Momentum or Adam";
+  let description = [{
+    The operators of the `ai.onnx.preview.training` domain as ONNX defines
+    them (their formulas differ from PyTorch's): with `n` tensors, the
+    operands are the learning rate `lr` (R), the update count `step` (T),
+    then the n X, the n G, and the n states per moment (Adagrad: H;
+    Momentum: V; Adam: V then H); the results are the n new X followed by
+    the n new states per moment. Pure: the caller decides where results go.
+
+    ```mlir
+    %x, %h = tg.onnx_optimizer %r, %t, %x0, %g, %h0 {kind = "adagrad", decay_factor = 1.000000e-01 : f32, epsilon = 9.99999974E-6 : f32, norm_coefficient = 1.000000e-03 : f32} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[F32]>:$lr, 0DTensorOf<[I64]>:$step,
+                       Variadic<TG_FloatTensor>:$tensors, StrAttr:$kind,
+                       DefaultValuedAttr<F32Attr, "0.9f">:$alpha,
+                       DefaultValuedAttr<F32Attr, "0.999f">:$beta,
+                       DefaultValuedAttr<F32Attr, "1e-6f">:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$norm_coefficient,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$norm_coefficient_post,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$decay_factor,
+                       UnitAttr:$nesterov);
+  let results = (outs Variadic<TG_FloatTensor>:$results);
+  let assemblyFormat = "$lr `,` $step (`,` $tensors^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Optimizer states per tensor: 1 (Adagrad, Momentum) or 2 (Adam).
+    unsigned getStatesPerTensor() { return getKind() == "adam" ? 2 : 1; }
+  }];
+}
+
 #endif // HMCC_TG_OPTIMIZER_OPS

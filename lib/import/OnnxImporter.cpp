@@ -93,6 +93,15 @@ const std::map<std::string, std::set<int>> kCompileTimeOperands = {
     {"Trilu", {1}},     {"Dropout", {1, 2}}, {"ConstantOfShape", {0}},
     {"Range", {0, 1, 2}}};
 
+/// Operators of the ai.onnx.preview.training domain hmcc accepts.
+const char *const kPreviewTrainingDomain = "ai.onnx.preview.training";
+const std::map<std::string, std::string> kPreviewTraining = {
+    {"Adagrad", "adagrad"}, {"Momentum", "momentum"}, {"Adam", "adam"}};
+
+bool isPreviewTraining(const NodeProto &node) {
+  return node.domain() == kPreviewTrainingDomain && kPreviewTraining.count(node.op_type());
+}
+
 std::string quote(const std::string &s) { return "'" + s + "'"; }
 
 /// Failure carrying a message; the importer's functions return it upwards.
@@ -204,7 +213,10 @@ private:
     for (const auto &entry : model.opset_import())
       if (entry.domain().empty() || entry.domain() == "ai.onnx")
         opset = entry.version();
-    if (opset == 0)
+    bool defaultNodes = llvm::any_of(model.graph().node(), [](const NodeProto &n) {
+      return n.domain().empty() || n.domain() == "ai.onnx";
+    });
+    if (opset == 0 && defaultNodes)
       fail("the model imports no version of the default ONNX opset");
     for (const TensorProto &t : model.graph().initializer())
       initializers[t.name()] = &t;
@@ -425,9 +437,11 @@ private:
 
   void checkAndInfer() {
     for (const NodeProto &node : model.graph().node()) {
+      if (isPreviewTraining(node))
+        continue;
       if (!node.domain().empty() && node.domain() != "ai.onnx")
-        fail(node, "unsupported operator domain; hmcc supports the default ONNX domain "
-                   "(see hmcc --list-ops)");
+        fail(node, "unsupported operator domain; hmcc supports the default ONNX domain and "
+                   "Adagrad, Momentum and Adam of ai.onnx.preview.training (see hmcc --list-ops)");
       if (!llvm::is_contained(supportedOnnxOps(), node.op_type()))
         fail(node, "unsupported operator (hmcc --list-ops lists the supported ones)");
     }
@@ -968,6 +982,8 @@ private:
 
   std::vector<Operation *> convert(const NodeProto &node, Location loc) {
     const std::string &op = node.op_type();
+    if (isPreviewTraining(node))
+      return {convertPreviewTraining(node, loc)};
     OperationState state(loc, "tg." + mnemonicOf(op));
     auto operand = [&](int k) { state.addOperands(valueOf(node.input(k), node)); };
     auto result = [&](int k) {
@@ -1177,6 +1193,48 @@ private:
     return {created};
   }
 
+  /// Adagrad / Momentum / Adam of ai.onnx.preview.training as
+  /// tg.onnx_optimizer, with ONNX's attribute defaults.
+  Operation *convertPreviewTraining(const NodeProto &node, Location loc) {
+    OperationState state(loc, "tg.onnx_optimizer");
+    for (const std::string &in : node.input())
+      state.addOperands(valueOf(in, node));
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (node.output(k).empty())
+        fail(node, "every output must be named");
+      state.addTypes(inferredType(node.output(k), " (output of " + describe(node) + ")"));
+    }
+    const std::string &kind = kPreviewTraining.at(node.op_type());
+    auto f32 = [&](const char *name, float fallback) {
+      state.addAttribute(name, builder.getF32FloatAttr(attrFloat(node, name, fallback)));
+    };
+    state.addAttribute("kind", builder.getStringAttr(kind));
+    f32("norm_coefficient", 0.0f);
+    if (kind == "adagrad") {
+      f32("decay_factor", 0.0f);
+      f32("epsilon", 1e-6f);
+    } else if (kind == "momentum") {
+      if (!findAttr(node, "alpha") || !findAttr(node, "beta") || !findAttr(node, "mode"))
+        fail(node, "Momentum needs its alpha, beta and mode attributes");
+      f32("alpha", 0.0f);
+      f32("beta", 0.0f);
+      std::string mode = attrString(node, "mode", "standard");
+      if (mode != "standard" && mode != "nesterov")
+        fail(node, "mode must be standard or nesterov, not " + quote(mode));
+      if (mode == "nesterov")
+        state.addAttribute("nesterov", builder.getUnitAttr());
+    } else {
+      f32("alpha", 0.9f);
+      f32("beta", 0.999f);
+      f32("epsilon", 1e-6f);
+      f32("norm_coefficient_post", 0.0f);
+    }
+    Operation *created = builder.create(state);
+    for (int k = 0; k < node.output_size(); ++k)
+      values[node.output(k)] = created->getResult(k);
+    return created;
+  }
+
   static bool isUnary(const std::string &op) {
     return llvm::any_of(kUnary, [&](auto &e) { return op == e[0]; });
   }
@@ -1214,6 +1272,16 @@ private:
 bool needsCompileTimeValue(StringRef opType, int operand) {
   auto it = kCompileTimeOperands.find(opType.str());
   return it != kCompileTimeOperands.end() && it->second.count(operand);
+}
+
+const std::vector<std::string> &supportedPreviewTrainingOps() {
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v;
+    for (auto &[name, kind] : kPreviewTraining)
+      v.push_back(std::string(kPreviewTrainingDomain) + "." + name);
+    return v;
+  }();
+  return ops;
 }
 
 const std::vector<std::string> &supportedOnnxOps() {

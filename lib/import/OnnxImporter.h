@@ -39,6 +39,10 @@ bool needsCompileTimeValue(llvm::StringRef opType, int operand);
 /// The ONNX operator types the importer accepts (default domain).
 const std::vector<std::string> &supportedOnnxOps();
 
+/// The operators of other domains it accepts, as "domain.OpType"
+/// (ai.onnx.preview.training's Adagrad, Momentum and Adam).
+const std::vector<std::string> &supportedPreviewTrainingOps();
+
 /// Reads the ONNX model at `path` (binary protobuf, or ONNX's text syntax when
 /// the file name ends in .onnxtxt) and returns it as a module in the tg
 /// dialect. On failure returns null and sets `error` to one message that

@@ -562,3 +562,27 @@ func.func @f(%s: tensor<8x10xf32>, %t: tensor<8xi64>) {
   %0:2 = tg.softmax_cross_entropy_loss %s, %t : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8xf32>)
   return
 }
+
+// -----
+// ONNX optimizers are adagrad, momentum or adam.
+func.func @f(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>) {
+  // expected-error @+1 {{kind must be adagrad, momentum or adam, not 'lion'}}
+  %0:2 = tg.onnx_optimizer %r, %t, %x, %x, %x {kind = "lion"} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return
+}
+
+// -----
+// Adam takes X, G, V and H per tensor.
+func.func @f(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>) {
+  // expected-error @+1 {{3 tensor operands do not split into 4 per optimized tensor}}
+  %0:3 = tg.onnx_optimizer %r, %t, %x, %x, %x {kind = "adam"} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+  return
+}
+
+// -----
+// Each state has the type of its X.
+func.func @f(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %h: tensor<3xf32>) {
+  // expected-error @+1 {{operand 4 must have the type of X0}}
+  %0:2 = tg.onnx_optimizer %r, %t, %x, %x, %h {kind = "adagrad"} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return
+}

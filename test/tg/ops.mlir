@@ -136,3 +136,12 @@ func.func @reductions(%x: tensor<2x16x32xf32>, %g: tensor<32xf32>, %logits: tens
   %9:3 = tg.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x16x32xf32>, tensor<32xf32>) -> (tensor<2x16x32xf32>, tensor<2x16x1xf32>, tensor<2x16x1xf32>)
   return
 }
+
+// CHECK-LABEL: func.func @onnx_optimizers
+func.func @onnx_optimizers(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %g: tensor<2xf32>, %v: tensor<2xf32>) {
+  // CHECK: tg.onnx_optimizer %{{.*}} {epsilon = 9.99999974E-6 : f32, kind = "adagrad"} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  %0:2 = tg.onnx_optimizer %r, %t, %x, %g, %v {kind = "adagrad", epsilon = 1.0e-5 : f32} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  // CHECK: kind = "adam"
+  %1:3 = tg.onnx_optimizer %r, %t, %x, %g, %v, %v {kind = "adam"} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+  return
+}

@@ -298,6 +298,8 @@ int main(int argc, char **argv) {
             outs() << " " << k;
       outs() << "\n";
     }
+    for (const std::string &op : hmcc::supportedPreviewTrainingOps())
+      outs() << op << "\n";
     return 0;
   }
   if (inputFile.empty())
