@@ -25,6 +25,7 @@
 
 namespace hmcc {
 #define GEN_PASS_DEF_TGAUTODIFF
+#define GEN_PASS_DEF_TGEXPANDGRADIENTS
 #include "compiler/Passes.h.inc"
 } // namespace hmcc
 
@@ -117,9 +118,9 @@ public:
   Location loc;
 };
 
-struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
-  using TGAutodiffBase::TGAutodiffBase;
-
+/// Reverse-mode differentiation inside one block: the adjoint of every
+/// value between the sources and the differentiated value.
+struct ReverseMode {
   DenseMap<Value, Value> adjoints;
   DenseSet<Value> active;
 
@@ -133,88 +134,52 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
       it->second = gb.add(it->second, g);
   }
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
+  /// Differentiates `y` (seeded with ones: for a scalar loss, d loss/d loss =
+  /// 1; for a tensor, the gradient of its sum) through the ops of `body`
+  /// before `end`, with respect to `sources` and everything that depends on
+  /// them; the reverse sweep is inserted before `end`.
+  LogicalResult sweep(OpBuilder &builder, Block &body, Operation *end,
+                      ArrayRef<Value> sources, Value y) {
     adjoints.clear();
     active.clear();
-    auto forward = module.lookupSymbol<func::FuncOp>(function);
-    if (!forward) {
-      module.emitError() << "tg-autodiff: no function @" << function << " to differentiate";
-      return signalPassFailure();
-    }
-    if (module.lookupSymbol(output)) {
-      module.emitError() << "tg-autodiff: @" << output << " exists already";
-      return signalPassFailure();
-    }
-    auto lossType =
-        forward.getNumResults() < 1 || !forward.getBody().hasOneBlock()
-            ? RankedTensorType()
-            : dyn_cast<RankedTensorType>(
-                  forward.getBody().front().getTerminator()->getOperand(0).getType());
-    if (!lossType || lossType.getRank() != 0 || !isa<FloatType>(lossType.getElementType())) {
-      forward.emitError() << "tg-autodiff: @" << function
-                          << " must return a floating-point scalar loss as its first result";
-      return signalPassFailure();
-    }
-
-    OpBuilder builder(module.getContext());
-    builder.setInsertionPointAfter(forward);
-    auto grad = cast<func::FuncOp>(builder.clone(*forward));
-    grad.setSymName(output);
-    Block &body = grad.getBody().front();
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    Value loss = ret.getOperand(0);
-
-    // Forward activity: values that depend on a parameter.
-    for (Operation &op : body.without_terminator()) {
-      bool isActive = isa<ParamOp>(op) ||
-                      llvm::any_of(op.getOperands(), [&](Value v) { return active.contains(v); });
-      if (!isActive)
+    for (Value v : sources)
+      if (isa<FloatType>(typeOf(v).getElementType()))
+        active.insert(v);
+    SmallVector<Operation *> ops;
+    for (Operation &op : body) {
+      if (&op == end)
+        break;
+      ops.push_back(&op);
+      if (llvm::none_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
         continue;
       for (Value r : op.getResults())
         if (isa<FloatType>(typeOf(r).getElementType()))
           active.insert(r);
     }
-
-    builder.setInsertionPoint(ret);
-    GradBuilder gb(builder, grad.getLoc());
-    if (active.contains(loss))
-      adjoints[loss] = gb.scalar(1.0, typeOf(loss).getElementType());
-
-    SmallVector<Operation *> ops;
-    for (Operation &op : body.without_terminator())
-      ops.push_back(&op);
+    builder.setInsertionPoint(end);
+    GradBuilder gb(builder, end->getLoc());
+    if (active.contains(y)) {
+      auto type = typeOf(y);
+      adjoints[y] = ConstantOp::create(
+          builder, end->getLoc(),
+          DenseElementsAttr::get(type, builder.getFloatAttr(type.getElementType(), 1.0)));
+    }
     for (Operation *op : llvm::reverse(ops)) {
       if (llvm::none_of(op->getResults(), [&](Value r) { return adjoints.count(r); }))
         continue;
       gb.loc = op->getLoc();
-      if (failed(differentiate(gb, op))) {
-        op->emitError() << "tg-autodiff: no gradient rule for " << op->getName();
-        return signalPassFailure();
-      }
+      if (failed(differentiate(gb, op)))
+        return op->emitError() << "tg-autodiff: no gradient rule for " << op->getName();
     }
+    return success();
+  }
 
-    // Results: the loss, then d loss / d parameter in declaration order.
-    SmallVector<Value> results = {loss};
-    SmallVector<Type> types = {loss.getType()};
-    SmallVector<Attribute> resultAttrs = {builder.getDictionaryAttr(
-        builder.getNamedAttr("tg.output", builder.getStringAttr("loss")))};
-    for (auto decl : module.getOps<ParameterOp>()) {
-      Value total;
-      for (auto use : body.getOps<ParamOp>())
-        if (use.getName() == decl.getSymName() && adjoints.count(use.getResult()))
-          total = total ? gb.add(total, adjoints[use.getResult()]) : adjoints[use.getResult()];
-      if (!total)
-        total = gb.zeros(cast<RankedTensorType>(decl.getType()));
-      results.push_back(total);
-      types.push_back(total.getType());
-      resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-          "tg.grad_of", FlatSymbolRefAttr::get(decl.getSymNameAttr()))));
-    }
-    func::ReturnOp::create(builder, ret.getLoc(), results);
-    ret.erase();
-    grad.setFunctionType(builder.getFunctionType(grad.getArgumentTypes(), types));
-    grad.setAllResultAttrs(resultAttrs);
+  /// The adjoint of `v` after a sweep, zeros where nothing flowed back.
+  Value gradientOf(OpBuilder &builder, Location loc, Value v) {
+    if (Value g = adjoints.lookup(v))
+      return g;
+    GradBuilder gb(builder, loc);
+    return gb.zeros(typeOf(v));
   }
 
   /// Adds the contributions of `op`'s result adjoints to its operands.
@@ -553,4 +518,92 @@ struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
   }
 };
 
+struct AutodiffPass : hmcc::impl::TGAutodiffBase<AutodiffPass> {
+  using TGAutodiffBase::TGAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>(function);
+    if (!forward) {
+      module.emitError() << "tg-autodiff: no function @" << function << " to differentiate";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(output)) {
+      module.emitError() << "tg-autodiff: @" << output << " exists already";
+      return signalPassFailure();
+    }
+    auto lossType =
+        forward.getNumResults() < 1 || !forward.getBody().hasOneBlock()
+            ? RankedTensorType()
+            : dyn_cast<RankedTensorType>(
+                  forward.getBody().front().getTerminator()->getOperand(0).getType());
+    if (!lossType || lossType.getRank() != 0 || !isa<FloatType>(lossType.getElementType())) {
+      forward.emitError() << "tg-autodiff: @" << function
+                          << " must return a floating-point scalar loss as its first result";
+      return signalPassFailure();
+    }
+
+    OpBuilder builder(module.getContext());
+    builder.setInsertionPointAfter(forward);
+    auto grad = cast<func::FuncOp>(builder.clone(*forward));
+    grad.setSymName(output);
+    Block &body = grad.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value loss = ret.getOperand(0);
+
+    // The independent variables: every read of a parameter.
+    SmallVector<Value> params;
+    for (auto p : body.getOps<ParamOp>())
+      params.push_back(p.getResult());
+    ReverseMode rm;
+    if (failed(rm.sweep(builder, body, ret, params, loss)))
+      return signalPassFailure();
+
+    // Results: the loss, then d loss / d parameter in declaration order.
+    GradBuilder gb(builder, grad.getLoc());
+    SmallVector<Value> results = {loss};
+    SmallVector<Type> types = {loss.getType()};
+    SmallVector<Attribute> resultAttrs = {builder.getDictionaryAttr(
+        builder.getNamedAttr("tg.output", builder.getStringAttr("loss")))};
+    for (auto decl : module.getOps<ParameterOp>()) {
+      Value total;
+      for (auto use : body.getOps<ParamOp>())
+        if (use.getName() == decl.getSymName() && rm.adjoints.count(use.getResult())) {
+          Value g = rm.adjoints[use.getResult()];
+          total = total ? gb.add(total, g) : g;
+        }
+      if (!total)
+        total = gb.zeros(cast<RankedTensorType>(decl.getType()));
+      results.push_back(total);
+      types.push_back(total.getType());
+      resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+          "tg.grad_of", FlatSymbolRefAttr::get(decl.getSymNameAttr()))));
+    }
+    func::ReturnOp::create(builder, ret.getLoc(), results);
+    ret.erase();
+    grad.setFunctionType(builder.getFunctionType(grad.getArgumentTypes(), types));
+    grad.setAllResultAttrs(resultAttrs);
+  }
+};
+
+/// Replaces each tg.gradient by the reverse sweep that computes it.
+struct ExpandGradientsPass : hmcc::impl::TGExpandGradientsBase<ExpandGradientsPass> {
+  void runOnOperation() override {
+    SmallVector<GradientOp> work;
+    getOperation().walk([&](GradientOp op) { work.push_back(op); });
+    OpBuilder builder(getOperation().getContext());
+    for (GradientOp op : work) {
+      ReverseMode rm;
+      SmallVector<Value> wrt(op.getXs());
+      if (failed(rm.sweep(builder, *op->getBlock(), op, wrt, op.getY())))
+        return signalPassFailure();
+      builder.setInsertionPoint(op);
+      for (auto [x, result] : llvm::zip(op.getXs(), op.getResults()))
+        result.replaceAllUsesWith(rm.gradientOf(builder, op.getLoc(), x));
+      op.erase();
+    }
+  }
+};
+
 } // namespace
+

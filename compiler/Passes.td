@@ -81,4 +81,13 @@ def TGLegalizeCpuTypes : Pass<"tg-legalize-cpu-types", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGExpandGradients : Pass<"tg-expand-gradients", "::mlir::ModuleOp"> {
+  let summary = "Replaces each tg.gradient by the reverse sweep that computes it";
+  let description = [{
+    For ONNX's Gradient operator: each `tg.gradient %y wrt %xs` becomes the
+    reverse-mode sweep (the same vector-Jacobian rules as tg-autodiff) from
+    `y`, seeded with ones, back to the `xs`, inserted where the op was.
+  }];
+}
+
 #endif // HMCC_COMPILER_PASSES

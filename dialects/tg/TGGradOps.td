@@ -159,4 +159,22 @@ def TG_SoftmaxCrossEntropyLossGradOp : TG_Op<"softmax_cross_entropy_loss_grad", 
   let hasVerifier = 1;
 }
 
+def TG_GradientOp : TG_Op<"gradient", [Pure]> {
+  let summary = "the gradient of a value with respect to others (ONNX Gradient)";
+  let description = [{
+    ONNX's `ai.onnx.preview.training` Gradient: result `i` is the derivative
+    of the sum of `y`'s elements with respect to `xs[i]`, through the ops
+    that compute `y` from them. `tg-expand-gradients` replaces the op by that
+    computation.
+
+    ```mlir
+    %da, %db = tg.gradient %c wrt %a, %b : (tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$y, Variadic<TG_FloatTensor>:$xs);
+  let results = (outs Variadic<TG_FloatTensor>:$results);
+  let assemblyFormat = "$y `wrt` $xs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // HMCC_TG_GRAD_OPS

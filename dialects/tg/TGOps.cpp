@@ -549,6 +549,15 @@ LogicalResult ReduceMaxGradOp::verify() {
   return expectType(*this, getResult(), in.getShape(), in.getElementType());
 }
 
+LogicalResult GradientOp::verify() {
+  if (getXs().size() != getNumResults())
+    return emitOpError() << getXs().size() << " xs but " << getNumResults() << " results";
+  for (auto [i, x] : llvm::enumerate(getXs()))
+    if (x.getType() != getResult(i).getType())
+      return emitOpError() << "result " << i << " must have the type of xs[" << i << "]";
+  return success();
+}
+
 LogicalResult SoftmaxGradOp::verify() {
   return checkAxis(*this, getAxis(), getY().getType().getRank());
 }

@@ -99,7 +99,8 @@ const std::map<std::string, std::string> kPreviewTraining = {
     {"Adagrad", "adagrad"}, {"Momentum", "momentum"}, {"Adam", "adam"}};
 
 bool isPreviewTraining(const NodeProto &node) {
-  return node.domain() == kPreviewTrainingDomain && kPreviewTraining.count(node.op_type());
+  return node.domain() == kPreviewTrainingDomain &&
+         (kPreviewTraining.count(node.op_type()) || node.op_type() == "Gradient");
 }
 
 std::string quote(const std::string &s) { return "'" + s + "'"; }
@@ -1196,6 +1197,8 @@ private:
   /// Adagrad / Momentum / Adam of ai.onnx.preview.training as
   /// tg.onnx_optimizer, with ONNX's attribute defaults.
   Operation *convertPreviewTraining(const NodeProto &node, Location loc) {
+    if (node.op_type() == "Gradient")
+      return convertGradient(node, loc);
     OperationState state(loc, "tg.onnx_optimizer");
     for (const std::string &in : node.input())
       state.addOperands(valueOf(in, node));
@@ -1228,6 +1231,30 @@ private:
       f32("beta", 0.999f);
       f32("epsilon", 1e-6f);
       f32("norm_coefficient_post", 0.0f);
+    }
+    Operation *created = builder.create(state);
+    for (int k = 0; k < node.output_size(); ++k)
+      values[node.output(k)] = created->getResult(k);
+    return created;
+  }
+
+  /// ONNX Gradient: d y / d xs by name (attributes `y` and `xs`).
+  Operation *convertGradient(const NodeProto &node, Location loc) {
+    const auto *xs = findAttr(node, "xs");
+    const auto *y = findAttr(node, "y");
+    if (!xs || !y)
+      fail(node, "Gradient needs its xs and y attributes");
+    if (findAttr(node, "zs") && findAttr(node, "zs")->strings_size())
+      fail(node, "Gradient's zs attribute is not supported");
+    if (xs->strings_size() != node.output_size())
+      fail(node, "Gradient has " + std::to_string(xs->strings_size()) + " xs but " +
+                     std::to_string(node.output_size()) + " outputs");
+    OperationState state(loc, "tg.gradient");
+    state.addOperands(valueOf(y->s(), node));
+    for (const std::string &x : xs->strings()) {
+      Value v = valueOf(x, node);
+      state.addOperands(v);
+      state.addTypes(v.getType());
     }
     Operation *created = builder.create(state);
     for (int k = 0; k < node.output_size(); ++k)
@@ -1279,6 +1306,8 @@ const std::vector<std::string> &supportedPreviewTrainingOps() {
     std::vector<std::string> v;
     for (auto &[name, kind] : kPreviewTraining)
       v.push_back(std::string(kPreviewTrainingDomain) + "." + name);
+    v.push_back(std::string(kPreviewTrainingDomain) + ".Gradient");
+    std::sort(v.begin(), v.end());
     return v;
   }();
   return ops;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs ONNX's own backend node tests through hmcc's compiled CPU path.
+"""Runs ONNX's own backend tests (node/ and simple/) through hmcc's compiled CPU path.
 
     onnx_backend.py HMCC_BIN_DIR WORK_DIR [TESTDATA_DIR] [--jobs N] [--only SUBSTR]
 
@@ -151,13 +151,17 @@ def main():
     ap.add_argument("--only", default="")
     args = ap.parse_args()
     table = compile_time_operands(os.path.join(args.hmcc_bin, "hmcc"))
-    root = os.path.join(args.testdata, "node")
     os.makedirs(args.work, exist_ok=True)
-    cases, skipped = [], {}
-    for name in sorted(os.listdir(root)):
-        if args.only not in name or not os.path.exists(os.path.join(root, name, "model.onnx")):
+    cases, skipped, dirs = [], {}, {}
+    for suite in ("node", "simple"):
+        root = os.path.join(args.testdata, suite)
+        for name in sorted(os.listdir(root)):
+            if os.path.exists(os.path.join(root, name, "model.onnx")):
+                dirs[name] = os.path.join(root, name)
+    for name in sorted(dirs):
+        if args.only not in name:
             continue
-        kind = classify(onnx.load(os.path.join(root, name, "model.onnx")), table)
+        kind = classify(onnx.load(os.path.join(dirs[name], "model.onnx")), table)
         if kind is None:
             continue
         if name in INCONSISTENT:
@@ -168,7 +172,7 @@ def main():
         cases.append(name)
     results = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(run_case, n, os.path.join(root, n), args.hmcc_bin, args.work, table)
+        futures = [pool.submit(run_case, n, dirs[n], args.hmcc_bin, args.work, table)
                    for n in cases]
         for f in concurrent.futures.as_completed(futures):
             results.append(f.result())
@@ -183,7 +187,8 @@ def main():
         print("not run (%s): %d: %s" % (why, len(names), " ".join(names)))
     passed = sum(1 for r in results if r[1] == "pass")
     ran = sum(1 for r in results if r[1] != "random")
-    print("ONNX backend node tests through the compiled CPU path: %d passed, %d failed (of %d run)"
+    print("ONNX backend node and simple tests through the compiled CPU path: "
+          "%d passed, %d failed (of %d run)"
           % (passed, len(failed), ran))
     sys.exit(1 if failed else 0)
 

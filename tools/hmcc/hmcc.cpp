@@ -407,6 +407,7 @@ int main(int argc, char **argv) {
     return mlir::success();
   });
   mlir::PassManager pm(&context);
+  pm.addPass(hmcc::createTGExpandGradients());
   if (programKind != Program::Forward)
     pm.addPass(hmcc::createTGAutodiff());
   if (programKind == Program::Train) {
