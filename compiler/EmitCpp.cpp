@@ -350,7 +350,7 @@ private:
           return success();
         })
         .Case([&](ConcatOp o) {
-          std::string ins = "i" + std::to_string(counter++), sizes = "z" + std::to_string(counter++);
+          std::string ins = "i" + std::to_string(counter++);
           s << "  const void* " << ins << "[] = {";
           SmallVector<int64_t> extents;
           for (auto [i, v] : llvm::enumerate(o.getInputs())) {
@@ -361,7 +361,6 @@ private:
           call("hmrt_concat(" + std::to_string(o.getInputs().size()) + ", " + ins + ", " +
                array(extents) + ", " + shape(o.getResult()) + ", " + std::to_string(o.getAxis()) +
                ", " + ptr(o.getResult()) + ", " + esize(o.getResult()) + ")");
-          (void)sizes;
           return success();
         })
         .Case([&](SplitOp o) {
@@ -698,12 +697,8 @@ private:
       StringRef name = hyper.getAs<StringAttr>("name").getValue();
       optimizer = name == "sgd" ? "HMRT_OPT_SGD" : name == "adamw" ? "HMRT_OPT_ADAMW" : "HMRT_OPT_ADAMW8BIT";
     }
-    auto schedule = [&](StringRef key) {
-      auto a = module->getAttrOfType<DictionaryAttr>("tg.schedule");
-      auto v = a ? a.get(key) : Attribute();
-      return v;
-    };
     auto sched = module->getAttrOfType<DictionaryAttr>("tg.schedule");
+    auto schedule = [&](StringRef key) { return sched ? sched.get(key) : Attribute(); };
     bool cosine = sched && sched.getAs<StringAttr>("kind") && sched.getAs<StringAttr>("kind").getValue() == "cosine";
     auto schedInt = [&](StringRef key) {
       auto v = dyn_cast_or_null<IntegerAttr>(schedule(key));

@@ -463,6 +463,15 @@ LogicalResult LogSoftmaxOp::verify() {
   return checkAxis(*this, getAxis(), getX().getType().getRank());
 }
 
+/// The shape of layer_norm's mean and inverse standard deviation: the
+/// input's, with the normalised dimensions set to 1.
+static Shape layerNormStatsShape(RankedTensorType x, int64_t axis) {
+  Shape shape(x.getShape());
+  for (int64_t d = axis; d < x.getRank(); ++d)
+    shape[d] = 1;
+  return shape;
+}
+
 LogicalResult LayerNormOp::verify() {
   auto in = getX().getType();
   if (failed(checkAxis(*this, getAxis(), in.getRank())))
@@ -473,8 +482,7 @@ LogicalResult LayerNormOp::verify() {
   if (getBias() &&
       failed(expectType(*this, getBias(), normalized, in.getElementType(), "bias")))
     return failure();
-  Shape statShape(in.getShape().take_front(getAxis()));
-  statShape.append(normalized.size(), 1);
+  Shape statShape = layerNormStatsShape(in, getAxis());
   Type f32 = Float32Type::get(getContext());
   if (!getStats().empty()) {
     if (getStats().size() != 2)
@@ -570,8 +578,7 @@ LogicalResult LayerNormGradOp::verify() {
   if (failed(checkAxis(*this, getAxis(), in.getRank())))
     return failure();
   ArrayRef<int64_t> normalized = in.getShape().drop_front(getAxis());
-  Shape statShape(in.getShape().take_front(getAxis()));
-  statShape.append(normalized.size(), 1);
+  Shape statShape = layerNormStatsShape(in, getAxis());
   Type f32 = Float32Type::get(getContext());
   if (failed(expectType(*this, getGrad(), in.getShape(), in.getElementType(), "grad")) ||
       failed(expectType(*this, getScale(), normalized, in.getElementType(), "scale")) ||
