@@ -10,6 +10,7 @@
 
 #include "compiler/Interpreter.h"
 #include "tg/TGOps.h"
+#include "tg/TGShapes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -88,18 +89,13 @@ int64_t product(const Shape &shape, size_t from, size_t to) {
   return n;
 }
 
-/// Numpy broadcast of two shapes; nullopt if they do not broadcast.
+/// Numpy broadcast of two shapes (the dialect's rule); nullopt if they do
+/// not broadcast.
 std::optional<Shape> broadcast(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
-    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (da != db && da != 1 && db != 1)
-      return std::nullopt;
-    out[rank - 1 - i] = da == 1 ? db : da;
-  }
-  return out;
+  auto shape = tg::broadcastShapes(a, b);
+  if (!shape)
+    return std::nullopt;
+  return Shape(shape->begin(), shape->end());
 }
 
 /// For every element of `out`, the flat index of the element of `in` that
