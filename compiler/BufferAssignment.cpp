@@ -1,6 +1,7 @@
 //===- BufferAssignment.cpp - static arena offsets for every tensor -------===//
 #include "compiler/Codegen.h"
 #include "tg/TGOps.h"
+#include "tg/TGShapes.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -22,11 +23,7 @@ constexpr int64_t kMaxStaticSplat = 4096;
 
 uint64_t alignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-uint64_t bytesOf(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  uint64_t bits = t.getElementTypeBitWidth();
-  return static_cast<uint64_t>(t.getNumElements()) * (bits == 1 ? 1 : (bits + 7) / 8);
-}
+uint64_t bytesOf(Type type) { return static_cast<uint64_t>(tg::tensorBytes(type)); }
 
 /// Whether `v` needs arena memory of its own (params alias their
 /// parameter; small constants are static arrays).

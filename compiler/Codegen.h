@@ -11,6 +11,10 @@
 
 namespace hmcc {
 
+/// The hmrt_dtype (ONNX TensorProto.DataType) number of an element type, 0
+/// for types the runtime has none for.
+int hmrtDtypeOf(mlir::Type element);
+
 /// Places every tensor of `module`'s program in one arena and records the
 /// plan as attributes (the schedule `--emit=schedule` prints):
 ///  - `hm.offset` on each tg.parameter, tg.state and function argument,

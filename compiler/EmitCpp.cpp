@@ -9,6 +9,7 @@
 
 #include "compiler/Codegen.h"
 #include "tg/TGOps.h"
+#include "tg/TGShapes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -27,8 +28,9 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// ONNX / hmrt dtype number of an element type.
-int dtypeOf(Type element) {
+} // namespace
+
+int hmrtDtypeOf(Type element) {
   if (element.isF32())
     return 1;
   if (element.isF64())
@@ -49,6 +51,8 @@ int dtypeOf(Type element) {
   }
   return 0;
 }
+
+namespace {
 
 std::string ctypeOf(Type element) {
   if (element.isF32())
@@ -79,10 +83,7 @@ std::string floatLiteral(double v) {
   return text + "f";
 }
 
-size_t elemSize(Type element) {
-  unsigned bits = element.getIntOrFloatBitWidth();
-  return bits == 1 ? 1 : bits / 8;
-}
+size_t elemSize(Type element) { return static_cast<size_t>(tg::elementBytes(element)); }
 
 class Emitter {
 public:
@@ -296,7 +297,7 @@ private:
         .Case([&](DivOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_DIV"); })
         .Case([&](PowOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_POW"); })
         .Case([&](EqualOp o) {
-          call("hmrt_equal(" + std::to_string(dtypeOf(typeOf(o.getLhs()).getElementType())) + ", " +
+          call("hmrt_equal(" + std::to_string(hmrtDtypeOf(typeOf(o.getLhs()).getElementType())) + ", " +
                ptr(o.getLhs()) + ", " + shape(o.getLhs()) + ", " + ptr(o.getRhs()) + ", " +
                shape(o.getRhs()) + ", " + ptr(o.getResult(), "uint8_t") + ", " + shape(o.getResult()) + ")");
           return success();
@@ -309,8 +310,8 @@ private:
           return success();
         })
         .Case([&](CastOp o) {
-          call("hmrt_cast(" + std::to_string(dtypeOf(typeOf(o.getX()).getElementType())) + ", " +
-               ptr(o.getX()) + ", " + std::to_string(dtypeOf(o.getType().getElementType())) + ", " +
+          call("hmrt_cast(" + std::to_string(hmrtDtypeOf(typeOf(o.getX()).getElementType())) + ", " +
+               ptr(o.getX()) + ", " + std::to_string(hmrtDtypeOf(o.getType().getElementType())) + ", " +
                ptr(o.getResult()) + ", " + std::to_string(count(o.getX())) + ")");
           return success();
         })
@@ -383,7 +384,7 @@ private:
         .Case([&](GatherOp o) {
           call("hmrt_gather(" + ptr(o.getX()) + ", " + shape(o.getX()) + ", " +
                std::to_string(o.getAxis()) + ", " +
-               std::to_string(dtypeOf(typeOf(o.getIndices()).getElementType())) + ", " +
+               std::to_string(hmrtDtypeOf(typeOf(o.getIndices()).getElementType())) + ", " +
                ptr(o.getIndices()) + ", " + std::to_string(count(o.getIndices())) + ", " +
                ptr(o.getResult()) + ", " + esize(o.getX()) + ")");
           return success();
@@ -468,7 +469,7 @@ private:
         .Case([&](GatherGradOp o) {
           call("hmrt_gather_backward_f32(" + cfptr(o.getGrad()) + ", " + shape(o.getResult()) + ", " +
                std::to_string(o.getAxis()) + ", " +
-               std::to_string(dtypeOf(typeOf(o.getIndices()).getElementType())) + ", " +
+               std::to_string(hmrtDtypeOf(typeOf(o.getIndices()).getElementType())) + ", " +
                ptr(o.getIndices()) + ", " + std::to_string(count(o.getIndices())) + ", " +
                fptr(o.getResult()) + ")");
           return success();
@@ -618,7 +619,7 @@ private:
     uint64_t bytes = static_cast<uint64_t>(t.getNumElements()) * elemSize(t.getElementType());
     std::string out;
     llvm::raw_string_ostream d(out);
-    d << "{\"" << name << "\", " << dtypeOf(t.getElementType()) << ", " << t.getRank() << ", "
+    d << "{\"" << name << "\", " << hmrtDtypeOf(t.getElementType()) << ", " << t.getRank() << ", "
       << array(t.getShape()) << ", " << offset << "u, " << bytes << "u, " << role << "}";
     return out;
   }
@@ -639,7 +640,7 @@ private:
     if (tokenModel)
       io.walk([&](GatherOp g) {
         if (g.getIndices() == io.getArgument(tokenArgs[0]))
-          if (auto p = g.getX().getDefiningOp<ParamOp>())
+          if (g.getX().getDefiningOp<ParamOp>())
             vocab = g.getX().getType().getDimSize(0);
       });
 

@@ -8,6 +8,7 @@
 #include "compiler/Passes.h"
 #include "lib/support/Size.h"
 #include "tg/TGOps.h"
+#include "tg/TGShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
@@ -26,11 +27,6 @@ using namespace mlir;
 
 namespace {
 
-uint64_t tensorBytes(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return static_cast<uint64_t>(t.getNumElements()) *
-         ((t.getElementTypeBitWidth() + 7) / 8);
-}
 
 struct TGSummaryPass : hmcc::impl::TGSummaryBase<TGSummaryPass> {
   using TGSummaryBase::TGSummaryBase;
@@ -41,7 +37,7 @@ struct TGSummaryPass : hmcc::impl::TGSummaryBase<TGSummaryPass> {
     for (auto p : module.getOps<hmcc::tg::ParameterOp>()) {
       ++params;
       paramElements += cast<RankedTensorType>(p.getType()).getNumElements();
-      paramBytes += tensorBytes(p.getType());
+      paramBytes += hmcc::tg::tensorBytes(p.getType());
     }
     uint64_t constants = 0, constantBytes = 0, total = 0;
     llvm::MapVector<StringRef, uint64_t> histogram;
@@ -50,7 +46,7 @@ struct TGSummaryPass : hmcc::impl::TGSummaryBase<TGSummaryPass> {
         return;
       if (auto c = dyn_cast<hmcc::tg::ConstantOp>(op)) {
         ++constants;
-        constantBytes += tensorBytes(c.getType());
+        constantBytes += hmcc::tg::tensorBytes(c.getType());
       }
       ++histogram[op->getName().getStringRef()];
       ++total;

@@ -81,12 +81,10 @@ LogicalResult ParameterOp::verify() {
   if ((getOffset() || getLength()) && !getLocation())
     return emitOpError("offset and length need a location");
   if (getLength()) {
-    auto type = cast<RankedTensorType>(getType());
-    int64_t bits = type.getElementTypeBitWidth();
-    int64_t bytes = numElements(type.getShape()) * ((bits + 7) / 8);
+    int64_t bytes = tensorBytes(getType());
     if (static_cast<int64_t>(*getLength()) != bytes)
       return emitOpError() << "length " << *getLength() << " does not match the "
-                           << bytes << " bytes of " << type;
+                           << bytes << " bytes of " << getType();
   }
   return success();
 }

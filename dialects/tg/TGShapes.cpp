@@ -1,6 +1,8 @@
 //===- TGShapes.cpp - shape rules shared by verifiers and passes ----------===//
 #include "tg/TGShapes.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include <algorithm>
 
 namespace hmcc::tg {
@@ -54,6 +56,15 @@ int64_t numElements(llvm::ArrayRef<int64_t> shape) {
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+int64_t elementBytes(mlir::Type element) {
+  return (element.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+int64_t tensorBytes(mlir::Type tensorType) {
+  auto t = mlir::cast<mlir::RankedTensorType>(tensorType);
+  return t.getNumElements() * elementBytes(t.getElementType());
 }
 
 } // namespace hmcc::tg

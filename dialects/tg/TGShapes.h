@@ -2,6 +2,8 @@
 #ifndef HMCC_TG_TGSHAPES_H
 #define HMCC_TG_TGSHAPES_H
 
+#include "mlir/IR/Types.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -27,6 +29,13 @@ int64_t sliceExtent(int64_t start, int64_t end, int64_t step);
 
 /// Product of the dimensions.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// Bytes one element of an integer or float type takes in memory (i1
+/// takes a byte).
+int64_t elementBytes(mlir::Type element);
+
+/// Bytes of a ranked tensor's elements.
+int64_t tensorBytes(mlir::Type tensorType);
 
 } // namespace hmcc::tg
 

@@ -2,6 +2,7 @@
 #include "lib/import/Initializers.h"
 #include "lib/import/HostTensor.h"
 #include "tg/TGOps.h"
+#include "tg/TGShapes.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -97,7 +98,7 @@ std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
       auto type = cast<RankedTensorType>(param.getType());
       int64_t length = param.getLength()
                            ? static_cast<int64_t>(*param.getLength())
-                           : type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+                           : tg::tensorBytes(type);
       int64_t offset = param.getOffset() ? static_cast<int64_t>(*param.getOffset()) : 0;
       auto buffer = llvm::MemoryBuffer::getFileSlice(file, length, offset, /*IsVolatile=*/false);
       if (!buffer || static_cast<int64_t>((*buffer)->getBufferSize()) != length) {

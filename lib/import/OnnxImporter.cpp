@@ -26,6 +26,7 @@
 #include "lib/import/HostTensor.h"
 #include "lib/import/OnnxAttributes.h"
 #include "tg/TGOps.h"
+#include "tg/TGShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -721,7 +722,7 @@ private:
         llvm::SmallString<256> rel(StringRef(ext->file).drop_front(modelDir.size()));
         param.setLocationAttr(builder.getStringAttr(StringRef(rel).ltrim("/")));
         param.setOffsetAttr(builder.getI64IntegerAttr(ext->offset));
-        int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+        int64_t bytes = tg::tensorBytes(type);
         param.setLengthAttr(builder.getI64IntegerAttr(ext->length >= 0 ? ext->length : bytes));
       }
     }

@@ -15,6 +15,7 @@
 #include "lib/import/OnnxImporter.h"
 #include "lib/support/Size.h"
 #include "tg/TGOps.h"
+#include "tg/TGShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -180,6 +181,28 @@ bool parseInputShape(StringRef text,
   return true;
 }
 
+/// Runs `write` on the -o file (standard output without -o); the file is
+/// kept only when it succeeds. Returns the exit status.
+int writeOutput(llvm::function_ref<bool(raw_ostream &)> write) {
+  std::string openError;
+  auto output =
+      mlir::openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile), &openError);
+  if (!output)
+    return error(openError);
+  if (!write(output->os()))
+    return 1;
+  output->keep();
+  return 0;
+}
+
+bool printModule(mlir::ModuleOp module, raw_ostream &os) {
+  mlir::OpPrintingFlags flags;
+  if (elide)
+    flags.elideLargeElementsAttrs(64);
+  module.print(os, flags);
+  return true;
+}
+
 /// Writes DIR/model.cpp, compiles and links DIR/train, and writes the
 /// initial weights (from the ONNX initializers) and zero optimizer states to
 /// DIR/state.
@@ -232,28 +255,32 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   std::vector<std::vector<int64_t>> shapes;
   std::vector<std::string> names;
   std::vector<hmrt_checkpoint_tensor> tensors;
-  auto add = [&](StringRef name, mlir::Type type, int kind, const hmcc::Tensor *value) {
+  // Zero-filled storage for one tensor; parameters then get their values.
+  auto add = [&](StringRef name, mlir::Type type, int kind) {
     auto t = mlir::cast<mlir::RankedTensorType>(type);
-    size_t elem = t.getElementType().isF32() ? 4 : t.getElementType().getIntOrFloatBitWidth() / 8;
-    storage.emplace_back(t.getNumElements() * elem, 0);
-    if (value) {
-      auto *f = reinterpret_cast<float *>(storage.back().data());
-      for (size_t i = 0; i < value->values.size(); ++i)
-        f[i] = static_cast<float>(value->values[i]);
-    }
+    storage.emplace_back(hmcc::tg::tensorBytes(t), 0);
     shapes.emplace_back(t.getShape().begin(), t.getShape().end());
     names.push_back(name.str());
-    int32_t dtype = t.getElementType().isF32() ? HMRT_DTYPE_F32 : HMRT_DTYPE_U8;
-    tensors.push_back({nullptr, kind, dtype, static_cast<int32_t>(t.getRank()), nullptr, nullptr});
+    tensors.push_back({nullptr, kind, hmcc::hmrtDtypeOf(t.getElementType()),
+                       static_cast<int32_t>(t.getRank()), nullptr, nullptr});
   };
   for (auto p : module.getOps<hmcc::tg::ParameterOp>()) {
     auto it = values->find(p.getSymName().str());
     if (it == values->end())
       return error("no initial value for parameter '" + p.getSymName() + "'");
-    add(p.getSymName(), p.getType(), HMRT_KIND_PARAM, &it->second);
+    add(p.getSymName(), p.getType(), HMRT_KIND_PARAM);
+    mlir::Type element = mlir::cast<mlir::RankedTensorType>(p.getType()).getElementType();
+    const std::vector<double> &v = it->second.values;
+    if (element.isF32())
+      std::copy(v.begin(), v.end(), reinterpret_cast<float *>(storage.back().data()));
+    else if (element.isF64())
+      std::copy(v.begin(), v.end(), reinterpret_cast<double *>(storage.back().data()));
+    else
+      return error("parameter '" + p.getSymName() +
+                   "' has a 16-bit float type; the CPU target keeps parameters in f32 or f64");
   }
   for (auto st : module.getOps<hmcc::tg::StateOp>())
-    add(st.getSymName(), st.getType(), HMRT_KIND_STATE, nullptr);
+    add(st.getSymName(), st.getType(), HMRT_KIND_STATE);
   for (size_t i = 0; i < tensors.size(); ++i) {
     tensors[i].name = names[i].c_str();
     tensors[i].shape = shapes[i].data();
@@ -376,21 +403,9 @@ int main(int argc, char **argv) {
   if (!module)
     return error(message);
 
-  if (stage == Emit::Summary || stage == Emit::Import) {
-    std::string openError;
-    auto output = mlir::openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile),
-                                       &openError);
-    if (!output)
-      return error(openError);
-    if (stage == Emit::Import) {
-      mlir::OpPrintingFlags flags;
-      if (elide)
-        flags.elideLargeElementsAttrs(64);
-      module->print(output->os(), flags);
-      output->keep();
-      return 0;
-    }
-    output.reset(); // the pass writes the file itself
+  if (stage == Emit::Import)
+    return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
+  if (stage == Emit::Summary) {
     mlir::PassManager pm(&context);
     hmcc::TGSummaryOptions summaryOptions;
     summaryOptions.output = outputFile.empty() ? std::string("-") : std::string(outputFile);
@@ -440,23 +455,14 @@ int main(int argc, char **argv) {
   if (stage != Emit::Mlir && mlir::failed(hmcc::assignBuffers(*module, train, eval)))
     return error(inputFile + ": " + diagnostics);
 
-  if (stage == Emit::Mlir || stage == Emit::Schedule || stage == Emit::Cpp) {
-    std::string openError;
-    auto output = mlir::openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile),
-                                       &openError);
-    if (!output)
-      return error(openError);
-    if (stage == Emit::Cpp) {
-      if (mlir::failed(hmcc::emitProgramCpp(*module, train, eval, output->os())))
-        return error(inputFile + ": " + diagnostics);
-    } else {
-      mlir::OpPrintingFlags flags;
-      if (elide)
-        flags.elideLargeElementsAttrs(64);
-      module->print(output->os(), flags);
-    }
-    output->keep();
-    return 0;
-  }
+  if (stage == Emit::Cpp)
+    return writeOutput([&](raw_ostream &os) {
+      if (mlir::succeeded(hmcc::emitProgramCpp(*module, train, eval, os)))
+        return true;
+      error(inputFile + ": " + diagnostics);
+      return false;
+    });
+  if (stage == Emit::Mlir || stage == Emit::Schedule)
+    return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
   return buildExecutable(*module, train, eval, diagnostics);
 }
