@@ -150,11 +150,12 @@ private:
   }
 
   /// A C expression for the address of `v`'s data.
+  static constexpr const char *kUnplaced = "/* unplaced value */ nullptr";
   std::string ptr(Value v) {
     auto it = exprs.find(v);
     if (it != exprs.end())
       return it->second;
-    return "/* unplaced value */ nullptr";
+    return kUnplaced;
   }
   std::string ptr(Value v, StringRef ctype) { return "(" + ctype.str() + "*)" + ptr(v); }
   std::string fptr(Value v) { return ptr(v, "float"); }
@@ -195,6 +196,8 @@ private:
       Value arg = block.getArgument(k);
       if (auto offset = fn.getArgAttrOfType<IntegerAttr>(k, "hm.offset"))
         exprs[arg] = "(A + " + std::to_string(offset.getInt()) + ")";
+      else if (auto role = fn.getArgAttrOfType<StringAttr>(k, "tg.role"))
+        exprs[arg] = "((uint8_t*)&" + role.str() + ")"; // step or lr, passed by value
     }
     for (Operation &op : block) {
       if (auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("hm.offsets"))
@@ -213,6 +216,8 @@ private:
         return failure();
     }
     out = body.str();
+    if (StringRef(out).contains(kUnplaced))
+      return fn.emitError("codegen: a value of @") << fn.getSymName() << " has no buffer";
     return success();
   }
 
@@ -592,6 +597,12 @@ private:
           s << "  }\n";
           return success();
         })
+        .Case([&](AssignOp o) {
+          Value v = o.getValue();
+          s << "  std::memmove(" << sym(o.getParamAttr(), "uint8_t") << ", " << ptr(v) << ", "
+            << count(v) * elemSize(typeOf(v).getElementType()) << ");\n";
+          return success();
+        })
         .Case([&](func::ReturnOp o) -> LogicalResult {
           if (isTrain) {
             s << "  *loss = *" << cfptr(o.getOperand(0)) << ";\n";
@@ -696,7 +707,10 @@ private:
     std::string optimizer = "HMRT_OPT_NONE";
     if (hyper && train) {
       StringRef name = hyper.getAs<StringAttr>("name").getValue();
-      optimizer = name == "sgd" ? "HMRT_OPT_SGD" : name == "adamw" ? "HMRT_OPT_ADAMW" : "HMRT_OPT_ADAMW8BIT";
+      optimizer = name == "sgd"     ? "HMRT_OPT_SGD"
+                  : name == "adamw" ? "HMRT_OPT_ADAMW"
+                  : name == "onnx"  ? "HMRT_OPT_ONNX"
+                                    : "HMRT_OPT_ADAMW8BIT";
     }
     auto sched = module->getAttrOfType<DictionaryAttr>("tg.schedule");
     auto schedule = [&](StringRef key) { return sched ? sched.get(key) : Attribute(); };

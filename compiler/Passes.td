@@ -90,4 +90,30 @@ def TGExpandGradients : Pass<"tg-expand-gradients", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGTrainingInfo : Pass<"tg-training-info", "::mlir::ModuleOp"> {
+  let summary = "Makes ONNX training_info's algorithm the training step";
+  let description = [{
+    For a model that brings its own training algorithm (ONNX
+    `training_info`, imported as `@algorithm`): renames it `@train_step` and
+    gives it the training-step interface `(inputs..., step, lr) -> (loss,
+    grad_norm)` that tg-optimizer builds for other models.
+
+    - The loss is the value the algorithm's Gradient ops differentiate (all
+      must differentiate the same one); without Gradient ops, its first
+      scalar floating-point output.
+    - The gradient norm is the global L2 norm of every tg.gradient result
+      (0 without Gradient ops).
+    - A scalar f32 data input that an optimizer op takes as its learning
+      rate R is fed by the `lr` argument (so `--lr` and the schedule drive
+      it); a scalar i64 data input that an optimizer op takes as its
+      iteration count T is fed by `step - 1` (ONNX counts updates from 0).
+
+    Runs before tg-expand-gradients, which still sees the tg.gradient ops.
+  }];
+  let options = [
+    Option<"lr", "lr", "float", /*default=*/"1e-3f",
+           "The learning rate fed to an algorithm input used as an optimizer's R">,
+  ];
+}
+
 #endif // HMCC_COMPILER_PASSES

@@ -86,6 +86,9 @@ LogicalResult ParameterOp::verify() {
       return emitOpError() << "length " << *getLength() << " does not match the "
                            << bytes << " bytes of " << getType();
   }
+  if (auto value = getInitialValueAttr(); value && value.getType() != getType())
+    return emitOpError() << "initial_value has type " << value.getType() << ", expected "
+                         << getType();
   return success();
 }
 
@@ -710,6 +713,10 @@ LogicalResult AdamW8bitUpdateOp::verifySymbolUses(SymbolTableCollection &symbols
     return failure();
   return checkTensorSymbol(*this, symbols, getExpAvgSqAbsmaxAttr(), absmax, false,
                            "exp_avg_sq_absmax");
+}
+
+LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return checkTensorSymbol(*this, symbols, getParamAttr(), getValue().getType(), true, "param");
 }
 
 #define GET_OP_CLASSES

@@ -35,8 +35,10 @@ def TG_ParameterOp : TG_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]>
     the ONNX initializer it comes from; where the initializer is stored as ONNX
     external data, `location`, `offset` and `length` say where its bytes are
     (the path is relative to the model's directory and is read lazily, only
-    when the weights are needed). The graph reads the parameter with
-    `tg.param`.
+    when the weights are needed). `initial_value`, where present, is the
+    value training starts from instead of the initializer's (ONNX
+    `training_info` computes it in its initialization graph). The graph reads
+    the parameter with `tg.param`.
 
     ```mlir
     tg.parameter @"fc1.weight" : tensor<32x16xf32> {source = "fc1.weight"}
@@ -47,7 +49,8 @@ def TG_ParameterOp : TG_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]>
                        StrAttr:$source,
                        OptionalAttr<StrAttr>:$location,
                        OptionalAttr<I64Attr>:$offset,
-                       OptionalAttr<I64Attr>:$length);
+                       OptionalAttr<I64Attr>:$length,
+                       OptionalAttr<ElementsAttr>:$initial_value);
   let assemblyFormat = "$sym_name `:` $type attr-dict";
   let hasVerifier = 1;
 }

@@ -154,4 +154,23 @@ def TG_OnnxOptimizerOp : TG_Op<"onnx_optimizer", [Pure]> {
   }];
 }
 
+def TG_AssignOp : TG_Op<"assign",
+    [MemoryEffects<[MemWrite]>, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "writes a value into a parameter (ONNX update_binding)";
+  let description = [{
+    The write-back of a training algorithm that computes new values instead
+    of updating in place (ONNX `TrainingInfoProto.update_binding`): the
+    parameter holds `value` from the next step on. Every read of the
+    parameter in the same step sees the old value, so assignments come
+    after the last read, as the step's final operations.
+
+    ```mlir
+    tg.assign @W, %w_new : tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, TG_Tensor:$value);
+  let results = (outs);
+  let assemblyFormat = "$param `,` $value attr-dict `:` type($value)";
+}
+
 #endif // HMCC_TG_OPTIMIZER_OPS

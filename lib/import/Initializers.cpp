@@ -73,11 +73,32 @@ std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
   std::unordered_map<std::string, const onnx::TensorProto *> initializers;
   for (const onnx::TensorProto &t : model.graph().initializer())
     initializers[t.name()] = &t;
+  for (const onnx::TrainingInfoProto &info : model.training_info())
+    for (const onnx::TensorProto &t : info.algorithm().initializer())
+      initializers.emplace(t.name(), &t);
 
   TensorMap values;
   for (auto param : module.getOps<tg::ParameterOp>()) {
     std::string name = param.getSymName().str();
     std::string what = path + ": parameter @" + name;
+    if (auto initial = param.getInitialValueAttr()) {
+      auto type = cast<RankedTensorType>(param.getType());
+      Tensor tensor;
+      tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+      if (auto floats = dyn_cast<DenseFPElementsAttr>(initial))
+        for (const APFloat &v : floats.getValues<APFloat>())
+          tensor.values.push_back(v.convertToDouble());
+      else if (auto ints = dyn_cast<DenseIntElementsAttr>(initial))
+        for (const APInt &v : ints.getValues<APInt>())
+          tensor.values.push_back(static_cast<double>(
+              type.getElementType().isUnsignedInteger() ? v.getZExtValue() : v.getSExtValue()));
+      else {
+        error = what + ": initial_value is not a dense attribute";
+        return std::nullopt;
+      }
+      values[name] = std::move(tensor);
+      continue;
+    }
     auto it = initializers.find(param.getSource().str());
     if (it == initializers.end()) {
       error = what + ": the model has no initializer '" + param.getSource().str() + "'";

@@ -1,8 +1,9 @@
 //===- Initializers.h - parameter values from the ONNX model ----*- C++ -*-===//
 //
-// Reads the initial value of every tg.parameter of an imported module from
-// the ONNX model it came from: the initializer named by the parameter's
-// `source`, or, where the parameter records external data (`location`,
+// Reads the initial value of every tg.parameter of an imported module: its
+// `initial_value` where the importer set one, else from the ONNX model it
+// came from: the initializer named by the parameter's `source` (in the graph
+// or in a training_info algorithm), or, where the parameter records external data (`location`,
 // `offset`, `length`), those bytes of that file next to the model.
 //
 //===----------------------------------------------------------------------===//

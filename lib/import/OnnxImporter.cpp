@@ -11,6 +11,15 @@
 //     result types are the inferred ONNX types; each op is verified at once
 //     so that a disagreement is reported against its ONNX node.
 //
+// A model with `training_info` (ONNX's training extension) brings its own
+// training step: the algorithm graph extends the inference graph (their
+// lists are concatenated, as ONNX specifies), `update_binding` names the
+// initializers that change (they become the parameters, whatever their type)
+// and the values they take after each step, and the initialization graph,
+// evaluated at compile time, gives initializers their starting values. The
+// module then holds @forward (the inference graph) and @algorithm (the
+// combined graph, ending in one tg.assign per update_binding).
+//
 // The parameter rule: an initializer is a trainable parameter when it is
 // floating-point and the loss depends on it differentiably, i.e. through some
 // chain of operand positions that carry gradients (not a Where condition, a
@@ -122,6 +131,7 @@ public:
 
   OwningOpRef<ModuleOp> run() {
     load();
+    mergeTrainingInfo();
     bindInputValues();
     validateExternalData();
     bindDimensions();
@@ -147,6 +157,14 @@ private:
   std::unordered_map<std::string, HostTensor> constants;
   std::unordered_map<std::string, Value> values;
   std::unordered_map<std::string, Value> materialized;
+
+  // training_info (empty without one).
+  bool training = false;
+  std::set<std::string> inferenceInputs;   ///< the inference graph's own inputs
+  std::set<std::string> algorithmValues;   ///< values the algorithm's nodes define
+  std::vector<std::string> inferenceOutputs, algorithmOutputs;
+  std::vector<std::pair<std::string, std::string>> updates; ///< initializer <- value
+  std::map<std::string, HostTensor> initialValues; ///< from the initialization graph
 
   [[noreturn]] void fail(const std::string &message) {
     throw ImportError{path + ": " + message};
@@ -287,6 +305,150 @@ private:
   void validateExternalData() {
     for (const TensorProto &t : model.graph().initializer())
       externalRef(t);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // ONNX training_info
+  //===--------------------------------------------------------------------===//
+
+  /// Appends the algorithm graph to the inference graph, checks the
+  /// bindings, and evaluates the initialization graph.
+  void mergeTrainingInfo() {
+    if (model.training_info_size() == 0)
+      return;
+    if (model.training_info_size() > 1)
+      fail("the model has " + std::to_string(model.training_info_size()) +
+           " training_info entries; hmcc compiles one training algorithm");
+    onnx::TrainingInfoProto info = model.training_info(0);
+    model.clear_training_info();
+    training = true;
+    auto *graph = model.mutable_graph();
+    const onnx::GraphProto &algorithm = info.algorithm();
+    if (algorithm.node_size() == 0)
+      fail("training_info: the algorithm graph has no nodes");
+
+    std::set<std::string> initializerNames;
+    for (const auto &in : graph->input())
+      inferenceInputs.insert(in.name());
+    for (const auto &out : graph->output())
+      inferenceOutputs.push_back(out.name());
+    for (const TensorProto &t : graph->initializer())
+      initializerNames.insert(t.name());
+    for (const TensorProto &t : algorithm.initializer()) {
+      if (!initializerNames.insert(t.name()).second)
+        fail("training_info: the algorithm's initializer " + quote(t.name()) +
+             " is also an initializer of the inference graph");
+      *graph->add_initializer() = t;
+    }
+    for (const auto &in : algorithm.input())
+      *graph->add_input() = in;
+    for (const NodeProto &node : algorithm.node()) {
+      for (const std::string &out : node.output())
+        algorithmValues.insert(out);
+      *graph->add_node() = node;
+    }
+    for (const auto &out : algorithm.output()) {
+      algorithmOutputs.push_back(out.name());
+      *graph->add_output() = out;
+    }
+    for (const auto &vi : algorithm.value_info())
+      *graph->add_value_info() = vi;
+    if (algorithm.sparse_initializer_size() || graph->sparse_initializer_size())
+      fail("sparse initializers are not supported");
+
+    std::set<std::string> outputs(algorithmOutputs.begin(), algorithmOutputs.end());
+    outputs.insert(inferenceOutputs.begin(), inferenceOutputs.end());
+    std::set<std::string> assigned;
+    for (const auto &binding : info.update_binding()) {
+      const std::string &key = binding.key(), &value = binding.value();
+      std::string what = "training_info: update_binding " + quote(key) + " <- " + quote(value);
+      if (!initializerNames.count(key))
+        fail(what + ": " + quote(key) + " is not an initializer of the model or the algorithm");
+      if (!outputs.count(value))
+        fail(what + ": " + quote(value) + " is not an output of the algorithm or the model");
+      if (!assigned.insert(key).second)
+        fail(what + ": " + quote(key) + " is bound twice");
+      updates.emplace_back(key, value);
+    }
+    if (updates.empty())
+      fail("training_info: update_binding is empty, so the algorithm changes nothing");
+    evaluateInitialization(info, initializerNames);
+    for (const TensorProto &t : graph->initializer())
+      initializers[t.name()] = &t;
+  }
+
+  /// Runs the initialization graph at compile time; each
+  /// initialization_binding replaces an initializer's value.
+  void evaluateInitialization(const onnx::TrainingInfoProto &info,
+                              const std::set<std::string> &initializerNames) {
+    const onnx::GraphProto &init = info.initialization();
+    const std::string where = "training_info initialization: ";
+    if (info.initialization_binding_size() == 0) {
+      if (init.node_size())
+        fail(where + "the graph has nodes but initialization_binding is empty");
+      return;
+    }
+    if (init.input_size())
+      fail(where + "the graph has inputs (" + quote(init.input(0).name()) +
+           "); ONNX's initialization graph takes none");
+    std::map<std::string, HostTensor> env;
+    for (const TensorProto &t : init.initializer()) {
+      HostTensor value;
+      if (auto message = decodeTensor(t, nullptr, value))
+        fail(where + "initializer " + quote(t.name()) + " " + *message);
+      env[t.name()] = std::move(value);
+    }
+    for (const NodeProto &node : init.node()) {
+      std::string name = where + "node " + quote(node.name()) + " (op " + node.op_type() + ")";
+      if (!node.domain().empty() && node.domain() != "ai.onnx")
+        fail(name + ": only default-domain operators can run at compile time");
+      std::vector<HostTensor> results;
+      if (node.op_type() == "Constant") {
+        results.push_back(constantNodeValue(node));
+      } else {
+        std::vector<const HostTensor *> inputs;
+        for (const std::string &in : node.input()) {
+          if (in.empty()) {
+            inputs.push_back(nullptr);
+            continue;
+          }
+          auto it = env.find(in);
+          if (it == env.end())
+            fail(name + ": input " + quote(in) + " is not defined before this node");
+          inputs.push_back(&it->second);
+        }
+        std::string error;
+        bool done = evaluateNode(node, inputs, results, error);
+        if (!error.empty())
+          fail(name + ": " + error);
+        if (!done)
+          fail(name + ": hmcc cannot evaluate this operator at compile time (random "
+                      "initializers are not supported; store the values as initializers)");
+      }
+      for (int k = 0; k < node.output_size() && k < static_cast<int>(results.size()); ++k)
+        env[node.output(k)] = std::move(results[k]);
+    }
+    auto *graph = model.mutable_graph();
+    for (const auto &binding : info.initialization_binding()) {
+      const std::string &key = binding.key(), &value = binding.value();
+      std::string what = where + "binding " + quote(key) + " <- " + quote(value);
+      if (!initializerNames.count(key))
+        fail(what + ": " + quote(key) + " is not an initializer of the model or the algorithm");
+      bool isOutput = llvm::any_of(init.output(), [&](auto &o) { return o.name() == value; });
+      if (!isOutput || !env.count(value))
+        fail(what + ": " + quote(value) + " is not an output of the initialization graph");
+      for (TensorProto &t : *graph->mutable_initializer()) {
+        if (t.name() != key)
+          continue;
+        const HostTensor &v = env.at(value);
+        std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+        if (v.dtype != t.data_type() || v.shape != dims)
+          fail(what + ": the value's type differs from the initializer's");
+        t.Clear();
+        encodeTensor(key, v, t);
+        initialValues[key] = v;
+      }
+    }
   }
 
   /// Turns the data inputs named by --input-value into initializers.
@@ -504,6 +666,15 @@ private:
   //===--------------------------------------------------------------------===//
 
   void classifyInitializers() {
+    if (training) {
+      // update_binding names the tensors that change; the rule is not needed.
+      if (!options.frozen.empty())
+        fail("--frozen does not apply to a model with training_info: its update_binding "
+             "names the tensors that change");
+      for (const auto &update : updates)
+        parameters.insert(update.first);
+      return;
+    }
     std::set<std::string> differentiable;
     for (const auto &out : model.graph().output())
       differentiable.insert(out.name());
@@ -717,7 +888,8 @@ private:
       std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
       auto type = tensorType(t.data_type(), shape, "initializer " + quote(t.name()));
       auto param = tg::ParameterOp::create(builder, NameLoc::get(builder.getStringAttr(t.name()), fileLoc),
-                                           t.name(), type, t.name(), nullptr, nullptr, nullptr);
+                                           t.name(), type, t.name(), nullptr, nullptr, nullptr,
+                                           nullptr);
       if (auto ext = externalRef(t)) {
         llvm::SmallString<256> rel(StringRef(ext->file).drop_front(modelDir.size()));
         param.setLocationAttr(builder.getStringAttr(StringRef(rel).ltrim("/")));
@@ -725,47 +897,29 @@ private:
         int64_t bytes = tg::tensorBytes(type);
         param.setLengthAttr(builder.getI64IntegerAttr(ext->length >= 0 ? ext->length : bytes));
       }
+      if (auto init = initialValues.find(t.name()); init != initialValues.end())
+        param.setInitialValueAttr(elementsOf(init->second, t.name()));
     }
 
-    llvm::SmallVector<Type> argTypes, resultTypes;
-    std::vector<const onnx::ValueInfoProto *> inputs;
-    for (const auto &in : graph.input())
-      if (!initializers.count(in.name())) {
-        inputs.push_back(&in);
-        argTypes.push_back(inferredType(in.name(), " (a graph input)"));
-      }
-    for (const auto &out : graph.output())
-      resultTypes.push_back(inferredType(out.name(), " (a graph output)"));
-    auto func = func::FuncOp::create(builder, fileLoc, "forward",
-                                     builder.getFunctionType(argTypes, resultTypes));
-    Block *entry = func.addEntryBlock();
-    for (auto [k, in] : llvm::enumerate(inputs)) {
-      func.setArgAttr(k, "tg.input", builder.getStringAttr(in->name()));
-      values[in->name()] = entry->getArgument(k);
+    if (!training) {
+      buildFunction(*module, "forward", [](const std::string &) { return true; },
+                    [](const NodeProto &) { return true; }, graph.output(), {});
+    } else {
+      auto onlyInference = [&](const NodeProto &node) {
+        return llvm::none_of(node.output(),
+                             [&](const std::string &o) { return algorithmValues.count(o) > 0; });
+      };
+      google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inferenceOuts, algorithmOuts;
+      for (const auto &out : graph.output())
+        *(llvm::is_contained(algorithmOutputs, out.name()) ? algorithmOuts : inferenceOuts).Add() =
+            out;
+      buildFunction(*module, "forward",
+                    [&](const std::string &in) { return inferenceInputs.count(in) > 0; },
+                    onlyInference, inferenceOuts, {});
+      buildFunction(*module, "algorithm", [](const std::string &) { return true; },
+                    [](const NodeProto &) { return true; }, algorithmOuts, updates);
+      module->getOperation()->setAttr("tg.training_info", builder.getUnitAttr());
     }
-    for (int k = 0; k < graph.output_size(); ++k)
-      func.setResultAttr(k, "tg.output", builder.getStringAttr(graph.output(k).name()));
-    builder.setInsertionPointToEnd(entry);
-
-    for (const TensorProto &t : graph.initializer()) {
-      if (parameters.count(t.name())) {
-        std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-        auto type = tensorType(t.data_type(), shape, t.name());
-        values[t.name()] = tg::ParamOp::create(builder, NameLoc::get(builder.getStringAttr(t.name())),
-                                               type, t.name());
-      }
-    }
-
-    for (int k = 0; k < graph.node_size(); ++k)
-      importNode(graph.node(k), k);
-
-    llvm::SmallVector<Value> results;
-    for (const auto &out : graph.output()) {
-      NodeProto none;
-      none.set_name("<graph output>");
-      results.push_back(valueOf(out.name(), none));
-    }
-    func::ReturnOp::create(builder, fileLoc, results);
 
     std::string diagnostics;
     {
@@ -777,6 +931,91 @@ private:
         fail("the imported graph does not verify: " + diagnostics);
     }
     return module;
+  }
+
+  /// Builds function `name` from the data inputs `takesInput` accepts and
+  /// the nodes `takesNode` accepts, returning `outputs`; each of `assigns`
+  /// (initializer <- value) becomes a tg.assign before the return.
+  void buildFunction(ModuleOp module, StringRef name,
+                     llvm::function_ref<bool(const std::string &)> takesInput,
+                     llvm::function_ref<bool(const NodeProto &)> takesNode,
+                     const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> &outputs,
+                     llvm::ArrayRef<std::pair<std::string, std::string>> assigns) {
+    const auto &graph = model.graph();
+    Location fileLoc = module.getLoc();
+    values.clear();
+    materialized.clear();
+    builder.setInsertionPointToEnd(module.getBody());
+
+    llvm::SmallVector<Type> argTypes, resultTypes;
+    std::vector<const onnx::ValueInfoProto *> inputs;
+    for (const auto &in : graph.input())
+      if (!initializers.count(in.name()) && takesInput(in.name())) {
+        inputs.push_back(&in);
+        argTypes.push_back(inferredType(in.name(), " (a graph input)"));
+      }
+    for (const auto &out : outputs)
+      resultTypes.push_back(inferredType(out.name(), " (a graph output)"));
+    auto func = func::FuncOp::create(builder, fileLoc, name,
+                                     builder.getFunctionType(argTypes, resultTypes));
+    Block *entry = func.addEntryBlock();
+    for (auto [k, in] : llvm::enumerate(inputs)) {
+      func.setArgAttr(k, "tg.input", builder.getStringAttr(in->name()));
+      values[in->name()] = entry->getArgument(k);
+    }
+    for (int k = 0; k < outputs.size(); ++k)
+      func.setResultAttr(k, "tg.output", builder.getStringAttr(outputs.Get(k).name()));
+    builder.setInsertionPointToEnd(entry);
+
+    // Parameters are read at the top, those the function uses.
+    std::set<std::string> used;
+    for (const NodeProto &node : graph.node())
+      if (takesNode(node))
+        used.insert(node.input().begin(), node.input().end());
+    for (const auto &assign : assigns)
+      used.insert(assign.second);
+    for (const auto &out : outputs)
+      used.insert(out.name());
+    for (const TensorProto &t : graph.initializer()) {
+      if (parameters.count(t.name()) && used.count(t.name())) {
+        std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+        auto type = tensorType(t.data_type(), shape, t.name());
+        values[t.name()] = tg::ParamOp::create(builder, NameLoc::get(builder.getStringAttr(t.name())),
+                                               type, t.name());
+      }
+    }
+
+    for (int k = 0; k < graph.node_size(); ++k)
+      if (takesNode(graph.node(k)))
+        importNode(graph.node(k), k);
+
+    NodeProto none;
+    none.set_name("<graph output>");
+    llvm::SmallVector<Value> results;
+    for (const auto &out : outputs)
+      results.push_back(valueOf(out.name(), none));
+    for (const auto &[param, valueName] : assigns) {
+      Value v = valueOf(valueName, none);
+      // A parameter read aliases the parameter's memory, which an earlier
+      // assignment may already have overwritten: assign a copy.
+      if (v.getDefiningOp<tg::ParamOp>())
+        v = tg::IdentityOp::create(builder, fileLoc, v.getType(), v);
+      auto declared = module.lookupSymbol<tg::ParameterOp>(param);
+      if (declared.getType() != v.getType())
+        fail("training_info: update_binding " + quote(param) + " <- " + quote(valueName) +
+             ": the value has type " + typeString(v.getType()) + ", the initializer " +
+             typeString(declared.getType()));
+      tg::AssignOp::create(builder, NameLoc::get(builder.getStringAttr(param)),
+                           FlatSymbolRefAttr::get(&context, param), v);
+    }
+    func::ReturnOp::create(builder, fileLoc, results);
+  }
+
+  static std::string typeString(Type type) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    os << type;
+    return out;
   }
 
   bool isConstant(const std::string &name) {
@@ -814,27 +1053,32 @@ private:
     return shape;
   }
 
+  /// The value of a Constant node.
+  HostTensor constantNodeValue(const NodeProto &node) {
+    HostTensor value;
+    if (const auto *a = findAttr(node, "value")) {
+      if (auto message = decodeTensor(a->t(), nullptr, value))
+        fail(node, "its value " + *message);
+    } else if (const auto *a = findAttr(node, "value_float")) {
+      value = {TensorProto::FLOAT, {}, {a->f()}, {}};
+    } else if (const auto *a = findAttr(node, "value_floats")) {
+      value = {TensorProto::FLOAT, {a->floats_size()}, {a->floats().begin(), a->floats().end()}, {}};
+    } else if (const auto *a = findAttr(node, "value_int")) {
+      value = {TensorProto::INT64, {}, {}, {a->i()}};
+    } else if (const auto *a = findAttr(node, "value_ints")) {
+      value = {TensorProto::INT64, {a->ints_size()}, {}, {a->ints().begin(), a->ints().end()}};
+    } else {
+      fail(node, "only tensor, float and int constants are supported");
+    }
+    return value;
+  }
+
   /// Evaluates `node` when its inputs are known at compile time (Shape needs
   /// only a static input shape); on success its outputs become constants.
   bool tryFold(const NodeProto &node) {
     const std::string &op = node.op_type();
     if (op == "Constant") {
-      HostTensor value;
-      if (const auto *a = findAttr(node, "value")) {
-        if (auto message = decodeTensor(a->t(), nullptr, value))
-          fail(node, "its value " + *message);
-      } else if (const auto *a = findAttr(node, "value_float")) {
-        value = {TensorProto::FLOAT, {}, {a->f()}, {}};
-      } else if (const auto *a = findAttr(node, "value_floats")) {
-        value = {TensorProto::FLOAT, {a->floats_size()}, {a->floats().begin(), a->floats().end()}, {}};
-      } else if (const auto *a = findAttr(node, "value_int")) {
-        value = {TensorProto::INT64, {}, {}, {a->i()}};
-      } else if (const auto *a = findAttr(node, "value_ints")) {
-        value = {TensorProto::INT64, {a->ints_size()}, {}, {a->ints().begin(), a->ints().end()}};
-      } else {
-        fail(node, "only tensor, float and int constants are supported");
-      }
-      constants[node.output(0)] = std::move(value);
+      constants[node.output(0)] = constantNodeValue(node);
       return true;
     }
     if (op == "Shape") {

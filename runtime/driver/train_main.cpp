@@ -363,6 +363,12 @@ const char* role_name(int32_t role) {
   }
 }
 
+/* Whether the program takes a learning rate (a training_info algorithm may
+ * not: its rate is then a constant of the model). */
+bool has_lr(const hmrt_hyperparams* h) {
+  return !(h->optimizer == HMRT_OPT_ONNX && h->lr == 0);
+}
+
 void print_help(const hmrt_program* p) {
   std::fputs(kHelp, stdout);
   if (p == nullptr || p->abi_version != HMRT_PROGRAM_ABI_VERSION) return;
@@ -371,19 +377,23 @@ void print_help(const hmrt_program* p) {
     std::printf(", vocabulary %lld", (long long)p->vocab_size);
   const hmrt_hyperparams& h = p->hyper;
   static const char* const opts[] = {"none (forward only)", "SGD", "AdamW",
-                                     "8-bit AdamW"};
+                                     "8-bit AdamW",
+                                     "the model's own (ONNX training_info)"};
   const char* opt =
-      h.optimizer >= 0 && h.optimizer <= 3 ? opts[h.optimizer] : "unknown";
-  std::printf("\noptimizer %s, learning rate %g", opt, double(h.lr));
-  if (h.lr_schedule == HMRT_LR_COSINE) {
-    std::printf(" (cosine: %lld warm-up steps, decay to %g by step ",
+      h.optimizer >= 0 && h.optimizer <= 4 ? opts[h.optimizer] : "unknown";
+  std::printf("\noptimizer %s", opt);
+  if (!has_lr(&h)) {
+    std::printf(" (its learning rate is not an input)");
+  } else if (h.lr_schedule == HMRT_LR_COSINE) {
+    std::printf(", learning rate %g (cosine: %lld warm-up steps, decay to %g by step ",
+                double(h.lr),
                 (long long)h.warmup_steps, double(h.min_lr));
     if (h.decay_steps > 0)
       std::printf("%lld)", (long long)h.decay_steps);
     else
       std::printf("--steps)");
   } else {
-    std::printf(" (constant)");
+    std::printf(", learning rate %g (constant)", double(h.lr));
   }
   std::printf("\ninputs:\n");
   for (int32_t i = 0; i < p->num_inputs && p->inputs; ++i) {
@@ -874,9 +884,12 @@ int Trainer::train() {
     if (s % o_.log_every == 0 || s == last) {
       const double span = std::chrono::duration<double>(t1 - t_log).count();
       const double rate = span > 0 ? per_step * steps_since_log / span : 0.0;
-      log("step %lld/%lld | loss %#.7g | lr %.3e | grad norm %.4f | %.0f %s\n",
-          (long long)s, (long long)last, static_cast<double>(loss),
-          static_cast<double>(lr), static_cast<double>(grad_norm), rate, unit);
+      char lr_text[32] = "";
+      if (has_lr(&p_->hyper))
+        std::snprintf(lr_text, sizeof lr_text, " | lr %.3e", static_cast<double>(lr));
+      log("step %lld/%lld | loss %#.7g%s | grad norm %.4f | %.0f %s\n",
+          (long long)s, (long long)last, static_cast<double>(loss), lr_text,
+          static_cast<double>(grad_norm), rate, unit);
       t_log = t1;
       steps_since_log = 0;
     }

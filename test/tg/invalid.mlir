@@ -11,6 +11,28 @@ tg.parameter @p : tensor<2xf32> {source = "p", offset = 0 : i64}
 tg.parameter @p : tensor<2xf32> {source = "p", location = "w.bin", offset = 0 : i64, length = 4 : i64}
 
 // -----
+// A parameter's initial value must have its type.
+// expected-error @+1 {{initial_value has type 'tensor<3xf32>', expected 'tensor<2xf32>'}}
+tg.parameter @p : tensor<2xf32> {source = "p", initial_value = dense<0.0> : tensor<3xf32>}
+
+// -----
+// tg.assign writes a declared parameter...
+func.func @f(%v: tensor<2xf32>) {
+  // expected-error @+1 {{param @q is not a declared tg.parameter}}
+  tg.assign @q, %v : tensor<2xf32>
+  return
+}
+
+// -----
+// ... of the value's type.
+tg.parameter @p : tensor<2xf32> {source = "p"}
+func.func @f(%v: tensor<3xf32>) {
+  // expected-error @+1 {{param @p has type 'tensor<2xf32>', expected 'tensor<3xf32>'}}
+  tg.assign @p, %v : tensor<3xf32>
+  return
+}
+
+// -----
 // tg.param must name a declared parameter.
 func.func @f() {
   // expected-error @+1 {{'missing' is not a declared tg.parameter}}

@@ -9,6 +9,17 @@ tg.parameter @"fc.weight" : tensor<4x3xf32> {source = "fc.weight"}
 // CHECK: tg.parameter @ext : tensor<2xf32> {length = 8 : i64, location = "weights.bin", offset = 16 : i64, source = "ext"}
 tg.parameter @ext : tensor<2xf32> {length = 8 : i64, location = "weights.bin", offset = 16 : i64, source = "ext"}
 
+// A starting value that replaces the initializer's (ONNX training_info).
+// CHECK: tg.parameter @count : tensor<i64> {initial_value = dense<3> : tensor<i64>, source = "count"}
+tg.parameter @count : tensor<i64> {initial_value = dense<3> : tensor<i64>, source = "count"}
+
+// CHECK-LABEL: func.func @assign
+func.func @assign(%v: tensor<i64>) {
+  // CHECK: tg.assign @count, %{{.*}} : tensor<i64>
+  tg.assign @count, %v : tensor<i64>
+  return
+}
+
 // CHECK-LABEL: func.func @leaves
 func.func @leaves(%x: tensor<2x4xf32> {tg.input = "x"}) -> tensor<4x3xf32> {
   // CHECK: %fc.weight = tg.param @fc.weight : tensor<4x3xf32>

@@ -203,6 +203,13 @@ bool printModule(mlir::ModuleOp module, raw_ostream &os) {
   return true;
 }
 
+std::string typeName(mlir::Type type) {
+  std::string text;
+  raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
 /// Writes DIR/model.cpp, compiles and links DIR/train, and writes the
 /// initial weights (from the ONNX initializers) and zero optimizer states to
 /// DIR/state.
@@ -275,9 +282,13 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
       std::copy(v.begin(), v.end(), reinterpret_cast<float *>(storage.back().data()));
     else if (element.isF64())
       std::copy(v.begin(), v.end(), reinterpret_cast<double *>(storage.back().data()));
+    else if (element.isInteger(64))
+      std::copy(v.begin(), v.end(), reinterpret_cast<int64_t *>(storage.back().data()));
+    else if (element.isInteger(32))
+      std::copy(v.begin(), v.end(), reinterpret_cast<int32_t *>(storage.back().data()));
     else
-      return error("parameter '" + p.getSymName() +
-                   "' has a 16-bit float type; the CPU target keeps parameters in f32 or f64");
+      return error("parameter '" + p.getSymName() + "' has element type " +
+                   typeName(element) + "; the CPU target keeps parameters in f32, f64, i32 or i64");
   }
   for (auto st : module.getOps<hmcc::tg::StateOp>())
     add(st.getSymName(), st.getType(), HMRT_KIND_STATE);
@@ -314,7 +325,10 @@ int main(int argc, char **argv) {
       "offset of one arena, and the program emitted as C++ that calls hmcc's runtime.\n\n"
       "Initializers are trainable parameters when they are floating-point and the loss\n"
       "depends on them differentiably; all others (masks, index tables) are constants.\n"
-      "Use --frozen for buffers such as rotary tables that the rule cannot tell apart.\n");
+      "Use --frozen for buffers such as rotary tables that the rule cannot tell apart.\n\n"
+      "A model with ONNX training_info brings its own training step: its algorithm graph\n"
+      "is compiled as the step and update_binding says which initializers change; --lr\n"
+      "feeds an algorithm input used as an optimizer's learning rate.\n");
 
   if (listOps) {
     for (const std::string &op : hmcc::supportedOnnxOps()) {
@@ -421,11 +435,30 @@ int main(int argc, char **argv) {
     diagnostics += (diagnostics.empty() ? "" : "\n") + d.str();
     return mlir::success();
   });
+  // A model with training_info brings its own step; hmcc's optimizer and
+  // autodiff of a loss output do not apply to it.
+  bool ownAlgorithm = (*module)->hasAttr("tg.training_info");
+  if (ownAlgorithm) {
+    for (cl::Option *o : std::initializer_list<cl::Option *>{
+             &optimizerName, &betas, &epsOpt, &weightDecay, &momentumOpt, &clipNorm})
+      if (o->getNumOccurrences())
+        return error(inputFile + ": --" + o->ArgStr +
+                     " does not apply: the model's training_info defines its training "
+                     "algorithm (--lr feeds its learning-rate input)");
+    if (programKind == Program::Gradients)
+      return error(inputFile + ": --program=gradients does not apply to a model with "
+                   "training_info (its algorithm computes its own gradients)");
+  }
   mlir::PassManager pm(&context);
+  if (ownAlgorithm && programKind == Program::Train) {
+    hmcc::TGTrainingInfoOptions o;
+    o.lr = lrOpt;
+    pm.addPass(hmcc::createTGTrainingInfo(o));
+  }
   pm.addPass(hmcc::createTGExpandGradients());
-  if (programKind != Program::Forward)
+  if (programKind != Program::Forward && !ownAlgorithm)
     pm.addPass(hmcc::createTGAutodiff());
-  if (programKind == Program::Train) {
+  if (programKind == Program::Train && !ownAlgorithm) {
     hmcc::TGOptimizerOptions o;
     o.optimizer = optimizerName;
     o.lr = lrOpt;

@@ -62,7 +62,9 @@ typedef enum hmrt_optimizer {
   HMRT_OPT_NONE = 0, /* forward-only program */
   HMRT_OPT_SGD = 1,  /* SGD with momentum (PyTorch semantics) */
   HMRT_OPT_ADAMW = 2,
-  HMRT_OPT_ADAMW8BIT = 3
+  HMRT_OPT_ADAMW8BIT = 3,
+  HMRT_OPT_ONNX = 4 /* the model's own algorithm (ONNX training_info); lr is 0
+                       when the algorithm takes no learning-rate input */
 } hmrt_optimizer;
 
 typedef enum hmrt_lr_schedule {
