@@ -1,13 +1,14 @@
 //===- EmitCpp.cpp - C++ for a planned tg program -------------------------===//
 //
 // Each tg op becomes one call of the runtime (runtime/include/hmrt/*.h) on
-// pointers at the static offsets BufferAssignment chose. Shapes, permutations
+// pointers at the static offsets of the scheduled program (hm-place-buffers). Shapes, permutations
 // and small constants become static arrays. The result is one translation
 // unit that defines hmcc_program() (hmrt/program.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen.h"
+#include "hm/HMOps.h"
 #include "tg/TGOps.h"
 #include "tg/TGShapes.h"
 
@@ -90,10 +91,17 @@ public:
   Emitter(ModuleOp module, llvm::raw_ostream &os) : module(module), os(os) {}
 
   LogicalResult emit(func::FuncOp train, func::FuncOp eval) {
+    if (module.getOps<hm::ArenaOp>().empty())
+      return module.emitError("codegen: the module is not scheduled (run hm-place-buffers)");
+    for (func::FuncOp fn : {train, eval})
+      if (fn)
+        for (Value v : fn.getBody().front().getTerminator()->getOperands())
+          if (placedOffset(v) < 0)
+            return fn.emitError("codegen: a result of @") << fn.getSymName() << " is not placed";
     for (auto p : module.getOps<ParameterOp>())
-      symbolOffsets[p.getSymName()] = p->getAttrOfType<IntegerAttr>("hm.offset").getInt();
+      symbolOffsets[p.getSymName()] = p->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt();
     for (auto s : module.getOps<StateOp>())
-      symbolOffsets[s.getSymName()] = s->getAttrOfType<IntegerAttr>("hm.offset").getInt();
+      symbolOffsets[s.getSymName()] = s->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt();
 
     std::string trainBody, evalBody;
     if (train && failed(emitFunction(train, trainBody, /*isTrain=*/true)))
@@ -194,16 +202,16 @@ private:
     Block &block = fn.getBody().front();
     for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
       Value arg = block.getArgument(k);
-      if (auto offset = fn.getArgAttrOfType<IntegerAttr>(k, "hm.offset"))
+      if (auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr))
         exprs[arg] = "(A + " + std::to_string(offset.getInt()) + ")";
       else if (auto role = fn.getArgAttrOfType<StringAttr>(k, "tg.role"))
         exprs[arg] = "((uint8_t*)&" + role.str() + ")"; // step or lr, passed by value
     }
+    for (auto place : block.getOps<hm::PlaceOp>())
+      exprs[place.getValue()] = "(A + " + std::to_string(place.getOffset()) + ")";
     for (Operation &op : block) {
-      if (auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("hm.offsets"))
-        for (auto [r, offset] : llvm::zip(op.getResults(), offsets.asArrayRef()))
-          if (offset >= 0)
-            exprs[r] = "(A + " + std::to_string(offset) + ")";
+      if (isa<hm::PlaceOp, hm::ReleaseOp>(op))
+        continue; // the memory plan, already in the offsets
       if (auto p = dyn_cast<ParamOp>(op)) {
         exprs[p.getResult()] = "(A + " + std::to_string(symbolOffsets.lookup(p.getName())) + ")";
         continue;
@@ -604,25 +612,25 @@ private:
           return success();
         })
         .Case([&](func::ReturnOp o) -> LogicalResult {
+          // Outputs stay where they were placed; a step also hands back
+          // its loss and gradient norm by value.
           if (isTrain) {
             s << "  *loss = *" << cfptr(o.getOperand(0)) << ";\n";
             s << "  *grad_norm = *" << cfptr(o.getOperand(1)) << ";\n";
-            return success();
-          }
-          // Outputs are copied to their own slots when they are constants
-          // or aliases (a parameter returned as is).
-          for (auto [k, v] : llvm::enumerate(o.getOperands())) {
-            auto offsets = fn->getAttrOfType<DenseI64ArrayAttr>("hm.output_offsets");
-            std::string dst = "(A + " + std::to_string(offsets[k]) + ")";
-            if (dst != ptr(v))
-              s << "  std::memmove(" << dst << ", " << ptr(v) << ", "
-                << count(v) * elemSize(typeOf(v).getElementType()) << ");\n";
           }
           return success();
         })
         .Default([&](Operation *o) {
           return o->emitError("codegen: no runtime call for ") << o->getName();
         });
+  }
+
+  /// The arena offset of a value the program places (function results are).
+  int64_t placedOffset(Value v) {
+    for (Operation *user : v.getUsers())
+      if (auto place = dyn_cast<hm::PlaceOp>(user))
+        return place.getOffset();
+    return -1;
   }
 
   std::string descriptor(StringRef name, Type type, int64_t offset, int role) {
@@ -662,22 +670,21 @@ private:
         continue;
       int role = !tokenModel ? 0 : k == tokenArgs[0] ? 1 : k == tokenArgs[1] ? 2 : 0;
       inputs.push_back(descriptor(name.getValue(), io.getArgument(k).getType(),
-                                  io.getArgAttrOfType<IntegerAttr>(k, "hm.offset").getInt(), role));
+                                  io.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr).getInt(), role));
     }
     if (train) {
       auto ret = cast<func::ReturnOp>(train.getBody().front().getTerminator());
-      auto offsets = ret->getParentOp()->getAttrOfType<DenseI64ArrayAttr>("hm.output_offsets");
-      outputs.push_back(descriptor("loss", ret.getOperand(0).getType(), offsets[0], 0));
+      outputs.push_back(
+          descriptor("loss", ret.getOperand(0).getType(), placedOffset(ret.getOperand(0)), 0));
     } else {
       auto ret = cast<func::ReturnOp>(eval.getBody().front().getTerminator());
-      auto offsets = eval->getAttrOfType<DenseI64ArrayAttr>("hm.output_offsets");
       for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
         std::string name = "output" + std::to_string(k);
         if (auto n = eval.getResultAttrOfType<StringAttr>(k, "tg.output"))
           name = n.str();
         else if (auto g = eval.getResultAttrOfType<FlatSymbolRefAttr>(k, "tg.grad_of"))
           name = "grad." + g.getValue().str();
-        outputs.push_back(descriptor(name, v.getType(), offsets[k], 0));
+        outputs.push_back(descriptor(name, v.getType(), placedOffset(v), 0));
       }
     }
     for (auto p : module.getOps<ParameterOp>())
@@ -727,7 +734,7 @@ private:
        << "extern \"C\" const hmrt_program* hmcc_program(void) {\n"
        << "  static const hmrt_program program = {\n"
        << "    HMRT_PROGRAM_ABI_VERSION, \"" << (module.getSymName() ? module.getSymName()->str() : "model")
-       << "\", " << module->getAttrOfType<IntegerAttr>("hm.arena_bytes").getInt() << "u,\n"
+       << "\", " << (*module.getOps<hm::ArenaOp>().begin()).getSize() << "u,\n"
        << "    " << inputs.size() << ", kInputs, " << outputs.size() << ", kOutputs,\n"
        << "    " << params.size() << ", kParams, " << states.size() << ", kStates,\n"
        << "    " << vocab << ",\n"

@@ -2,6 +2,8 @@
 #ifndef HMCC_COMPILER_PASSES_H
 #define HMCC_COMPILER_PASSES_H
 
+#include "hm/HMDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

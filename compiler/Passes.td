@@ -116,4 +116,42 @@ def TGTrainingInfo : Pass<"tg-training-info", "::mlir::ModuleOp"> {
   ];
 }
 
+def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
+  let summary = "Lowers entry functions to the scheduled program: every tensor placed in one arena";
+  let description = [{
+    Single tier, program order, no planning yet. Declares `hm.arena @arena`
+    (tier "device"); gives parameters, then optimizer states, then data
+    inputs fixed offsets (`hm.offset`; inputs of the same ONNX name share
+    one across functions); then, per function, places each tensor that
+    needs memory (`hm.place`, first fit) right after the op that defines it
+    and releases it (`hm.release`) right after its last reader, so later
+    tensors reuse the memory. A result never shares memory with an operand
+    of its op. Function results are never released; a result without memory
+    of its own (a parameter, a small constant or an argument returned as it
+    is) is first copied by `tg.identity`. Small constants are static data
+    of the program, not arena memory. The functions share the activation
+    memory, so the arena is the persistent bytes plus the largest function's
+    activation high-water mark.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The entry functions to place (default: every function)">,
+  ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
+}
+
+def HMVerifyMemory : Pass<"hm-verify-memory", "::mlir::ModuleOp"> {
+  let summary = "Proves that a scheduled program stays inside its arena";
+  let description = [{
+    Replays every function's places and releases in program order and fails
+    on the first violation: a persistent tensor or a placed value outside
+    the arena, two persistent tensors that overlap, a placement that
+    overlaps a live value or a persistent tensor, a value placed twice, a
+    release of a value that is not live, a read of a value that has no
+    memory (neither placed, persistent, a parameter, nor a static constant)
+    or that was released. A program that passes never touches memory
+    outside `hm.arena` and never overwrites a value before its last read.
+  }];
+}
+
 #endif // HMCC_COMPILER_PASSES

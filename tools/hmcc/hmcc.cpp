@@ -2,7 +2,7 @@
 //
 //   hmcc model.onnx [--batch N] [--seq N] [--input-shape NAME=D0,D1]
 //        [--frozen NAME] [--vram SIZE] [--ram SIZE] [--nvme PATH:SIZE]
-//        [--emit=summary|mlir] [-o FILE]
+//        [--emit=summary|import|mlir|schedule|cpp|exe] [-o FILE|DIR]
 //
 // Exit status: 0 on success, 1 on any error (one message on stderr).
 //
@@ -10,6 +10,7 @@
 
 #include "compiler/Codegen.h"
 #include "compiler/Passes.h"
+#include "hm/HMOps.h"
 #include "hmrt/io.h"
 #include "lib/import/Initializers.h"
 #include "lib/import/OnnxImporter.h"
@@ -70,7 +71,8 @@ cl::list<std::string> inputValues(
     cl::cat(inputCategory));
 
 cl::opt<std::string> vram("vram", cl::value_desc("SIZE"),
-                          cl::desc("Device memory budget, e.g. 24G, 512M, 1.5T (binary units)"),
+                          cl::desc("Device memory budget, e.g. 24G, 512M, 1.5T (binary units); "
+                                   "the program must fit or hmcc refuses it"),
                           cl::cat(budgetCategory));
 cl::opt<std::string> ram("ram", cl::value_desc("SIZE"),
                          cl::desc("Pinned host memory budget, e.g. 96G"),
@@ -90,7 +92,7 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Mlir, "mlir",
                           "the training graph: forward, backward and optimizer (tg dialect)"),
                clEnumValN(Emit::Schedule, "schedule",
-                          "the training graph with every tensor's static arena offset"),
+                          "the scheduled program: every tensor placed in the arena (hm dialect)"),
                clEnumValN(Emit::Cpp, "cpp", "the generated C++ program"),
                clEnumValN(Emit::Exe, "exe",
                           "DIR/train (compiled and linked) and DIR/state (initial weights)")),
@@ -208,6 +210,44 @@ std::string typeName(mlir::Type type) {
   raw_string_ostream os(text);
   os << type;
   return text;
+}
+
+/// Lowers the training graph to the scheduled program: only the entry
+/// functions remain, every tensor is placed in the arena, the placement is
+/// proven sound, and the arena must fit --vram. Returns the exit status.
+int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
+             std::string &diagnostics) {
+  SmallVector<mlir::func::FuncOp> stages;
+  for (auto fn : module.getOps<mlir::func::FuncOp>())
+    if (fn != train && fn != eval)
+      stages.push_back(fn);
+  for (auto fn : stages)
+    fn.erase();
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(hmcc::createHMPlaceBuffers());
+  pm.addPass(hmcc::createHMVerifyMemory());
+  if (mlir::failed(pm.run(module)))
+    return error(inputFile + ": " + diagnostics);
+  if (!vram.getNumOccurrences())
+    return 0;
+  uint64_t budget = cantFail(hmcc::parseSize(vram));
+  auto arena = *module.getOps<hmcc::hm::ArenaOp>().begin();
+  uint64_t need = static_cast<uint64_t>(arena.getSize());
+  if (need <= budget)
+    return 0;
+  // What dominates: persistent tensors by kind, the rest is activations.
+  uint64_t params = 0, states = 0;
+  for (auto p : module.getOps<hmcc::tg::ParameterOp>())
+    params += hmcc::hm::alignedSize(hmcc::tg::tensorBytes(p.getType()));
+  for (auto st : module.getOps<hmcc::tg::StateOp>())
+    states += hmcc::hm::alignedSize(hmcc::tg::tensorBytes(st.getType()));
+  uint64_t rest = need - params - states;
+  return error(inputFile + ": the program does not fit --vram " + hmcc::formatBytes(budget) +
+               ": it needs " + hmcc::formatBytes(need) + " of device memory (parameters " +
+               hmcc::formatBytes(params) + ", optimizer states " + hmcc::formatBytes(states) +
+               ", inputs and activations " + hmcc::formatBytes(rest) +
+               "); without a planner yet (offload, recompute) that is the smallest budget "
+               "that fits");
 }
 
 /// Writes DIR/model.cpp, compiles and links DIR/train, and writes the
@@ -429,7 +469,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  // Training passes, then the buffer plan.
+  // Training passes, then the scheduled program.
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     diagnostics += (diagnostics.empty() ? "" : "\n") + d.str();
@@ -485,8 +525,10 @@ int main(int argc, char **argv) {
   mlir::func::FuncOp eval = programKind == Program::Forward     ? lookup("forward")
                             : programKind == Program::Gradients ? lookup("forward_backward")
                                                                 : nullptr;
-  if (stage != Emit::Mlir && mlir::failed(hmcc::assignBuffers(*module, train, eval)))
-    return error(inputFile + ": " + diagnostics);
+  if (stage != Emit::Mlir) {
+    if (int rc = schedule(*module, train, eval, diagnostics))
+      return rc;
+  }
 
   if (stage == Emit::Cpp)
     return writeOutput([&](raw_ostream &os) {

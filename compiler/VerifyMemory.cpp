@@ -1,0 +1,203 @@
+//===- VerifyMemory.cpp - a scheduled program stays inside its arena ------===//
+//
+// hm-verify-memory replays each function of a scheduled program (see
+// Passes.td): persistent tensors are fixed intervals, hm.place opens an
+// interval and hm.release closes it. Any read of a value must find it in
+// memory; no two live intervals may overlap; everything lies in the arena.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "hm/HMOps.h"
+#include "tg/TGOps.h"
+#include "tg/TGShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+
+namespace hmcc {
+#define GEN_PASS_DEF_HMVERIFYMEMORY
+#include "compiler/Passes.h.inc"
+} // namespace hmcc
+
+using namespace mlir;
+using namespace hmcc;
+using namespace hmcc::tg;
+
+namespace {
+
+struct Interval {
+  int64_t begin, end;
+  std::string what;
+};
+
+int64_t bytesOf(Type type) { return tg::tensorBytes(type); }
+
+/// Live intervals, ordered by start; reports the first overlap.
+class Occupancy {
+public:
+  /// Adds [begin, end); returns the interval it overlaps, if any.
+  const Interval *add(Interval interval) {
+    auto next = live.lower_bound(interval.begin);
+    if (next != live.end() && next->first < interval.end)
+      return &next->second;
+    if (next != live.begin() && std::prev(next)->second.end > interval.begin)
+      return &std::prev(next)->second;
+    live.emplace(interval.begin, std::move(interval));
+    return nullptr;
+  }
+  void remove(int64_t begin) { live.erase(begin); }
+
+private:
+  std::map<int64_t, Interval> live;
+};
+
+std::string describe(Value v) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    os << "argument #" << arg.getArgNumber();
+  else
+    os << "the result of " << v.getDefiningOp()->getName();
+  return text;
+}
+
+struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto arenas = module.getOps<hm::ArenaOp>();
+    if (arenas.empty())
+      return; // not scheduled yet: nothing to prove
+    if (std::next(arenas.begin()) != arenas.end()) {
+      module.emitError("hm-verify-memory: one arena is supported");
+      return signalPassFailure();
+    }
+    hm::ArenaOp arena = *arenas.begin();
+    int64_t size = arena.getSize();
+
+    // Persistent tensors never overlap one another.
+    Occupancy persistent;
+    std::vector<Interval> fixed;
+    auto addFixed = [&](Operation *op, int64_t offset, Type type, const std::string &what) {
+      Interval interval{offset, offset + bytesOf(type), what};
+      if (interval.end > size) {
+        op->emitError() << "hm-verify-memory: " << what << " lies at [" << interval.begin << ", "
+                        << interval.end << "), beyond the arena's " << size << " bytes";
+        return false;
+      }
+      if (const Interval *other = persistent.add(interval)) {
+        op->emitError() << "hm-verify-memory: " << what << " overlaps " << other->what;
+        return false;
+      }
+      fixed.push_back(interval);
+      return true;
+    };
+    auto offsetOf = [](Operation *op) {
+      auto a = op->getAttrOfType<IntegerAttr>(hm::kOffsetAttr);
+      return a ? std::optional<int64_t>(a.getInt()) : std::nullopt;
+    };
+    bool ok = true;
+    for (auto p : module.getOps<ParameterOp>()) {
+      auto offset = offsetOf(p);
+      if (!offset) {
+        p.emitError("hm-verify-memory: the parameter has no hm.offset");
+        return signalPassFailure();
+      }
+      ok &= addFixed(p, *offset, p.getType(), "parameter @" + p.getSymName().str());
+    }
+    for (auto s : module.getOps<StateOp>()) {
+      auto offset = offsetOf(s);
+      if (!offset) {
+        s.emitError("hm-verify-memory: the state has no hm.offset");
+        return signalPassFailure();
+      }
+      ok &= addFixed(s, *offset, s.getType(), "state @" + s.getSymName().str());
+    }
+    // Inputs: one interval per distinct (offset, name); functions share them.
+    std::map<int64_t, std::string> inputs;
+    for (auto fn : module.getOps<func::FuncOp>())
+      for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
+        auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr);
+        auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input");
+        if (!offset)
+          continue;
+        std::string what = "input '" + (name ? name.str() : std::to_string(k)) + "'";
+        auto [it, inserted] = inputs.emplace(offset.getInt(), what);
+        if (!inserted) {
+          if (it->second != what) {
+            fn.emitError() << "hm-verify-memory: " << what << " and " << it->second
+                           << " share offset " << offset.getInt();
+            ok = false;
+          }
+          continue;
+        }
+        ok &= addFixed(fn, offset.getInt(), fn.getArgument(k).getType(), what);
+      }
+    if (!ok)
+      return signalPassFailure();
+
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.getOps<hm::PlaceOp>().empty() && failed(verifyFunction(fn, size, fixed)))
+        return signalPassFailure();
+  }
+
+  LogicalResult verifyFunction(func::FuncOp fn, int64_t size, const std::vector<Interval> &fixed) {
+    Occupancy occupancy;
+    for (const Interval &interval : fixed)
+      occupancy.add(interval);
+    DenseMap<Value, int64_t> live; // placed value -> offset
+    DenseSet<Value> released;
+    auto fail = [&](Operation *op) {
+      return op->emitError() << "hm-verify-memory: in @" << fn.getSymName() << ": ";
+    };
+    auto readable = [&](Value v) {
+      if (live.count(v))
+        return true;
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        return fn.getArgAttr(arg.getArgNumber(), hm::kOffsetAttr) ||
+               fn.getArgAttr(arg.getArgNumber(), "tg.role");
+      Operation *def = v.getDefiningOp();
+      // Parameters are persistent; small constants are static data.
+      return isa<ParamOp>(def) || (isa<ConstantOp>(def) && !released.count(v));
+    };
+    for (Operation &op : fn.getBody().front()) {
+      if (auto place = dyn_cast<hm::PlaceOp>(op)) {
+        Value v = place.getValue();
+        if (live.count(v) || released.count(v))
+          return fail(&op) << describe(v) << " is placed twice";
+        Interval interval{place.getOffset(), place.getOffset() + bytesOf(v.getType()),
+                          describe(v) + " (placed at " + std::to_string(place.getOffset()) + ")"};
+        if (interval.end > size)
+          return fail(&op) << describe(v) << " lies beyond the arena's " << size << " bytes";
+        if (const Interval *other = occupancy.add(interval))
+          return fail(&op) << describe(v) << " at [" << interval.begin << ", " << interval.end
+                           << ") overlaps " << other->what;
+        live[v] = place.getOffset();
+        continue;
+      }
+      if (auto release = dyn_cast<hm::ReleaseOp>(op)) {
+        for (Value v : release.getValues()) {
+          auto it = live.find(v);
+          if (it == live.end())
+            return fail(&op) << "releases " << describe(v) << ", which is not in memory";
+          occupancy.remove(it->second);
+          live.erase(it);
+          released.insert(v);
+        }
+        continue;
+      }
+      for (Value v : op.getOperands())
+        if (!readable(v))
+          return fail(&op) << "reads " << describe(v)
+                           << (released.count(v) ? " after its release" : ", which has no memory");
+      // Every result that is not static data or a parameter read must be
+      // placed before anything reads it; the reads above check that.
+    }
+    return success();
+  }
+};
+
+} // namespace

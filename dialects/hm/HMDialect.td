@@ -1,0 +1,50 @@
+//===- HMDialect.td - the memory/schedule dialect -----------*- tablegen -*-===//
+//
+// The `hm` dialect holds the scheduled program: the tg ops of each entry
+// function in the order they run, with where every tensor lives and for how
+// long made explicit. It is what `hmcc --emit=schedule` prints, what
+// hm-verify-memory checks, and what code generation reads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HMCC_HM_DIALECT
+#define HMCC_HM_DIALECT
+
+include "mlir/IR/OpBase.td"
+
+def HM_Dialect : Dialect {
+  let name = "hm";
+  let cppNamespace = "::hmcc::hm";
+  let summary = "Scheduled programs: memory tiers, placements and lifetimes";
+  let description = [{
+    A scheduled program declares its memory with `hm.arena` (one per tier;
+    today a single arena that is the device memory, or on `--target cpu` the
+    host memory standing in for it). Persistent tensors have fixed offsets,
+    the discardable attribute `hm.offset` on `tg.parameter`, `tg.state` and
+    on data-input arguments. Every other tensor that needs memory is stored
+    by an `hm.place` right after the op that defines it and freed by an
+    `hm.release` right after its last reader; function results are never
+    released. Ops run in block order, one at a time (one stream).
+
+    ```mlir
+    hm.arena @arena tier "device" size 1024
+    tg.parameter @w : tensor<4xf32> {hm.offset = 0 : i64, source = "w"}
+    func.func @forward(%x: tensor<4xf32> {hm.offset = 64 : i64, tg.input = "x"}) -> tensor<4xf32> {
+      %w = tg.param @w : tensor<4xf32>
+      %0 = tg.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      hm.place %0 in @arena at 128 : tensor<4xf32>
+      %1 = tg.exp %0 : tensor<4xf32>
+      hm.place %1 in @arena at 192 : tensor<4xf32>
+      hm.release %0 : tensor<4xf32>
+      return %1 : tensor<4xf32>
+    }
+    ```
+  }];
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+}
+
+class HM_Op<string mnemonic, list<Trait> traits = []>
+    : Op<HM_Dialect, mnemonic, traits>;
+
+#endif // HMCC_HM_DIALECT

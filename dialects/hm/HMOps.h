@@ -1,0 +1,30 @@
+//===- HMOps.h - ops of the memory/schedule dialect -------------*- C++ -*-===//
+#ifndef HMCC_HM_HMOPS_H
+#define HMCC_HM_HMOPS_H
+
+#include "hm/HMDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cstdint>
+
+namespace hmcc::hm {
+
+/// Offsets and sizes in an arena are multiples of this many bytes.
+constexpr int64_t kAlignment = 64;
+
+/// `bytes` rounded up to kAlignment (at least one unit).
+int64_t alignedSize(int64_t bytes);
+
+/// The persistent offset attribute on tg.parameter, tg.state and inputs.
+constexpr const char *kOffsetAttr = "hm.offset";
+
+} // namespace hmcc::hm
+
+#define GET_OP_CLASSES
+#include "hm/HMOps.h.inc"
+
+#endif // HMCC_HM_HMOPS_H

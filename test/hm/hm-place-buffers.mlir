@@ -1,0 +1,76 @@
+// RUN: hmcc-opt %s -split-input-file -hm-place-buffers -hm-verify-memory | FileCheck %s
+// hm-place-buffers: persistent tensors first, then first-fit placement by
+// lifetime; the result is checked by hm-verify-memory in the same run.
+
+// Parameters, then states, then inputs get fixed offsets; a value is placed
+// right after its op and released after its last reader, and its memory
+// goes to the next value that fits (%d takes %b's); a result never reuses
+// the memory of its own op's operands; the returned value is not released.
+// CHECK: hm.arena @arena tier "device" size 384
+// CHECK: tg.parameter @w : tensor<16xf32> {hm.offset = 0 : i64, source = "w"}
+// CHECK: tg.state @w.m : tensor<16xf32> {hm.offset = 64 : i64, kind = "exp_avg", param = @w}
+// CHECK-LABEL: func.func @forward(%arg0: tensor<16xf32> {hm.offset = 128 : i64, tg.input = "x"})
+// CHECK: %[[A:.*]] = tg.mul
+// CHECK-NEXT: hm.place %[[A]] in @arena at 192
+// CHECK-NEXT: %[[B:.*]] = tg.exp %[[A]]
+// CHECK-NEXT: hm.place %[[B]] in @arena at 256
+// CHECK-NEXT: %[[C:.*]] = tg.tanh %[[B]]
+// CHECK-NEXT: hm.place %[[C]] in @arena at 320
+// CHECK-NEXT: hm.release %[[B]]
+// CHECK-NEXT: %[[D:.*]] = tg.add %[[C]], %[[A]]
+// CHECK-NEXT: hm.place %[[D]] in @arena at 256
+// CHECK-NEXT: hm.release %[[A]], %[[C]]
+// CHECK-NEXT: return %[[D]]
+tg.parameter @w : tensor<16xf32> {source = "w"}
+tg.state @w.m : tensor<16xf32> {kind = "exp_avg", param = @w}
+func.func @forward(%x: tensor<16xf32> {tg.input = "x"}) -> tensor<16xf32> {
+  %w = tg.param @w : tensor<16xf32>
+  %a = tg.mul %x, %w : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %b = tg.exp %a : tensor<16xf32>
+  %c = tg.tanh %b : tensor<16xf32>
+  %d = tg.add %c, %a : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %d : tensor<16xf32>
+}
+
+// -----
+// A returned parameter or small constant gets a placed copy; a result
+// nobody reads is released at once; small constants stay static data.
+// CHECK-LABEL: func.func @outputs
+// CHECK: %[[C:.*]] = tg.constant dense<2.000000e+00>
+// CHECK-NOT: hm.place %[[C]]
+// CHECK: %[[R:.*]], %[[M:.*]] = tg.dropout
+// CHECK-NEXT: hm.place %[[R]]
+// CHECK-NEXT: hm.place %[[M]]
+// CHECK-NEXT: hm.release %{{.*}}, %[[M]]
+// CHECK: %[[P:.*]] = tg.identity %w
+// CHECK-NEXT: hm.place %[[P]]
+// CHECK: %[[Q:.*]] = tg.identity %[[C]]
+// CHECK-NEXT: hm.place %[[Q]]
+// CHECK: return %{{.*}}, %[[P]], %[[Q]]
+tg.parameter @w : tensor<4xf32> {source = "w"}
+func.func @outputs(%x: tensor<4xf32> {tg.input = "x"}) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %w = tg.param @w : tensor<4xf32>
+  %c = tg.constant dense<2.0> : tensor<4xf32>
+  %y = tg.mul %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %r, %m = tg.dropout %y {ratio = 0.0 : f32} : tensor<4xf32> -> tensor<4xi1>
+  return %r, %w, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+// Two functions share the persistent memory (the input of one name has one
+// offset) and the activation memory above it; only the named ones are placed.
+// CHECK: hm.arena @arena tier "device" size 192
+// CHECK: func.func @a(%arg0: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"})
+// CHECK: hm.place %{{.*}} in @arena at 64
+// CHECK: func.func @b(%arg0: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"})
+// CHECK: hm.place %{{.*}} in @arena at 64
+// CHECK: hm.place %{{.*}} in @arena at 128
+func.func @a(%x: tensor<16xf32> {tg.input = "x"}) -> tensor<16xf32> {
+  %0 = tg.exp %x : tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+func.func @b(%x: tensor<16xf32> {tg.input = "x"}) -> tensor<16xf32> {
+  %0 = tg.exp %x : tensor<16xf32>
+  %1 = tg.exp %0 : tensor<16xf32>
+  return %1 : tensor<16xf32>
+}

@@ -1,0 +1,109 @@
+// RUN: hmcc-opt %s -split-input-file -hm-verify-memory -verify-diagnostics
+// hm-verify-memory: each case breaks the memory plan once and must be caught.
+
+// A sound program passes.
+hm.arena @arena tier "device" size 256
+tg.parameter @w : tensor<16xf32> {hm.offset = 0 : i64, source = "w"}
+func.func @ok(%x: tensor<16xf32> {hm.offset = 64 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  %w = tg.param @w : tensor<16xf32>
+  %a = tg.mul %x, %w : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  hm.place %a in @arena at 128 : tensor<16xf32>
+  %b = tg.exp %a : tensor<16xf32>
+  hm.place %b in @arena at 192 : tensor<16xf32>
+  hm.release %a : tensor<16xf32>
+  %c = tg.exp %b : tensor<16xf32>
+  hm.place %c in @arena at 128 : tensor<16xf32>
+  return %c : tensor<16xf32>
+}
+
+// -----
+// Two persistent tensors in the same bytes.
+hm.arena @arena tier "device" size 256
+tg.parameter @w : tensor<16xf32> {hm.offset = 0 : i64, source = "w"}
+// expected-error @+1 {{state @w.m overlaps parameter @w}}
+tg.state @w.m : tensor<16xf32> {hm.offset = 0 : i64, kind = "exp_avg", param = @w}
+
+// -----
+// A persistent tensor beyond the arena.
+hm.arena @arena tier "device" size 64
+// expected-error @+1 {{parameter @w lies at [64, 128), beyond the arena's 64 bytes}}
+tg.parameter @w : tensor<16xf32> {hm.offset = 64 : i64, source = "w"}
+
+// -----
+// A value placed over a live one.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  %a = tg.exp %x : tensor<16xf32>
+  hm.place %a in @arena at 64 : tensor<16xf32>
+  %b = tg.exp %a : tensor<16xf32>
+  // expected-error @+1 {{the result of tg.exp at [64, 128) overlaps the result of tg.exp (placed at 64)}}
+  hm.place %b in @arena at 64 : tensor<16xf32>
+  return %b : tensor<16xf32>
+}
+
+// -----
+// A value placed over an input.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  %a = tg.exp %x : tensor<16xf32>
+  // expected-error @+1 {{overlaps input 'x'}}
+  hm.place %a in @arena at 0 : tensor<16xf32>
+  return %a : tensor<16xf32>
+}
+
+// -----
+// A read after the release.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  %a = tg.exp %x : tensor<16xf32>
+  hm.place %a in @arena at 64 : tensor<16xf32>
+  hm.release %a : tensor<16xf32>
+  // expected-error @+1 {{reads the result of tg.exp after its release}}
+  %b = tg.exp %a : tensor<16xf32>
+  hm.place %b in @arena at 128 : tensor<16xf32>
+  return %b : tensor<16xf32>
+}
+
+// -----
+// A read of a value that was never placed.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  %a = tg.exp %x : tensor<16xf32>
+  // expected-error @+1 {{reads the result of tg.exp, which has no memory}}
+  %b = tg.exp %a : tensor<16xf32>
+  hm.place %b in @arena at 128 : tensor<16xf32>
+  return %b : tensor<16xf32>
+}
+
+// -----
+// A release of something not in memory.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  %a = tg.exp %x : tensor<16xf32>
+  hm.place %a in @arena at 64 : tensor<16xf32>
+  hm.release %a : tensor<16xf32>
+  // expected-error @+1 {{releases the result of tg.exp, which is not in memory}}
+  hm.release %a : tensor<16xf32>
+  return %x : tensor<16xf32>
+}
+
+// -----
+// The same value placed twice.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  %a = tg.exp %x : tensor<16xf32>
+  hm.place %a in @arena at 64 : tensor<16xf32>
+  // expected-error @+1 {{the result of tg.exp is placed twice}}
+  hm.place %a in @arena at 128 : tensor<16xf32>
+  return %a : tensor<16xf32>
+}
+
+// -----
+// An argument with no memory (neither an input nor step/lr).
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{reads argument #0, which has no memory}}
+  %a = tg.exp %x : tensor<16xf32>
+  hm.place %a in @arena at 64 : tensor<16xf32>
+  return %a : tensor<16xf32>
+}
