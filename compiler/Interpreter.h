@@ -17,6 +17,8 @@
 #ifndef HMCC_COMPILER_INTERPRETER_H
 #define HMCC_COMPILER_INTERPRETER_H
 
+#include "lib/support/Tensor.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -28,30 +30,6 @@
 #include <vector>
 
 namespace hmcc {
-
-/// A dense row-major tensor of doubles.
-struct Tensor {
-  std::vector<int64_t> shape;
-  std::vector<double> values;
-
-  Tensor() = default;
-  Tensor(std::vector<int64_t> shape, std::vector<double> values)
-      : shape(std::move(shape)), values(std::move(values)) {}
-  /// A tensor of `shape` filled with `fill`.
-  static Tensor filled(std::vector<int64_t> shape, double fill = 0.0) {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return Tensor(std::move(shape), std::vector<double>(n, fill));
-  }
-  static Tensor scalar(double v) { return Tensor({}, {v}); }
-
-  int64_t size() const { return static_cast<int64_t>(values.size()); }
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-};
-
-/// Parameter values by symbol name.
-using TensorMap = std::map<std::string, Tensor>;
 
 class Interpreter {
 public:

@@ -10,7 +10,7 @@
 #ifndef HMCC_IMPORT_INITIALIZERS_H
 #define HMCC_IMPORT_INITIALIZERS_H
 
-#include "compiler/Interpreter.h"
+#include "lib/support/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
