@@ -562,47 +562,32 @@ private:
           return success();
         })
         .Case([&](OnnxOptimizerOp o) {
-          // ONNX's preview-training optimizers, written out as loops (they
-          // run once per step over parameter-sized tensors; scalars in double).
+          // One runtime call per optimized tensor; R and T are read from
+          // their scalar tensors at run time.
           unsigned n = o.getTensors().size() / (2 + o.getStatesPerTensor());
           StringRef kind = o.getKind();
           auto f = [&](FloatAttr a) { return floatLiteral(a.getValueAsDouble()); };
-          s << "  {\n    const double R = *" << cfptr(o.getLr()) << ";\n"
-            << "    const int64_t T = *" << ptr(o.getStep(), "const int64_t") << ";\n"
-            << "    const float nc = " << f(o.getNormCoefficientAttr()) << ";\n";
-          if (kind == "adagrad")
-            s << "    const float r = (float)(R / (1.0 + (double)T * " << f(o.getDecayFactorAttr()) << "));\n";
-          if (kind == "momentum")
-            s << "    const float alpha = " << f(o.getAlphaAttr()) << ", beta = T > 0 ? "
-              << f(o.getBetaAttr()) << " : 1.0f;\n";
-          if (kind == "adam")
-            s << "    const double a = " << f(o.getAlphaAttr()) << ", b = " << f(o.getBetaAttr()) << ";\n"
-              << "    const float r = T > 0 ? (float)(R * std::sqrt(1.0 - std::pow(b, (double)T)) / "
-                 "(1.0 - std::pow(a, (double)T))) : (float)R;\n";
+          std::string r = "(double)*" + cfptr(o.getLr());
+          std::string t = "*" + ptr(o.getStep(), "const int64_t");
           for (unsigned i = 0; i < n; ++i) {
-            Value x = o.getTensors()[i], g = o.getTensors()[n + i], st = o.getTensors()[2 * n + i];
-            Value xn = o.getResult(i), sn = o.getResult(n + i);
-            s << "    for (int64_t j = 0; j < " << count(x) << "; ++j) {\n"
-              << "      const float x = " << "(" << cfptr(x) << ")[j], gr = nc * x + " << "(" << cfptr(g) << ")[j];\n";
-            if (kind == "adagrad") {
-              s << "      const float h = " << "(" << cfptr(st) << ")[j] + gr * gr;\n"
-                << "      " << "(" << fptr(sn) << ")[j] = h;\n"
-                << "      " << "(" << fptr(xn) << ")[j] = x - r * gr / (std::sqrt(h) + " << f(o.getEpsilonAttr()) << ");\n";
-            } else if (kind == "momentum") {
-              s << "      const float v = alpha * " << "(" << cfptr(st) << ")[j] + beta * gr;\n"
-                << "      " << "(" << fptr(sn) << ")[j] = v;\n"
-                << "      " << "(" << fptr(xn) << ")[j] = x - (float)R * " << (o.getNesterov() ? "(gr + alpha * v)" : "v") << ";\n";
-            } else {
-              Value h0 = o.getTensors()[3 * n + i], hn = o.getResult(2 * n + i);
-              s << "      const float v = (float)a * " << "(" << cfptr(st) << ")[j] + (float)(1.0 - a) * gr;\n"
-                << "      const float h = (float)b * " << "(" << cfptr(h0) << ")[j] + (float)(1.0 - b) * gr * gr;\n"
-                << "      " << "(" << fptr(sn) << ")[j] = v;\n      " << "(" << fptr(hn) << ")[j] = h;\n"
-                << "      " << "(" << fptr(xn) << ")[j] = (1.0f - " << f(o.getNormCoefficientPostAttr())
-                << ") * (x - r * (v / (std::sqrt(h) + " << f(o.getEpsilonAttr()) << ")));\n";
-            }
-            s << "    }\n";
+            auto in = [&](unsigned j) { return cfptr(o.getTensors()[j * n + i]); };
+            auto out = [&](unsigned j) { return fptr(o.getResult(j * n + i)); };
+            std::string common = std::to_string(count(o.getResult(i))) + ", " + r + ", " + t +
+                                 ", " + f(o.getNormCoefficientAttr());
+            if (kind == "adagrad")
+              call("hmrt_onnx_adagrad(" + in(0) + ", " + in(1) + ", " + in(2) + ", " + out(0) +
+                   ", " + out(1) + ", " + common + ", " + f(o.getDecayFactorAttr()) + ", " +
+                   f(o.getEpsilonAttr()) + ")");
+            else if (kind == "momentum")
+              call("hmrt_onnx_momentum(" + in(0) + ", " + in(1) + ", " + in(2) + ", " + out(0) +
+                   ", " + out(1) + ", " + common + ", " + f(o.getAlphaAttr()) + ", " +
+                   f(o.getBetaAttr()) + ", " + (o.getNesterov() ? "1" : "0") + ")");
+            else
+              call("hmrt_onnx_adam(" + in(0) + ", " + in(1) + ", " + in(2) + ", " + in(3) + ", " +
+                   out(0) + ", " + out(1) + ", " + out(2) + ", " + common + ", " +
+                   f(o.getNormCoefficientPostAttr()) + ", " + f(o.getAlphaAttr()) + ", " +
+                   f(o.getBetaAttr()) + ", " + f(o.getEpsilonAttr()) + ")");
           }
-          s << "  }\n";
           return success();
         })
         .Case([&](AssignOp o) {

@@ -1,12 +1,21 @@
-// fp32 optimizer steps: AdamW and SGD with momentum, PyTorch semantics.
-// Purely per element; split across threads in large pieces.
+// fp32 optimizer steps: AdamW and SGD with momentum with PyTorch semantics,
+// and ONNX's preview-training Adagrad, Momentum and Adam. Purely per
+// element; split across threads in large pieces.
+#include <cmath>
+
 #include "core/internal.h"
 #include "cpu/adamw_update.h"
 #include "hmrt/kernels.h"
 
 namespace {
 constexpr int64_t kGrain = 1 << 14;
+
+hmrt_status check_update_count(const char* fn, int64_t t) {
+  HMRT_CHECK_ARG(t >= 0, "%s: the update count T must be >= 0, got %lld", fn,
+                 (long long)t);
+  return HMRT_OK;
 }
+}  // namespace
 
 extern "C" {
 
@@ -61,6 +70,100 @@ hmrt_status hmrt_sgd_step(float* param, const float* grad,
         d = nesterov ? d + mom * b : b;
       }
       param[i] = param[i] + neg_lr * d;  // param.add_(d_p, alpha=-lr)
+    }
+  });
+  return HMRT_OK;
+}
+
+// The ONNX optimizers read an element before writing it back at the same
+// index, so outputs may be the inputs' buffers.
+hmrt_status hmrt_onnx_adagrad(const float* x, const float* g, const float* h,
+                              float* x_new, float* h_new, int64_t n, double r,
+                              int64_t t, double norm_coefficient,
+                              double decay_factor, double epsilon) {
+  using namespace hmrt;
+  const char* fn = "hmrt_onnx_adagrad";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_PTR(fn, x, n);
+  HMRT_CHECK_PTR(fn, g, n);
+  HMRT_CHECK_PTR(fn, h, n);
+  HMRT_CHECK_PTR(fn, x_new, n);
+  HMRT_CHECK_PTR(fn, h_new, n);
+  if (hmrt_status st = check_update_count(fn, t)) return st;
+  const float nc = static_cast<float>(norm_coefficient);
+  const float rate = static_cast<float>(r / (1.0 + double(t) * decay_factor));
+  const float eps = static_cast<float>(epsilon);
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const float xi = x[i], gr = nc * xi + g[i];
+      const float hi_new = h[i] + gr * gr;
+      h_new[i] = hi_new;
+      x_new[i] = xi - rate * gr / (std::sqrt(hi_new) + eps);
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_onnx_momentum(const float* x, const float* g, const float* v,
+                               float* x_new, float* v_new, int64_t n, double r,
+                               int64_t t, double norm_coefficient, double alpha,
+                               double beta, int nesterov) {
+  using namespace hmrt;
+  const char* fn = "hmrt_onnx_momentum";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_PTR(fn, x, n);
+  HMRT_CHECK_PTR(fn, g, n);
+  HMRT_CHECK_PTR(fn, v, n);
+  HMRT_CHECK_PTR(fn, x_new, n);
+  HMRT_CHECK_PTR(fn, v_new, n);
+  if (hmrt_status st = check_update_count(fn, t)) return st;
+  const float nc = static_cast<float>(norm_coefficient);
+  const float a = static_cast<float>(alpha);
+  const float b = t > 0 ? static_cast<float>(beta) : 1.0f;
+  const float rate = static_cast<float>(r);
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const float xi = x[i], gr = nc * xi + g[i];
+      const float vi = a * v[i] + b * gr;
+      v_new[i] = vi;
+      x_new[i] = xi - rate * (nesterov ? gr + a * vi : vi);
+    }
+  });
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_onnx_adam(const float* x, const float* g, const float* v,
+                           const float* h, float* x_new, float* v_new,
+                           float* h_new, int64_t n, double r, int64_t t,
+                           double norm_coefficient, double norm_coefficient_post,
+                           double alpha, double beta, double epsilon) {
+  using namespace hmrt;
+  const char* fn = "hmrt_onnx_adam";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_PTR(fn, x, n);
+  HMRT_CHECK_PTR(fn, g, n);
+  HMRT_CHECK_PTR(fn, v, n);
+  HMRT_CHECK_PTR(fn, h, n);
+  HMRT_CHECK_PTR(fn, x_new, n);
+  HMRT_CHECK_PTR(fn, v_new, n);
+  HMRT_CHECK_PTR(fn, h_new, n);
+  if (hmrt_status st = check_update_count(fn, t)) return st;
+  const float nc = static_cast<float>(norm_coefficient);
+  const float a = static_cast<float>(alpha), one_minus_a = static_cast<float>(1.0 - alpha);
+  const float b = static_cast<float>(beta), one_minus_b = static_cast<float>(1.0 - beta);
+  const float rate = static_cast<float>(
+      t > 0 ? r * std::sqrt(1.0 - std::pow(beta, double(t))) / (1.0 - std::pow(alpha, double(t)))
+            : r);
+  const float keep = static_cast<float>(1.0 - norm_coefficient_post);
+  const float eps = static_cast<float>(epsilon);
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const float xi = x[i], gr = nc * xi + g[i];
+      const float vi = a * v[i] + one_minus_a * gr;
+      const float hi_new = b * h[i] + one_minus_b * gr * gr;
+      v_new[i] = vi;
+      h_new[i] = hi_new;
+      x_new[i] = keep * (xi - rate * (vi / (std::sqrt(hi_new) + eps)));
     }
   });
   return HMRT_OK;

@@ -379,6 +379,45 @@ void sgd_step(double* param, const double* grad, double* buf, int64_t n,
   }
 }
 
+void onnx_adagrad(double* x, const double* g, double* h, int64_t n, double r,
+                  int64_t t, double norm_coefficient, double decay_factor,
+                  double epsilon) {
+  const double rate = r / (1.0 + double(t) * decay_factor);
+  for (int64_t i = 0; i < n; ++i) {
+    const double g_reg = norm_coefficient * x[i] + g[i];
+    h[i] += g_reg * g_reg;
+    x[i] -= rate * g_reg / (std::sqrt(h[i]) + epsilon);
+  }
+}
+
+void onnx_momentum(double* x, const double* g, double* v, int64_t n, double r,
+                   int64_t t, double norm_coefficient, double alpha,
+                   double beta, bool nesterov) {
+  const double beta_adjusted = t > 0 ? beta : 1.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g_reg = norm_coefficient * x[i] + g[i];
+    v[i] = alpha * v[i] + beta_adjusted * g_reg;
+    x[i] -= nesterov ? r * (g_reg + alpha * v[i]) : r * v[i];
+  }
+}
+
+void onnx_adam(double* x, const double* g, double* v, double* h, int64_t n,
+               double r, int64_t t, double norm_coefficient,
+               double norm_coefficient_post, double alpha, double beta,
+               double epsilon) {
+  const double r_adjusted =
+      t > 0 ? r * std::sqrt(1.0 - std::pow(beta, double(t))) /
+                  (1.0 - std::pow(alpha, double(t)))
+            : r;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g_reg = norm_coefficient * x[i] + g[i];
+    v[i] = alpha * v[i] + (1.0 - alpha) * g_reg;
+    h[i] = beta * h[i] + (1.0 - beta) * g_reg * g_reg;
+    const double x_new = x[i] - r_adjusted * v[i] / (std::sqrt(h[i]) + epsilon);
+    x[i] = (1.0 - norm_coefficient_post) * x_new;
+  }
+}
+
 double global_norm(const double* const* buffers, const int64_t* sizes,
                    int64_t count) {
   double s = 0.0;

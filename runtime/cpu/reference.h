@@ -81,6 +81,19 @@ void sgd_step(double* param, const double* grad, double* buf, int64_t n,
               double lr, double momentum, double dampening,
               double weight_decay, bool nesterov, bool first_step);
 
+// One step of ONNX's Adagrad / Momentum / Adam in double, written from the
+// operator schemas' pseudo-code (hmrt/kernels.h has the formulas).
+void onnx_adagrad(double* x, const double* g, double* h, int64_t n, double r,
+                  int64_t t, double norm_coefficient, double decay_factor,
+                  double epsilon);
+void onnx_momentum(double* x, const double* g, double* v, int64_t n, double r,
+                   int64_t t, double norm_coefficient, double alpha,
+                   double beta, bool nesterov);
+void onnx_adam(double* x, const double* g, double* v, double* h, int64_t n,
+               double r, int64_t t, double norm_coefficient,
+               double norm_coefficient_post, double alpha, double beta,
+               double epsilon);
+
 double global_norm(const double* const* buffers, const int64_t* sizes,
                    int64_t count);
 

@@ -143,6 +143,85 @@ TEST(Sgd, PlainWithoutBuffer) {
   EXPECT_FLOAT_EQ(p[1], 2.1f);
 }
 
+// ONNX's preview-training optimizers against the expected outputs of ONNX's
+// own backend tests (onnx/backend/test/data/node/test_adagrad, test_momentum,
+// test_nesterov_momentum, test_adam: model attributes and test_data_set_0,
+// copied as exact float32 values). ONNX computed them in float32 NumPy.
+TEST(OnnxOptimizers, MatchBackendTestData) {
+  const float r = 0x1.99999ap-4f;  // 0.1f
+  {
+    const float x = 1, g = -1, h = 2;
+    float x_new, h_new;
+    HMRT_ASSERT_OK(hmrt_onnx_adagrad(&x, &g, &h, &x_new, &h_new, 1, r, 0,
+                                     double(0.001f), double(0.1f), double(1e-5f)));
+    EXPECT_TRUE(hmrt_test::all_close({x_new, h_new}, {0x1.0ec52ep+0, 0x1.7fbe80p+1}, 0, 4 * kU));
+  }
+  const float x[2] = {0x1.333334p+0f, 0x1.666666p+1f};
+  const float g[2] = {-0x1.e147aep-1f, -0x1.4p+1f};
+  const float v[2] = {0x1.b33334p+0f, 0x1.ccccccp+1f};
+  float x_new[2], v_new[2], h_new[2];
+  HMRT_ASSERT_OK(hmrt_onnx_momentum(x, g, v, x_new, v_new, 2, r, 0, double(0.001f),
+                                    double(0.95f), double(0.1f), 0));
+  EXPECT_TRUE(hmrt_test::all_close({x_new[0], x_new[1], v_new[0], v_new[1]},
+                                   {0x1.21e3a8p+0, 0x1.5a9692p+1, 0x1.5a36e4p-1, 0x1.d87938p-1},
+                                   0, 4 * kU));
+  HMRT_ASSERT_OK(hmrt_onnx_momentum(x, g, v, x_new, v_new, 2, r, 0, double(0.01f),
+                                    double(0.95f), 1.0, 1));
+  EXPECT_TRUE(hmrt_test::all_close({x_new[0], x_new[1], v_new[0], v_new[1]},
+                                   {0x1.3a3fbcp+0, 0x1.7a8390p+1, 0x1.5fbe78p-1, 0x1.e56040p-1},
+                                   0, 4 * kU));
+  const float h[2] = {0x1.99999ap-4f, 0x1.99999ap-4f};
+  HMRT_ASSERT_OK(hmrt_onnx_adam(x, g, v, h, x_new, v_new, h_new, 2, r, 0, double(0.001f), 0.0,
+                                double(0.95f), double(0.1f), double(1e-7f)));
+  EXPECT_TRUE(hmrt_test::all_close(
+      {x_new[0], x_new[1], v_new[0], v_new[1], h_new[0], h_new[1]},
+      {0x1.0668c8p+0, 0x1.549cb8p+1, 0x1.916c62p+0, 0x1.a5c724p+1, 0x1.9b3e72p-1, 0x1.67d584p+2},
+      0, 4 * kU));
+}
+
+// Many steps, large n (all threads), in place, against the double reference,
+// with non-zero starting states so that T = 0 is checked too. Every
+// hyper-parameter is non-trivial. Each step adds a few float roundings of
+// terms bounded by |x| + r * (update size), so 16 u per step covers them.
+TEST(OnnxOptimizers, TrackDoubleReference) {
+  const int64_t n = 30001;
+  const int steps = 12;
+  for (int kind = 0; kind < 4; ++kind) {
+    for (int threads : hmrt_test::thread_counts()) {
+      SCOPED_TRACE(testing::Message() << "kind " << kind << " threads " << threads);
+      hmrt_test::ThreadScope scope(threads);
+      auto x = hmrt_test::random_vec(n, 400 + kind);
+      auto s1 = hmrt_test::random_vec(n, 410 + kind), s2 = s1;
+      for (float& e : s1) e = std::fabs(e);  // Adagrad's and Adam's H are sums of squares
+      for (float& e : s2) e = std::fabs(e) * 0.5f;
+      auto xd = to_double(x), s1d = to_double(s1), s2d = to_double(s2);
+      for (int t = 0; t < steps; ++t) {
+        auto g = hmrt_test::normal_vec(n, 500 + t);
+        auto gd = to_double(g);
+        if (kind == 0) {
+          HMRT_ASSERT_OK(hmrt_onnx_adagrad(x.data(), g.data(), s1.data(), x.data(), s1.data(), n,
+                                           0.05, t, 0.01, 0.1, 1e-5));
+          hmrt::ref::onnx_adagrad(xd.data(), gd.data(), s1d.data(), n, 0.05, t, 0.01, 0.1, 1e-5);
+        } else if (kind <= 2) {
+          HMRT_ASSERT_OK(hmrt_onnx_momentum(x.data(), g.data(), s1.data(), x.data(), s1.data(), n,
+                                            0.05, t, 0.01, 0.9, 0.5, kind == 2));
+          hmrt::ref::onnx_momentum(xd.data(), gd.data(), s1d.data(), n, 0.05, t, 0.01, 0.9, 0.5,
+                                   kind == 2);
+        } else {
+          HMRT_ASSERT_OK(hmrt_onnx_adam(x.data(), g.data(), s2.data(), s1.data(), x.data(),
+                                        s2.data(), s1.data(), n, 0.05, t, 0.01, 0.001, 0.9,
+                                        0.999, 1e-6));
+          hmrt::ref::onnx_adam(xd.data(), gd.data(), s2d.data(), s1d.data(), n, 0.05, t, 0.01,
+                               0.001, 0.9, 0.999, 1e-6);
+        }
+      }
+      const double r = 16 * steps * kU;
+      EXPECT_TRUE(hmrt_test::all_close(x, xd, r, r));
+      EXPECT_TRUE(hmrt_test::all_close(s1, s1d, r * 10, r));
+    }
+  }
+}
+
 TEST(Optimizers, RejectBadArguments) {
   float x = 0;
   EXPECT_EQ(hmrt_adamw_step(&x, &x, &x, &x, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0),
@@ -153,6 +232,10 @@ TEST(Optimizers, RejectBadArguments) {
             HMRT_INVALID_ARGUMENT);  // momentum needs a buffer
   EXPECT_EQ(hmrt_sgd_step(&x, &x, &x, 1, 0.1, 0.9, 0.1, 0, 1, 1),
             HMRT_INVALID_ARGUMENT);  // nesterov with dampening
+  EXPECT_EQ(hmrt_onnx_momentum(&x, &x, &x, &x, &x, 1, 0.1, -1, 0, 0.9, 1, 0),
+            HMRT_INVALID_ARGUMENT);  // T counts from 0
+  EXPECT_EQ(hmrt_onnx_adam(&x, nullptr, &x, &x, &x, &x, &x, 1, 0.1, 0, 0, 0, 0.9, 0.999, 1e-6),
+            HMRT_INVALID_ARGUMENT);
 }
 
 }  // namespace

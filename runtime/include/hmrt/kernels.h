@@ -195,6 +195,32 @@ hmrt_status hmrt_sgd_step(float* param, const float* grad,
                           double momentum, double dampening,
                           double weight_decay, int nesterov, int first_step);
 
+/* ONNX's ai.onnx.preview.training optimizers, as the operator schemas define
+ * them (they differ from PyTorch's).  Out of place: x, g and the states are
+ * read, x_new and the new states written (each may be the same buffer as the
+ * input it replaces).  r is the learning rate R, t the update count T (0 on
+ * the first update); scalars are combined in double, elements in float.
+ *   g' = norm_coefficient*x + g
+ * Adagrad:  h' = h + g'^2;  x' = x - r/(1 + t*decay_factor) * g'/(sqrt(h') + epsilon)
+ * Momentum: v' = alpha*v + (t > 0 ? beta : 1)*g';
+ *           x' = x - r*v' (standard) or x - r*(g' + alpha*v') (nesterov)
+ * Adam:     v' = alpha*v + (1-alpha)*g';  h' = beta*h + (1-beta)*g'^2;
+ *           r' = t > 0 ? r*sqrt(1 - beta^t)/(1 - alpha^t) : r;
+ *           x' = (1 - norm_coefficient_post) * (x - r'*v'/(sqrt(h') + epsilon)) */
+hmrt_status hmrt_onnx_adagrad(const float* x, const float* g, const float* h,
+                              float* x_new, float* h_new, int64_t n, double r,
+                              int64_t t, double norm_coefficient,
+                              double decay_factor, double epsilon);
+hmrt_status hmrt_onnx_momentum(const float* x, const float* g, const float* v,
+                               float* x_new, float* v_new, int64_t n, double r,
+                               int64_t t, double norm_coefficient, double alpha,
+                               double beta, int nesterov);
+hmrt_status hmrt_onnx_adam(const float* x, const float* g, const float* v,
+                           const float* h, float* x_new, float* v_new,
+                           float* h_new, int64_t n, double r, int64_t t,
+                           double norm_coefficient, double norm_coefficient_post,
+                           double alpha, double beta, double epsilon);
+
 /* ---- block-wise 8-bit states (cpu/quant8.cpp) ----------------------------------
  * A tensor of n floats is stored as n uint8 codes plus ceil(n/256) float
  * absmax values: block b covers elements [256b, 256b+256) (the last block may
