@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -15,8 +16,15 @@ namespace hmcc {
 /// for types the runtime has none for.
 int hmrtDtypeOf(mlir::Type element);
 
+/// Lowers the scheduled program (after hm-place-buffers) to the EmitC
+/// dialect: what --emit=emitc prints and emitProgramCpp translates. `train`
+/// and `eval` as for emitProgramCpp. Returns null after a diagnostic.
+mlir::OwningOpRef<mlir::ModuleOp> lowerToEmitC(mlir::ModuleOp module, mlir::func::FuncOp train,
+                                               mlir::func::FuncOp eval);
+
 /// Writes the C++ translation unit of the scheduled program (after
-/// hm-place-buffers): one runtime call per op at its static arena offset,
+/// hm-place-buffers), through EmitC and MLIR's C++ translator: one runtime
+/// call per op at its static arena offset,
 /// and hmcc_program() describing inputs, outputs, parameters, states and
 /// hyper-parameters (runtime/include/hmrt/program.h). `train` (the step entry) and `eval` (the forward entry, whose
 /// results are the program's outputs) may each be null.

@@ -2,7 +2,7 @@
 //
 //   hmcc model.onnx [--batch N] [--seq N] [--input-shape NAME=D0,D1]
 //        [--frozen NAME] [--vram SIZE] [--ram SIZE] [--nvme PATH:SIZE]
-//        [--emit=summary|import|mlir|schedule|cpp|exe] [-o FILE|DIR]
+//        [--emit=summary|import|mlir|schedule|emitc|cpp|exe] [-o FILE|DIR]
 //
 // Exit status: 0 on success, 1 on any error (one message on stderr).
 //
@@ -83,7 +83,7 @@ cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
 
 cl::OptionCategory trainingCategory("Training");
 
-enum class Emit { Summary, Import, Mlir, Schedule, Cpp, Exe };
+enum class Emit { Summary, Import, Mlir, Schedule, EmitC, Cpp, Exe };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: exe with -o DIR, summary without):"),
     cl::values(clEnumValN(Emit::Summary, "summary",
@@ -93,7 +93,9 @@ cl::opt<Emit> emit(
                           "the training graph: forward, backward and optimizer (tg dialect)"),
                clEnumValN(Emit::Schedule, "schedule",
                           "the scheduled program: every tensor placed in the arena (hm dialect)"),
-               clEnumValN(Emit::Cpp, "cpp", "the generated C++ program"),
+               clEnumValN(Emit::EmitC, "emitc",
+                          "the scheduled program lowered to MLIR's EmitC dialect"),
+               clEnumValN(Emit::Cpp, "cpp", "the generated C++ program (EmitC, translated)"),
                clEnumValN(Emit::Exe, "exe",
                           "DIR/train (compiled and linked) and DIR/state (initial weights)")),
     cl::cat(outputCategory));
@@ -530,6 +532,14 @@ int main(int argc, char **argv) {
       return rc;
   }
 
+  if (stage == Emit::EmitC)
+    return writeOutput([&](raw_ostream &os) {
+      auto cpp = hmcc::lowerToEmitC(*module, train, eval);
+      if (cpp)
+        return printModule(*cpp, os);
+      error(inputFile + ": " + diagnostics);
+      return false;
+    });
   if (stage == Emit::Cpp)
     return writeOutput([&](raw_ostream &os) {
       if (mlir::succeeded(hmcc::emitProgramCpp(*module, train, eval, os)))
