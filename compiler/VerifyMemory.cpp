@@ -95,27 +95,20 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
       fixed.push_back(interval);
       return true;
     };
-    auto offsetOf = [](Operation *op) {
-      auto a = op->getAttrOfType<IntegerAttr>(hm::kOffsetAttr);
-      return a ? std::optional<int64_t>(a.getInt()) : std::nullopt;
-    };
+    // Parameters and states each have a fixed offset.
     bool ok = true;
-    for (auto p : module.getOps<ParameterOp>()) {
-      auto offset = offsetOf(p);
+    auto addSymbol = [&](Operation *op, StringRef kind, StringRef name, Type type) {
+      auto offset = op->getAttrOfType<IntegerAttr>(hm::kOffsetAttr);
       if (!offset) {
-        p.emitError("hm-verify-memory: the parameter has no hm.offset");
-        return signalPassFailure();
+        op->emitError() << "hm-verify-memory: the " << kind << " has no hm.offset";
+        return false;
       }
-      ok &= addFixed(p, *offset, p.getType(), "parameter @" + p.getSymName().str());
-    }
-    for (auto s : module.getOps<StateOp>()) {
-      auto offset = offsetOf(s);
-      if (!offset) {
-        s.emitError("hm-verify-memory: the state has no hm.offset");
-        return signalPassFailure();
-      }
-      ok &= addFixed(s, *offset, s.getType(), "state @" + s.getSymName().str());
-    }
+      return addFixed(op, offset.getInt(), type, (kind + " @" + name).str());
+    };
+    for (auto p : module.getOps<ParameterOp>())
+      ok &= addSymbol(p, "parameter", p.getSymName(), p.getType());
+    for (auto s : module.getOps<StateOp>())
+      ok &= addSymbol(s, "state", s.getSymName(), s.getType());
     // Inputs: one interval per distinct (offset, name); functions share them.
     std::map<int64_t, std::string> inputs;
     for (auto fn : module.getOps<func::FuncOp>())
