@@ -383,11 +383,8 @@ private:
                               const std::set<std::string> &initializerNames) {
     const onnx::GraphProto &init = info.initialization();
     const std::string where = "training_info initialization: ";
-    if (info.initialization_binding_size() == 0) {
-      if (init.node_size())
-        fail(where + "the graph has nodes but initialization_binding is empty");
-      return;
-    }
+    if (info.initialization_binding_size() == 0)
+      return; // nothing it computes is used
     if (init.input_size())
       fail(where + "the graph has inputs (" + quote(init.input(0).name()) +
            "); ONNX's initialization graph takes none");
