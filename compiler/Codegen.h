@@ -16,6 +16,11 @@ namespace hmcc {
 /// for types the runtime has none for.
 int hmrtDtypeOf(mlir::Type element);
 
+/// Writes the scheduled program (after hm-place-buffers) as JSON: the arena,
+/// the persistent tensors and every entry function's ops in execution order
+/// with the bytes they read and write (docs/schedule-format.md).
+mlir::LogicalResult dumpScheduleJson(mlir::ModuleOp module, llvm::raw_ostream &os);
+
 /// Lowers the scheduled program (after hm-place-buffers) to the EmitC
 /// dialect: what --emit=emitc prints and emitProgramCpp translates. `train`
 /// and `eval` as for emitProgramCpp. Returns null after a diagnostic.

@@ -356,7 +356,7 @@ private:
   int64_t placedOffset(Value v) {
     for (Operation *user : v.getUsers())
       if (auto place = dyn_cast<hm::PlaceOp>(user))
-        return place.getOffset();
+        return place.getByteOffset();
     return -1;
   }
 
@@ -395,7 +395,7 @@ private:
         byValue[arg] = role.getValue() == "step" ? step : lr;
     }
     for (auto place : block.getOps<hm::PlaceOp>())
-      offsets[place.getValue()] = place.getOffset();
+      offsets[place.getValue()] = place.getByteOffset();
     for (Operation &op : block) {
       loc = op.getLoc();
       if (isa<hm::PlaceOp, hm::ReleaseOp>(op))
@@ -898,7 +898,7 @@ private:
        << "  static const hmrt_program program = {\n"
        << "    HMRT_PROGRAM_ABI_VERSION, \""
        << (module.getSymName() ? module.getSymName()->str() : "model") << "\", "
-       << arenaOp.getSize() << "u,\n"
+       << arenaOp.getBytes() << "u,\n"
        << "    " << inputs.size() << ", kInputs, " << outputs.size() << ", kOutputs,\n"
        << "    " << params.size() << ", kParams, " << states.size() << ", kStates,\n"
        << "    " << vocab << ",\n"

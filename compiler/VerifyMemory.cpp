@@ -76,7 +76,7 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
       return signalPassFailure();
     }
     hm::ArenaOp arena = *arenas.begin();
-    int64_t size = arena.getSize();
+    int64_t size = arena.getBytes();
 
     // Persistent tensors never overlap one another.
     Occupancy persistent;
@@ -161,14 +161,14 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         Value v = place.getValue();
         if (live.count(v) || released.count(v))
           return fail(&op) << describe(v) << " is placed twice";
-        Interval interval{place.getOffset(), place.getOffset() + bytesOf(v.getType()),
-                          describe(v) + " (placed at " + std::to_string(place.getOffset()) + ")"};
+        Interval interval{place.getByteOffset(), place.getByteOffset() + bytesOf(v.getType()),
+                          describe(v) + " (placed at " + std::to_string(place.getByteOffset()) + ")"};
         if (interval.end > size)
           return fail(&op) << describe(v) << " lies beyond the arena's " << size << " bytes";
         if (const Interval *other = occupancy.add(interval))
           return fail(&op) << describe(v) << " at [" << interval.begin << ", " << interval.end
                            << ") overlaps " << other->what;
-        live[v] = place.getOffset();
+        live[v] = place.getByteOffset();
         continue;
       }
       if (auto release = dyn_cast<hm::ReleaseOp>(op)) {

@@ -48,13 +48,15 @@ LogicalResult HMDialect::verifyRegionArgAttribute(Operation *op, unsigned, unsig
 LogicalResult ArenaOp::verify() {
   if (getTier() != "device" && getTier() != "host")
     return emitOpError() << "tier must be \"device\" or \"host\", not \"" << getTier() << "\"";
-  if (getSize() < 0 || getSize() % kAlignment)
+  int64_t size = getSizeAttr().getInt();
+  if (size < 0 || size % kAlignment)
     return emitOpError() << "size must be a non-negative multiple of " << kAlignment;
   return success();
 }
 
 LogicalResult PlaceOp::verify() {
-  if (getOffset() < 0 || getOffset() % kAlignment)
+  int64_t offset = getOffsetAttr().getInt();
+  if (offset < 0 || offset % kAlignment)
     return emitOpError() << "offset must be a non-negative multiple of " << kAlignment;
   Operation *def = getValue().getDefiningOp();
   if (!def || def->getBlock() != (*this)->getBlock() || !def->isBeforeInBlock(*this))
@@ -66,10 +68,11 @@ LogicalResult PlaceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   auto arena = symbols.lookupNearestSymbolFrom<ArenaOp>(*this, getArenaAttr());
   if (!arena)
     return emitOpError() << getArenaAttr() << " is not a declared hm.arena";
-  int64_t end = getOffset() + hmcc::tg::tensorBytes(getValue().getType());
-  if (end > arena.getSize())
-    return emitOpError() << "bytes [" << getOffset() << ", " << end << ") lie beyond the "
-                         << arena.getSize() << " bytes of " << getArenaAttr();
+  int64_t offset = getOffsetAttr().getInt(), size = arena.getSizeAttr().getInt();
+  int64_t end = offset + hmcc::tg::tensorBytes(getValue().getType());
+  if (end > size)
+    return emitOpError() << "bytes [" << offset << ", " << end << ") lie beyond the " << size
+                         << " bytes of " << getArenaAttr();
   return success();
 }
 

@@ -18,6 +18,10 @@ def HM_ArenaOp : HM_Op<"arena", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$tier, I64Attr:$size);
+  let extraClassDeclaration = [{
+    /// The size in bytes, signed like every offset.
+    int64_t getBytes() { return getSizeAttr().getInt(); }
+  }];
   let assemblyFormat = "$sym_name `tier` $tier `size` $size attr-dict";
   let hasVerifier = 1;
 }
@@ -34,6 +38,10 @@ def HM_PlaceOp : HM_Op<"place", [DeclareOpInterfaceMethods<SymbolUserOpInterface
     ```
   }];
   let arguments = (ins AnyRankedTensor:$value, FlatSymbolRefAttr:$arena, I64Attr:$offset);
+  let extraClassDeclaration = [{
+    /// The offset in bytes, signed like every offset.
+    int64_t getByteOffset() { return getOffsetAttr().getInt(); }
+  }];
   let assemblyFormat = "$value `in` $arena `at` $offset attr-dict `:` type($value)";
   let hasVerifier = 1;
 }

@@ -157,6 +157,11 @@ cl::opt<bool> listCompileTime(
     cl::desc("With --list-ops, also list the operand positions that must be known at compile "
              "time (give graph inputs there a value with --input-value)"),
     cl::cat(outputCategory));
+cl::opt<std::string> dumpSchedule(
+    "dump-schedule", cl::value_desc("FILE.json"),
+    cl::desc("Also write the scheduled program as JSON: the arena, persistent tensors, and "
+             "every op in order with the bytes it reads and writes (docs/schedule-format.md)"),
+    cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
                     cl::desc("With --emit=mlir, print constants over 64 elements as "
                              "dense_resource<__elided__> (shorter, but not parseable)"),
@@ -230,11 +235,20 @@ int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp
   pm.addPass(hmcc::createHMVerifyMemory());
   if (mlir::failed(pm.run(module)))
     return error(inputFile + ": " + diagnostics);
+  if (!dumpSchedule.empty()) {
+    std::string openError;
+    auto file = mlir::openOutputFile(dumpSchedule, &openError);
+    if (!file)
+      return error("--dump-schedule: " + openError);
+    if (mlir::failed(hmcc::dumpScheduleJson(module, file->os())))
+      return error(inputFile + ": " + diagnostics);
+    file->keep();
+  }
   if (!vram.getNumOccurrences())
     return 0;
   uint64_t budget = cantFail(hmcc::parseSize(vram));
   auto arena = *module.getOps<hmcc::hm::ArenaOp>().begin();
-  uint64_t need = static_cast<uint64_t>(arena.getSize());
+  uint64_t need = static_cast<uint64_t>(arena.getBytes());
   if (need <= budget)
     return 0;
   // What dominates: persistent tensors by kind, the rest is activations.

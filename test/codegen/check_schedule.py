@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Checks a --dump-schedule JSON file against the rules its format promises.
+
+  check_schedule.py FILE.json
+
+Prints one summary line per function; exits 1 with a line per broken rule:
+every interval lies inside the arena; persistent tensors do not overlap;
+every op's live_bytes is at most the arena and at most the function's
+peak_bytes, which one op reaches.
+"""
+import json
+import sys
+
+
+def main():
+    d = json.load(open(sys.argv[1]))
+    errors = []
+    arena = d["arena"]["bytes"]
+    if d.get("format") != "hmcc-schedule-1":
+        errors.append("format is %r" % d.get("format"))
+    spans = sorted((p["offset"], p["offset"] + p["bytes"], p["name"]) for p in d["persistent"])
+    for (b0, e0, n0), (b1, e1, n1) in zip(spans, spans[1:]):
+        if b1 < e0:
+            errors.append("persistent %s overlaps %s" % (n0, n1))
+    for b, e, n in spans:
+        if e > arena:
+            errors.append("persistent %s ends at %d, beyond the arena" % (n, e))
+    for f in d["functions"]:
+        for op in f["ops"]:
+            for t in op["reads"] + op["writes"]:
+                if "offset" in t and t["offset"] + t["bytes"] > arena:
+                    errors.append("%s op %d: %s beyond the arena" % (f["name"], op["index"], t["tensor"]))
+            if op["live_bytes"] > min(arena, f["peak_bytes"]):
+                errors.append("%s op %d: live_bytes %d" % (f["name"], op["index"], op["live_bytes"]))
+        if f["ops"] and max(op["live_bytes"] for op in f["ops"]) != f["peak_bytes"]:
+            errors.append("%s: no op reaches peak_bytes" % f["name"])
+        print("%s: %d ops, peak %d of %d arena bytes" % (f["name"], len(f["ops"]), f["peak_bytes"], arena))
+    for e in errors:
+        print("error:", e)
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()
