@@ -21,6 +21,8 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%fixtures", os.path.join(config.hmcc_src_root, "test", "fixtures")))
 config.substitutions.append(("%hmcc_src", config.hmcc_src_root))
 config.substitutions.append(("%hmcc_bin", config.hmcc_tools_dir))
+# The bundled demo dataset, made at build time (target demo-data).
+config.substitutions.append(("%demo_data", os.path.join(config.hmcc_obj_root, "data", "demo.bin")))
 
 # Tests that need ONNX's backend test data (Debian: libonnx-testdata).
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
