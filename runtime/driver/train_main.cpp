@@ -23,6 +23,8 @@
 #include "hmrt/io.h"
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
+#include "hmrt/trace.h"
+#include "io/json.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
@@ -133,6 +135,10 @@ const char* const kHelp =
     "                        (or the --eval pass); its dtype and shape must equal\n"
     "                        the input's (a bfloat16 input takes a uint16 file of\n"
     "                        its bits); repeatable; overrides the token loader\n"
+    "  --trace FILE          write a Chrome trace (about:tracing, Perfetto) of the\n"
+    "                        first --trace-steps steps (or of --eval's pass): each\n"
+    "                        step, its input writing, and every op of the program\n"
+    "  --trace-steps N       steps to trace (default 10)\n"
     "  --eval                run the forward pass once instead of training and\n"
     "                        print each output (all its values when it has at\n"
     "                        most 64 elements, else the first 8)\n"
@@ -163,6 +169,9 @@ struct Options {
   bool eval = false, quiet = false, help = false;
   std::string dump_outputs;
   bool dump_set = false;
+  std::string trace;
+  int64_t trace_steps = 10;
+  bool trace_steps_set = false;
 };
 
 bool parse_u64(const std::string& s, uint64_t* out) {
@@ -192,7 +201,7 @@ Options parse_args(int argc, char** argv) {
   const std::vector<std::string> with_value = {
       "--state",   "--data",    "--data-dtype", "--steps",   "--seed",
       "--log-every", "--save",  "--save-every", "--resume",  "--threads",
-      "--metrics", "--feed",    "--dump-outputs"};
+      "--metrics", "--feed",    "--dump-outputs", "--trace", "--trace-steps"};
   const std::vector<std::string> switches = {"--eval", "--quiet", "--help"};
   std::vector<std::string> seen;
   for (int i = 1; i < argc; ++i) {
@@ -272,6 +281,11 @@ Options parse_args(int argc, char** argv) {
       for (const auto& f : o.feeds)
         if (f.first == name) die("--feed: input '%s' is fed twice", name.c_str());
       o.feeds.emplace_back(name, value.substr(at + 1));
+    } else if (flag == "--trace") {
+      o.trace = value;
+    } else if (flag == "--trace-steps") {
+      o.trace_steps = parse_count(flag, value, 1);
+      o.trace_steps_set = true;
     } else if (flag == "--dump-outputs") {
       o.dump_outputs = value;
       o.dump_set = true;
@@ -294,6 +308,8 @@ Options parse_args(int argc, char** argv) {
     if (o.dump_set) die("--dump-outputs needs --eval");
   }
   if (o.save_every && o.save.empty()) die("--save-every needs --save");
+  if (o.trace_steps_set && o.trace.empty()) die("--trace-steps needs --trace");
+  if (o.trace_steps_set && o.eval) die("--trace-steps cannot be used with --eval");
   return o;
 }
 
@@ -436,6 +452,70 @@ struct Input {
   const hmrt_tensor_desc* desc;
   void* ptr;              // in the arena
   const NpyHolder* feed;  // when fed from a file
+};
+
+// --trace: collects the program's op events (hmrt/trace.h) step by step and
+// writes them with the steps as a Chrome trace: complete ("X") events in
+// microseconds, steps and input writing on one thread, ops on another.
+class Tracer {
+ public:
+  Tracer(std::string path, const char* const* names, int32_t count)
+      : path_(std::move(path)), names_(names), count_(count) {
+    std::FILE* f = std::fopen(path_.c_str(), "w");  // fail before any work
+    if (!f) die("--trace %s: cannot create: %s", path_.c_str(), std::strerror(errno));
+    std::fclose(f);
+    hmrt_trace_start();
+  }
+  int64_t now() const { return hmrt_trace_now(); }
+  void span(const std::string& name, int tid, int64_t begin, int64_t end,
+            const std::string& args) {
+    char times[96];
+    std::snprintf(times, sizeof times, "\"ts\": %.3f, \"dur\": %.3f", begin / 1e3,
+                  (end - begin) / 1e3);
+    events_.push_back("{\"name\": " + hmrt::json::quote(name) + ", \"ph\": \"X\", " +
+                      times + ", \"pid\": 1, \"tid\": " + std::to_string(tid) +
+                      ", \"args\": {" + args + "}}");
+  }
+  // Turns the ops' events since the last call into spans of `step`.
+  void collect(int64_t step) {
+    int64_t n = 0;
+    const hmrt_trace_event* ev = hmrt_trace_events(&n);
+    std::vector<int64_t> begins(count_ > 0 ? count_ : 0, -1);
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t op = ev[i].op;
+      if (op < 0 || op >= count_) die("--trace: the program reported op %d of %d", op, count_);
+      if (!ev[i].end) {
+        begins[op] = ev[i].ns;
+      } else if (begins[op] >= 0) {
+        span(names_[op], 2, begins[op], ev[i].ns,
+             "\"step\": " + std::to_string((long long)step) + ", \"op\": " + std::to_string(op));
+        begins[op] = -1;
+      }
+    }
+    hmrt_trace_clear();
+  }
+  void write(const std::string& model) {
+    hmrt_trace_stop();
+    std::FILE* f = std::fopen(path_.c_str(), "w");
+    if (!f) die("--trace %s: cannot create: %s", path_.c_str(), std::strerror(errno));
+    std::fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"model\": %s},\n"
+                    " \"traceEvents\": [\n",
+                 hmrt::json::quote(model).c_str());
+    std::fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, "
+                    "\"args\": {\"name\": \"steps\"}},\n"
+                    "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, "
+                    "\"args\": {\"name\": \"ops\"}}");
+    for (const std::string& e : events_) std::fprintf(f, ",\n  %s", e.c_str());
+    std::fprintf(f, "\n]}\n");
+    const bool failed = std::ferror(f) != 0;
+    if (std::fclose(f) != 0 || failed) die("--trace %s: write failed", path_.c_str());
+  }
+
+ private:
+  std::string path_;
+  const char* const* names_;
+  int32_t count_;
+  std::vector<std::string> events_;
 };
 
 class Trainer {
@@ -716,12 +796,23 @@ std::string format_value(int32_t dtype, const void* data, int64_t i) {
 
 int Trainer::eval() {
   if (p_->forward == nullptr) die("the program has no forward function");
+  std::unique_ptr<Tracer> tracer;
+  if (!o_.trace.empty())
+    tracer.reset(new Tracer(o_.trace, p_->forward_ops, p_->num_forward_ops));
+  const int64_t t0 = tracer ? tracer->now() : 0;
   write_inputs(position_ + 1);
+  const int64_t t1 = tracer ? tracer->now() : 0;
   hmrt_clear_error();
   const hmrt_status st = p_->forward(base_);
   if (st != HMRT_OK)
     die("the forward pass failed: %s%s%s", hmrt_status_string(st),
         last_error().empty() ? "" : ": ", last_error().c_str());
+  if (tracer) {
+    tracer->span("inputs", 1, t0, t1, "");
+    tracer->span("forward", 1, t1, tracer->now(), "");
+    tracer->collect(0);
+    tracer->write(p_->model_name ? p_->model_name : "");
+  }
   std::map<std::string, std::string> files;
   if (o_.dump_set) {
     std::error_code ec;
@@ -839,6 +930,11 @@ int Trainer::train() {
         p_->model_name ? p_->model_name : "", (long long)(step0_ + 1),
         (long long)last);
 
+  std::unique_ptr<Tracer> tracer;
+  if (!o_.trace.empty())
+    tracer.reset(new Tracer(o_.trace, p_->step_ops, p_->num_step_ops));
+  const int64_t trace_last = std::min(last, step0_ + o_.trace_steps);
+
   using clock = std::chrono::steady_clock;
   const auto t_start = clock::now();
   auto t_log = t_start;
@@ -848,12 +944,15 @@ int Trainer::train() {
   float loss = 0.0f;
   for (int64_t s = step0_ + 1; s <= last; ++s) {
     const auto t0 = clock::now();
+    const bool traced = tracer && s <= trace_last;
+    const int64_t trace0 = traced ? tracer->now() : 0;
     if (use_loader_) {
       write_inputs(position_ + 1);
       ++position_;
     } else {
       write_inputs(1);
     }
+    const int64_t trace1 = traced ? tracer->now() : 0;
     const float lr = hmrt_lr_at(&p_->hyper, s, last);
     float grad_norm = 0.0f;
     hmrt_clear_error();
@@ -862,6 +961,17 @@ int Trainer::train() {
       die("step %lld failed: %s%s%s", (long long)s, hmrt_status_string(st),
           last_error().empty() ? "" : ": ", last_error().c_str());
     const auto t1 = clock::now();
+    if (traced) {
+      const std::string step_arg = "\"step\": " + std::to_string((long long)s);
+      tracer->span("inputs", 1, trace0, trace1, step_arg);
+      tracer->span("step " + std::to_string((long long)s), 1, trace1, tracer->now(), step_arg);
+      tracer->collect(s);
+      if (s == trace_last) {
+        tracer->write(p_->model_name ? p_->model_name : "");
+        log("wrote the trace of steps %lld..%lld to %s\n", (long long)(step0_ + 1),
+            (long long)s, o_.trace.c_str());
+      }
+    }
     if (!std::isfinite(loss))
       die("step %lld: the loss is %s; stopping (lr %.3e)", (long long)s,
           std::isnan(loss) ? "nan" : "infinite", static_cast<double>(lr));

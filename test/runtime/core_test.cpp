@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "hmrt/trace.h"
 #include "test_util.h"
 
 namespace {
@@ -106,3 +107,34 @@ TEST(Arena, HugeSizeIsOutOfMemory) {
 }
 
 }  // namespace
+
+// hmrt/trace.h: events are recorded only between start and stop, in call
+// order, on a clock that does not go back; clear forgets them.
+TEST(Trace, RecordsOnlyWhileStarted) {
+  hmrt_trace_stop();
+  hmrt_trace_clear();
+  hmrt_trace_op(7, 0);
+  int64_t n = -1;
+  hmrt_trace_events(&n);
+  EXPECT_EQ(n, 0);
+
+  hmrt_trace_start();
+  hmrt_trace_op(0, 0);
+  hmrt_trace_op(0, 1);
+  hmrt_trace_op(1, 0);
+  hmrt_trace_op(1, 1);
+  hmrt_trace_stop();
+  hmrt_trace_op(2, 0);  // after stop: ignored
+  const hmrt_trace_event* ev = hmrt_trace_events(&n);
+  ASSERT_EQ(n, 4);
+  const int32_t ops[] = {0, 0, 1, 1}, ends[] = {0, 1, 0, 1};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(ev[i].op, ops[i]);
+    EXPECT_EQ(ev[i].end, ends[i]);
+    EXPECT_GE(ev[i].ns, 0);
+    if (i) EXPECT_GE(ev[i].ns, ev[i - 1].ns);
+  }
+  hmrt_trace_clear();
+  hmrt_trace_events(&n);
+  EXPECT_EQ(n, 0);
+}

@@ -375,7 +375,7 @@ const hmrt_program kProgram = {
     kParams, 0, nullptr, 0,
     {HMRT_OPT_NONE, 0.0f, 0.9f, 0.999f, 1e-8f, 0.0f, 0.0f, 0.0f,
      HMRT_LR_CONSTANT, 0, 0, 0.0f},
-    step, forward,
+    step, forward, 0, nullptr, 0, nullptr,
 };
 
 }  // namespace dtypes_prog
@@ -595,7 +595,7 @@ TEST_F(Driver, ProgramChecks) {
   Result r = run_train(&p, {"--steps", "1"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(contains(r.err, "the program was generated for driver ABI "
-                              "version 99, this driver implements version 1"))
+                              "version 99, this driver implements version 2"))
       << r.err;
   r = run_train(nullptr, {"--steps", "1"});
   EXPECT_EQ(r.rc, 1);

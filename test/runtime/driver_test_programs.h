@@ -132,6 +132,8 @@ inline const hmrt_program kProgram = {
      HMRT_LR_COSINE, 5, 0, 0.1f},
     step,
     forward,
+    0, nullptr,  // no op names: these programs do not call hmrt_trace_op
+    0, nullptr,
 };
 
 inline const hmrt_program* program() { return &kProgram; }
@@ -225,6 +227,8 @@ inline const hmrt_program kProgram = {
      HMRT_LR_CONSTANT, 0, 0, 0.0f},
     step,
     forward,
+    0, nullptr,  // no op names: these programs do not call hmrt_trace_op
+    0, nullptr,
 };
 
 inline const hmrt_program* program() { return &kProgram; }

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define HMRT_PROGRAM_ABI_VERSION 1u
+#define HMRT_PROGRAM_ABI_VERSION 2u
 
 /* Element types, numbered as ONNX's TensorProto.DataType.  Storage is
  * little-endian; F16 is IEEE 754 binary16 and BF16 is bfloat16 (the top 16
@@ -109,6 +109,14 @@ typedef struct hmrt_program {
                       float* grad_norm);
   /* Forward only: computes every output; parameters are unchanged. */
   hmrt_status (*forward)(uint8_t* arena);
+
+  /* The ops of step() and forward() in the order they run, by name ("tg.gemm
+   * /fc1/Gemm": the op and the ONNX node it comes from): names for the
+   * indices the functions pass to hmrt_trace_op (hmrt/trace.h). */
+  int32_t num_step_ops;
+  const char* const* step_ops;
+  int32_t num_forward_ops;
+  const char* const* forward_ops;
 } hmrt_program;
 
 /* Defined by the generated code. */

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Checks a `train --trace` file.
+
+  check_trace.py TRACE.json MODEL.cpp
+
+Every traced step (thread 1) contains, in order and without overlap, one
+event for each op the generated program names (kStepOps in MODEL.cpp, or
+kForwardOps for an --eval trace), each with a non-negative duration.
+Prints a line per step; exits 1 with a line per broken rule.
+"""
+import json
+import re
+import sys
+
+
+def op_names(cpp, array):
+    body = re.search(r"%s\[\] = \{\n(.*?)\};" % array, open(cpp).read(), re.S).group(1)
+    return [json.loads(line.strip().rstrip(",")) for line in body.splitlines()
+            if line.strip().startswith('"')]
+
+
+def main():
+    events = json.load(open(sys.argv[1]))["traceEvents"]
+    spans = [e for e in events if e["ph"] == "X"]
+    steps = [e for e in spans if e["tid"] == 1 and e["name"] != "inputs"]
+    ops = [e for e in spans if e["tid"] == 2]
+    forward = steps and steps[0]["name"] == "forward"
+    names = op_names(sys.argv[2], "kForwardOps" if forward else "kStepOps")
+    errors = []
+    for st in steps:
+        step = st["args"].get("step", 0)
+        mine = [e for e in ops if e["args"]["step"] == step]
+        if [e["name"] for e in mine] != names:
+            errors.append("%s: ops %s, expected %s" % (st["name"], [e["name"] for e in mine][:5], names[:5]))
+        end = st["ts"]
+        for e in mine:
+            if e["dur"] < 0 or e["ts"] < end - 1e-3:
+                errors.append("%s: op %s overlaps or goes back" % (st["name"], e["name"]))
+            end = e["ts"] + e["dur"]
+        if end > st["ts"] + st["dur"] + 1e-3:
+            errors.append("%s: ops end after the step" % st["name"])
+        print("%s: %d ops" % (st["name"], len(mine)))
+    for e in errors:
+        print("error:", e)
+    sys.exit(1 if errors or not steps else 0)
+
+
+if __name__ == "__main__":
+    main()
