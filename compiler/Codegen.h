@@ -16,6 +16,15 @@ namespace hmcc {
 /// for types the runtime has none for.
 int hmrtDtypeOf(mlir::Type element);
 
+/// Where the memory of a scheduled program goes, in bytes (each tensor
+/// rounded up to the arena's alignment).
+struct ScheduleMemory {
+  int64_t arena = 0;       ///< what the program allocates
+  int64_t parameters = 0, states = 0, inputs = 0;
+  int64_t activations = 0; ///< the most that is live at once
+};
+ScheduleMemory scheduleMemory(mlir::ModuleOp module);
+
 /// Writes the scheduled program (after hm-place-buffers) as JSON: the arena,
 /// the persistent tensors and every entry function's ops in execution order
 /// with the bytes they read and write (docs/schedule-format.md).

@@ -15,6 +15,7 @@
 #include "tg/TGShapes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
@@ -180,6 +181,32 @@ private:
 };
 
 } // namespace
+
+ScheduleMemory scheduleMemory(ModuleOp module) {
+  ScheduleMemory m;
+  m.arena = (*module.getOps<hm::ArenaOp>().begin()).getBytes();
+  for (auto p : module.getOps<ParameterOp>())
+    m.parameters += hm::alignedSize(tg::tensorBytes(p.getType()));
+  for (auto s : module.getOps<StateOp>())
+    m.states += hm::alignedSize(tg::tensorBytes(s.getType()));
+  llvm::DenseSet<int64_t> inputOffsets;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    for (unsigned k = 0; k < fn.getNumArguments(); ++k)
+      if (auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr))
+        if (inputOffsets.insert(offset.getInt()).second)
+          m.inputs += hm::alignedSize(tg::tensorBytes(fn.getArgument(k).getType()));
+    int64_t live = 0;
+    for (Operation &op : fn.getBody().front()) {
+      if (auto place = dyn_cast<hm::PlaceOp>(op))
+        live += hm::alignedSize(tg::tensorBytes(place.getValue().getType()));
+      else if (auto release = dyn_cast<hm::ReleaseOp>(op))
+        for (Value v : release.getValues())
+          live -= hm::alignedSize(tg::tensorBytes(v.getType()));
+      m.activations = std::max(m.activations, live);
+    }
+  }
+  return m;
+}
 
 LogicalResult dumpScheduleJson(ModuleOp module, llvm::raw_ostream &os) {
   if (module.getOps<hm::ArenaOp>().empty())

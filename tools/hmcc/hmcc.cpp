@@ -219,11 +219,22 @@ std::string typeName(mlir::Type type) {
   return text;
 }
 
+/// Where the summary goes: standard output, or after what the summary pass
+/// wrote to the -o file.
+raw_ostream &summaryStream() {
+  if (outputFile.empty())
+    return outs();
+  static std::error_code ec;
+  static raw_fd_ostream file(outputFile, ec, sys::fs::OF_Append);
+  return file;
+}
+
 /// Lowers the training graph to the scheduled program: only the entry
 /// functions remain, every tensor is placed in the arena, the placement is
-/// proven sound, and the arena must fit --vram. Returns the exit status.
+/// proven sound, and the arena must fit --vram; with `summary`, says how
+/// the memory splits. Returns the exit status.
 int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
-             std::string &diagnostics) {
+             std::string &diagnostics, bool summary) {
   SmallVector<mlir::func::FuncOp> stages;
   for (auto fn : module.getOps<mlir::func::FuncOp>())
     if (fn != train && fn != eval)
@@ -244,24 +255,24 @@ int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp
       return error(inputFile + ": " + diagnostics);
     file->keep();
   }
-  if (!vram.getNumOccurrences())
+  hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
+  std::string split = "parameters " + hmcc::formatBytes(m.parameters) + ", optimizer states " +
+                      hmcc::formatBytes(m.states) + ", inputs " + hmcc::formatBytes(m.inputs) +
+                      ", activations " + hmcc::formatBytes(m.activations) + " at their peak";
+  std::optional<uint64_t> budget;
+  if (vram.getNumOccurrences())
+    budget = cantFail(hmcc::parseSize(vram));
+  if (summary) {
+    summaryStream() << "  " << (train ? "training step" : "program") << " memory: "
+           << hmcc::formatBytes(m.arena) << " in one arena\n    " << split << "\n";
+    if (budget)
+      summaryStream() << "    " << (static_cast<uint64_t>(m.arena) <= *budget ? "fits" : "does not fit")
+             << " --vram " << hmcc::formatBytes(*budget) << "\n";
+  }
+  if (!budget || static_cast<uint64_t>(m.arena) <= *budget)
     return 0;
-  uint64_t budget = cantFail(hmcc::parseSize(vram));
-  auto arena = *module.getOps<hmcc::hm::ArenaOp>().begin();
-  uint64_t need = static_cast<uint64_t>(arena.getBytes());
-  if (need <= budget)
-    return 0;
-  // What dominates: persistent tensors by kind, the rest is activations.
-  uint64_t params = 0, states = 0;
-  for (auto p : module.getOps<hmcc::tg::ParameterOp>())
-    params += hmcc::hm::alignedSize(hmcc::tg::tensorBytes(p.getType()));
-  for (auto st : module.getOps<hmcc::tg::StateOp>())
-    states += hmcc::hm::alignedSize(hmcc::tg::tensorBytes(st.getType()));
-  uint64_t rest = need - params - states;
-  return error(inputFile + ": the program does not fit --vram " + hmcc::formatBytes(budget) +
-               ": it needs " + hmcc::formatBytes(need) + " of device memory (parameters " +
-               hmcc::formatBytes(params) + ", optimizer states " + hmcc::formatBytes(states) +
-               ", inputs and activations " + hmcc::formatBytes(rest) +
+  return error(inputFile + ": the program does not fit --vram " + hmcc::formatBytes(*budget) +
+               ": it needs " + hmcc::formatBytes(m.arena) + " of device memory (" + split +
                "); without a planner yet (offload, recompute) that is the smallest budget "
                "that fits");
 }
@@ -482,7 +493,7 @@ int main(int argc, char **argv) {
     pm.addPass(hmcc::createTGSummary(summaryOptions));
     if (mlir::failed(pm.run(*module)))
       return error("could not summarise the model");
-    return 0;
+    // The memory the program needs follows, from the scheduled program.
   }
 
   // Training passes, then the scheduled program.
@@ -528,8 +539,15 @@ int main(int argc, char **argv) {
   }
   if (stage != Emit::Mlir)
     pm.addPass(hmcc::createTGLegalizeCpuTypes());
-  if (mlir::failed(pm.run(*module)))
-    return error(inputFile + ": " + diagnostics);
+  if (mlir::failed(pm.run(*module))) {
+    if (stage != Emit::Summary)
+      return error(inputFile + ": " + diagnostics);
+    summaryStream() << "  no " << (programKind == Program::Train ? "training step" : "program")
+                    << ": " << StringRef(diagnostics).split('\n').first
+                    << (programKind == Program::Forward ? "" : " (--program=forward compiles the forward pass)")
+                    << "\n";
+    return 0;
+  }
   mlir::OpBuilder b(&context);
   (*module)->setAttr("tg.schedule",
                      b.getDictionaryAttr({b.getNamedAttr("kind", b.getStringAttr(lrSchedule)),
@@ -542,9 +560,11 @@ int main(int argc, char **argv) {
                             : programKind == Program::Gradients ? lookup("forward_backward")
                                                                 : nullptr;
   if (stage != Emit::Mlir) {
-    if (int rc = schedule(*module, train, eval, diagnostics))
+    if (int rc = schedule(*module, train, eval, diagnostics, stage == Emit::Summary))
       return rc;
   }
+  if (stage == Emit::Summary)
+    return 0;
 
   if (stage == Emit::EmitC)
     return writeOutput([&](raw_ostream &os) {
