@@ -499,7 +499,10 @@ private:
           return success();
         })
         .Case<IdentityOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>([&](Operation *o) {
-          copy(ptr(o->getResult(0)), ptr(o->getOperand(0)), bytesOf(o->getResult(0)));
+          // A view placed in its operand's bytes is already there.
+          Value x = o->getOperand(0), y = o->getResult(0);
+          if (!offsets.count(x) || offsets.lookup(x) != offsets.lookup(y))
+            copy(ptr(y), ptr(x), bytesOf(y));
           return success();
         })
         .Case([&](AddOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_ADD"); })

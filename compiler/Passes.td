@@ -126,7 +126,10 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     needs memory (`hm.place`, first fit) right after the op that defines it
     and releases it (`hm.release`) right after its last reader, so later
     tensors reuse the memory. A result never shares memory with an operand
-    of its op. Function results are never released; a result without memory
+    of its op, except a view (reshape, flatten, squeeze, unsqueeze,
+    identity) of a value it reads for the last time: the operand is released
+    and the result placed in its bytes, so the copy it stands for vanishes.
+    Function results are never released; a result without memory
     of its own (a parameter, a small constant or an argument returned as it
     is) is first copied by `tg.identity`. Small constants are static data
     of the program, not arena memory. The functions share the activation

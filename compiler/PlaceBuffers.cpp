@@ -50,6 +50,11 @@ bool needsMemory(Value v) {
   return true;
 }
 
+/// Ops whose result holds the same bytes as their operand in the same order.
+bool isView(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp>(op);
+}
+
 /// First fit over [base, ...) with a free list.
 class Allocator {
 public:
@@ -175,6 +180,18 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
     DenseMap<Value, int64_t> offsets;
     for (Operation &op : llvm::make_early_inc_range(body)) {
       b.setInsertionPointAfter(&op);
+      auto it = dying.find(&op);
+      // A view (reshape and its kin) of a value read for the last time takes
+      // over its memory: release the operand, place the result there. The
+      // copy it stands for becomes a no-op.
+      if (isView(&op) && it != dying.end() && it->second.size() == 1 &&
+          it->second[0] == op.getOperand(0)) {
+        Value x = op.getOperand(0), r = op.getResult(0);
+        hm::ReleaseOp::create(b, op.getLoc(), ValueRange{x});
+        offsets[r] = offsets[x];
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
+        continue;
+      }
       // Results first: they never share memory with the op's operands.
       for (Value r : op.getResults()) {
         if (!needsMemory(r))
@@ -183,7 +200,6 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
         offsets[r] = offset;
         hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offset));
       }
-      auto it = dying.find(&op);
       if (it == dying.end())
         continue;
       for (Value v : it->second)

@@ -74,3 +74,22 @@ func.func @b(%x: tensor<16xf32> {tg.input = "x"}) -> tensor<16xf32> {
   %1 = tg.exp %0 : tensor<16xf32>
   return %1 : tensor<16xf32>
 }
+
+// -----
+// A view of a value read for the last time takes over its bytes (released,
+// then placed at the same offset); a view of a value still needed later
+// gets bytes of its own.
+// CHECK-LABEL: func.func @views
+// CHECK: %[[A:.*]] = tg.exp
+// CHECK-NEXT: hm.place %[[A]] in @arena at 64
+// CHECK-NEXT: %[[B:.*]] = tg.reshape %[[A]]
+// CHECK-NEXT: hm.place %[[B]] in @arena at 128
+// CHECK-NEXT: %[[C:.*]] = tg.reshape %[[A]]
+// CHECK-NEXT: hm.release %[[A]]
+// CHECK-NEXT: hm.place %[[C]] in @arena at 64
+func.func @views(%x: tensor<16xf32> {tg.input = "x"}) -> (tensor<4x4xf32>, tensor<2x8xf32>) {
+  %a = tg.exp %x : tensor<16xf32>
+  %b = tg.reshape %a : tensor<16xf32> -> tensor<4x4xf32>
+  %c = tg.reshape %a : tensor<16xf32> -> tensor<2x8xf32>
+  return %b, %c : tensor<4x4xf32>, tensor<2x8xf32>
+}
