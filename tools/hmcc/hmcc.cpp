@@ -41,7 +41,9 @@ namespace {
 cl::OptionCategory inputCategory("Input");
 cl::OptionCategory budgetCategory(
     "Memory budget",
-    "Checked for well-formedness now; the planner that schedules within them is not built yet.");
+    "--vram bounds the program's memory arena, which the scheduled program must fit (the\n"
+    "summary says whether it does); --ram and --nvme are checked now and will bound the\n"
+    "planner, which is not built yet.");
 cl::OptionCategory outputCategory("Output");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx | model.onnxtxt>"),
@@ -87,7 +89,7 @@ enum class Emit { Summary, Import, Mlir, Schedule, EmitC, Cpp, Exe };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: exe with -o DIR, summary without):"),
     cl::values(clEnumValN(Emit::Summary, "summary",
-                          "parameter count and bytes, inputs, op histogram"),
+                          "parameter count and bytes, inputs, op histogram, memory"),
                clEnumValN(Emit::Import, "import", "the imported forward graph (tg dialect)"),
                clEnumValN(Emit::Mlir, "mlir",
                           "the training graph: forward, backward and optimizer (tg dialect)"),
@@ -387,9 +389,10 @@ int main(int argc, char **argv) {
       "Compiles an ONNX training graph (a forward graph whose output is a scalar loss,\n"
       "as torch.onnx.export writes it) into a training program:\n"
       "  hmcc model.onnx -o OUT        builds OUT/train and OUT/state (run OUT/train --help)\n"
-      "  hmcc model.onnx               summarises the model\n"
+      "  hmcc model.onnx               summarises the model and the memory it needs\n"
       "The graph is differentiated, the optimizer added, every tensor placed at a static\n"
-      "offset of one arena, and the program emitted as C++ that calls hmcc's runtime.\n\n"
+      "offset of one arena (proven sound, and within --vram), and the program emitted\n"
+      "through MLIR's EmitC as C++ that calls hmcc's runtime.\n\n"
       "Initializers are trainable parameters when they are floating-point and the loss\n"
       "depends on them differentiably; all others (masks, index tables) are constants.\n"
       "Use --frozen for buffers such as rotary tables that the rule cannot tell apart.\n\n"
