@@ -2,6 +2,8 @@
 #ifndef HMCC_COMPILER_CODEGEN_H
 #define HMCC_COMPILER_CODEGEN_H
 
+#include "compiler/Cost.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -24,6 +26,10 @@ struct ScheduleMemory {
   int64_t activations = 0; ///< the most that is live at once
 };
 ScheduleMemory scheduleMemory(mlir::ModuleOp module);
+
+/// The work of one call of a scheduled function: the sum of compiler/Cost.h
+/// over the ops that run.
+OpCost functionCost(mlir::func::FuncOp fn);
 
 /// Writes the scheduled program (after hm-place-buffers) as JSON: the arena,
 /// the persistent tensors and every entry function's ops in execution order

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen.h"
+#include "compiler/Cost.h"
 #include "hm/HMOps.h"
 #include "tg/TGOps.h"
 #include "tg/TGShapes.h"
@@ -30,6 +31,16 @@ struct Place {
   std::string tensor; ///< "param:NAME", "state:NAME", "input:NAME", "%N" or "const"
   int64_t offset = -1, bytes = 0;
 };
+
+/// Whether `op` runs in the scheduled program: not the memory plan, a
+/// parameter read, the return, or a small constant (static data).
+bool runs(Operation &op) {
+  if (isa<hm::PlaceOp, hm::ReleaseOp, ParamOp, func::ReturnOp>(op))
+    return false;
+  if (isa<ConstantOp>(op))
+    return llvm::any_of(op.getResult(0).getUsers(), [](Operation *u) { return isa<hm::PlaceOp>(u); });
+  return true;
+}
 
 class Dumper {
 public:
@@ -142,8 +153,7 @@ private:
               live -= hm::alignedSize(tg::tensorBytes(v.getType()));
             continue;
           }
-          if (isa<ParamOp, func::ReturnOp>(op) ||
-              (isa<ConstantOp>(op) && !places.count(op.getResult(0))))
+          if (!runs(op))
             continue;
           for (Value r : op.getResults())
             if (places.count(r))
@@ -172,15 +182,32 @@ private:
                 }
             });
             j.attribute("live_bytes", live);
+            OpCost cost = opCost(&op);
+            j.attribute("flops", cost.flops);
+            j.attribute("traffic_bytes", cost.bytes);
           });
         }
       });
       j.attribute("peak_bytes", peak);
+      OpCost total = functionCost(fn);
+      j.attribute("flops", total.flops);
+      j.attribute("traffic_bytes", total.bytes);
     });
   }
 };
 
 } // namespace
+
+OpCost functionCost(func::FuncOp fn) {
+  OpCost total;
+  for (Operation &op : fn.getBody().front())
+    if (runs(op)) {
+      OpCost c = opCost(&op);
+      total.flops += c.flops;
+      total.bytes += c.bytes;
+    }
+  return total;
+}
 
 ScheduleMemory scheduleMemory(ModuleOp module) {
   ScheduleMemory m;

@@ -6,7 +6,8 @@
 Prints one summary line per function; exits 1 with a line per broken rule:
 every interval lies inside the arena; persistent tensors do not overlap;
 every op's live_bytes is at most the arena and at most the function's
-peak_bytes, which one op reaches.
+peak_bytes, which one op reaches; a function's flops and traffic_bytes are
+the sums over its ops.
 """
 import json
 import sys
@@ -34,6 +35,9 @@ def main():
                 errors.append("%s op %d: live_bytes %d" % (f["name"], op["index"], op["live_bytes"]))
         if f["ops"] and max(op["live_bytes"] for op in f["ops"]) != f["peak_bytes"]:
             errors.append("%s: no op reaches peak_bytes" % f["name"])
+        for key in ("flops", "traffic_bytes"):
+            if sum(op[key] for op in f["ops"]) != f[key]:
+                errors.append("%s: %s is not the sum over its ops" % (f["name"], key))
         print("%s: %d ops, peak %d of %d arena bytes" % (f["name"], len(f["ops"]), f["peak_bytes"], arena))
     for e in errors:
         print("error:", e)

@@ -221,6 +221,20 @@ std::string typeName(mlir::Type type) {
   return text;
 }
 
+/// "1.23 GFLOP" (decimal prefixes, as FLOP counts are given).
+std::string formatFlops(int64_t flops) {
+  const char *units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+  double v = static_cast<double>(flops);
+  int u = 0;
+  while (v >= 1000.0 && u < 5) {
+    v /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.3g %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
 /// Where the summary goes: standard output, or after what the summary pass
 /// wrote to the -o file.
 raw_ostream &summaryStream() {
@@ -267,6 +281,10 @@ int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp
   if (summary) {
     summaryStream() << "  " << (train ? "training step" : "program") << " memory: "
            << hmcc::formatBytes(m.arena) << " in one arena\n    " << split << "\n";
+    hmcc::OpCost work = hmcc::functionCost(train ? train : eval);
+    summaryStream() << "    work per " << (train ? "step" : "call") << ": "
+                    << formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
+                    << " of memory traffic\n";
     if (budget)
       summaryStream() << "    " << (static_cast<uint64_t>(m.arena) <= *budget ? "fits" : "does not fit")
              << " --vram " << hmcc::formatBytes(*budget) << "\n";
