@@ -280,14 +280,15 @@ int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp
     budget = cantFail(hmcc::parseSize(vram));
   if (summary) {
     summaryStream() << "  " << (train ? "training step" : "program") << " memory: "
-           << hmcc::formatBytes(m.arena) << " in one arena\n    " << split << "\n";
+                    << hmcc::formatBytes(m.arena) << " in one arena\n    " << split << "\n";
     hmcc::OpCost work = hmcc::functionCost(train ? train : eval);
     summaryStream() << "    work per " << (train ? "step" : "call") << ": "
                     << formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
                     << " of memory traffic\n";
     if (budget)
-      summaryStream() << "    " << (static_cast<uint64_t>(m.arena) <= *budget ? "fits" : "does not fit")
-             << " --vram " << hmcc::formatBytes(*budget) << "\n";
+      summaryStream() << "    "
+                      << (static_cast<uint64_t>(m.arena) <= *budget ? "fits" : "does not fit")
+                      << " --vram " << hmcc::formatBytes(*budget) << "\n";
   }
   if (!budget || static_cast<uint64_t>(m.arena) <= *budget)
     return 0;
