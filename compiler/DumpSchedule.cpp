@@ -42,6 +42,25 @@ bool runs(Operation &op) {
   return true;
 }
 
+/// Where `v` is placed, if it is.
+std::optional<int64_t> placedAt(Value v) {
+  for (Operation *user : v.getUsers())
+    if (auto place = dyn_cast<hm::PlaceOp>(user))
+      return place.getByteOffset();
+  return std::nullopt;
+}
+
+/// Whether `op` is a view placed in its operand's own bytes: no copy runs.
+bool aliases(Operation &op) {
+  if (!tg::isView(&op))
+    return false;
+  auto r = placedAt(op.getResult(0)), x = placedAt(op.getOperand(0));
+  return r && x && *r == *x;
+}
+
+/// The op's work in the scheduled program.
+OpCost costOf(Operation &op) { return aliases(op) ? OpCost{} : opCost(&op); }
+
 class Dumper {
 public:
   Dumper(ModuleOp module, llvm::json::OStream &j) : module(module), j(j) {}
@@ -141,6 +160,7 @@ private:
     };
 
     int64_t live = persistentBytes, peak = live;
+    llvm::DenseSet<Value> takenOver;
     j.object([&] {
       j.attribute("name", fn.getSymName());
       j.attributeArray("ops", [&] {
@@ -150,14 +170,18 @@ private:
             continue; // counted with the op that defines the value
           if (auto release = dyn_cast<hm::ReleaseOp>(op)) {
             for (Value v : release.getValues())
-              live -= hm::alignedSize(tg::tensorBytes(v.getType()));
+              if (!takenOver.count(v)) // a view holds those bytes now
+                live -= hm::alignedSize(tg::tensorBytes(v.getType()));
             continue;
           }
           if (!runs(op))
             continue;
-          for (Value r : op.getResults())
-            if (places.count(r))
-              live += hm::alignedSize(tg::tensorBytes(r.getType()));
+          if (aliases(op))
+            takenOver.insert(op.getOperand(0));
+          else
+            for (Value r : op.getResults())
+              if (places.count(r))
+                live += hm::alignedSize(tg::tensorBytes(r.getType()));
           peak = std::max(peak, live);
           j.object([&] {
             j.attribute("index", index++);
@@ -182,7 +206,7 @@ private:
                 }
             });
             j.attribute("live_bytes", live);
-            OpCost cost = opCost(&op);
+            OpCost cost = costOf(op);
             j.attribute("flops", cost.flops);
             j.attribute("traffic_bytes", cost.bytes);
           });
@@ -202,7 +226,7 @@ OpCost functionCost(func::FuncOp fn) {
   OpCost total;
   for (Operation &op : fn.getBody().front())
     if (runs(op)) {
-      OpCost c = opCost(&op);
+      OpCost c = costOf(op);
       total.flops += c.flops;
       total.bytes += c.bytes;
     }

@@ -161,7 +161,7 @@ private:
   DenseMap<Value, Value> addressOf;                ///< ... and their addresses
   Value arena, lossOut, normOut;
   std::vector<std::string> stepOps, forwardOps; ///< op names, for the trace
-  bool isTrain = false, globalsPlaced = false;
+  bool isTrain = false, globalsPlaced = false, unplaced = false;
   unsigned counter = 0;
 
   std::string sourceName() {
@@ -217,7 +217,7 @@ private:
     auto it = arrayNames.find(key);
     if (it != arrayNames.end())
       return it->second;
-    std::string name = "s" + std::to_string(arrayNames.size());
+    std::string name = "kShape" + std::to_string(arrayNames.size());
     auto type = RankedTensorType::get({static_cast<int64_t>(stored.size())}, b.getI64Type());
     defineGlobal(name, DenseElementsAttr::get(type, ArrayRef<int64_t>(stored)));
     return arrayNames[key] = name;
@@ -251,7 +251,7 @@ private:
           bits.push_back(v.zext(8));
       values = DenseElementsAttr::get(flat, bits);
     }
-    std::string name = "c" + std::to_string(counter++);
+    std::string name = "kConst" + std::to_string(counter++);
     defineGlobal(name, values);
     staticData[c.getResult()] = {name, attr};
   }
@@ -286,9 +286,18 @@ private:
         emitc::AssignOp::create(b, loc, copy, it->second);
         address = emitc::AddressOfOp::create(b, loc, emitc::PointerType::get(t), copy);
       }
-      return val(address);
+      if (address.getType() == pointer(type))
+        return val(address);
+      return val(emitc::CastOp::create(b, loc, pointer(type), address));
     }
-    return val(pointerAt(offsets.lookup(v), type));
+    auto it = offsets.find(v);
+    if (it == offsets.end()) {
+      // hm-verify-memory rules this out; never write through a made-up offset.
+      emitError(loc, "codegen: an operand or result has no memory (run hm-place-buffers)");
+      unplaced = true;
+      return lit("nullptr");
+    }
+    return val(pointerAt(it->second, type));
   }
   Args fptr(Value v) { return ptr(v, "float"); }
   Args cfptr(Value v) { return ptr(v, "const float"); }
@@ -422,7 +431,7 @@ private:
         name += " " + node.getName().str();
       names.push_back(name);
       emitCall("hmrt_trace_op", {index, lit(0)}, {});
-      if (failed(lowerOp(&op, step, lr)))
+      if (failed(lowerOp(&op, step, lr)) || unplaced)
         return failure();
       emitCall("hmrt_trace_op", {index, lit(1)}, {});
     }
@@ -453,7 +462,7 @@ private:
       if (mask.empty())
         mask.push_back(0);
       SmallVector<uint8_t> bytes(mask.begin(), mask.end());
-      std::string name = "m" + std::to_string(counter++);
+      std::string name = "kMask" + std::to_string(counter++);
       auto type = RankedTensorType::get({static_cast<int64_t>(bytes.size())},
                                         b.getIntegerType(8, /*isSigned=*/false));
       defineGlobal(name, DenseElementsAttr::get(type, ArrayRef<uint8_t>(bytes)));
@@ -628,7 +637,7 @@ private:
           auto attr = dyn_cast<SplatElementsAttr>(o.getValue());
           if (!attr || !attr.getElementType().isF32())
             return o.emitError("codegen: only f32 splat constants are filled in the arena");
-          std::string name = "v" + std::to_string(counter++);
+          std::string name = "kFill" + std::to_string(counter++);
           auto one = RankedTensorType::get({1}, b.getF32Type());
           defineGlobal(name, DenseElementsAttr::get(one, attr.getSplatValue<float>()));
           call("hmrt_fill", {ptr(o.getResult()), count(o.getResult()), val(getGlobal(name)),
@@ -938,8 +947,8 @@ private:
     auto arenaOp = *module.getOps<hm::ArenaOp>().begin();
     os << "\nextern \"C\" const hmrt_program* hmcc_program(void) {\n"
        << "  static const hmrt_program program = {\n"
-       << "    HMRT_PROGRAM_ABI_VERSION, \""
-       << (module.getSymName() ? module.getSymName()->str() : "model") << "\", "
+       << "    HMRT_PROGRAM_ABI_VERSION, "
+       << cString(module.getSymName() ? module.getSymName()->str() : "model") << ", "
        << arenaOp.getBytes() << "u,\n"
        << "    " << inputs.size() << ", kInputs, " << outputs.size() << ", kOutputs,\n"
        << "    " << params.size() << ", kParams, " << states.size() << ", kStates,\n"

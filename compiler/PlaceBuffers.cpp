@@ -50,11 +50,6 @@ bool needsMemory(Value v) {
   return true;
 }
 
-/// Ops whose result holds the same bytes as their operand in the same order.
-bool isView(Operation *op) {
-  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp>(op);
-}
-
 /// First fit over [base, ...) with a free list.
 class Allocator {
 public:
@@ -69,8 +64,14 @@ public:
         free[offset + size] = rest;
       return offset;
     }
+    // Out of free blocks that fit: grow from the last free block when it
+    // ends at the top, else from the top.
     int64_t offset = top;
-    top += size;
+    if (!free.empty() && free.rbegin()->first + free.rbegin()->second == top) {
+      offset = free.rbegin()->first;
+      free.erase(std::prev(free.end()));
+    }
+    top = offset + size;
     return offset;
   }
   void release(int64_t offset, int64_t size) {
@@ -128,16 +129,22 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
       place(p, p.getType());
     for (auto s : module.getOps<StateOp>())
       place(s, s.getType());
-    llvm::StringMap<int64_t> inputOffsets;
+    llvm::StringMap<std::pair<int64_t, Type>> inputs; // offset and type by ONNX name
     for (func::FuncOp fn : entries)
       for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
         auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input");
         if (!name)
           continue; // step and lr are passed by value
-        auto [it, inserted] = inputOffsets.try_emplace(name.getValue(), top);
-        if (inserted)
+        Type type = fn.getArgument(k).getType();
+        auto [it, inserted] = inputs.try_emplace(name.getValue(), top, type);
+        if (inserted) {
           top += sizeOf(fn.getArgument(k));
-        fn.setArgAttr(k, hm::kOffsetAttr, b.getI64IntegerAttr(it->second));
+        } else if (it->second.second != type) {
+          fn.emitError() << "hm-place-buffers: input '" << name.getValue() << "' is "
+                         << type << " here and " << it->second.second << " elsewhere";
+          return signalPassFailure();
+        }
+        fn.setArgAttr(k, hm::kOffsetAttr, b.getI64IntegerAttr(it->second.first));
       }
 
     int64_t end = top;
@@ -151,9 +158,11 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
   int64_t placeFunction(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
     Block &body = fn.getBody().front();
     OpBuilder b(fn.getContext());
-    // Results without memory of their own get a placed copy.
+    // Results without memory of their own get a placed copy, made before
+    // any write-back (tg.assign) so that it sees the value of this step.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    b.setInsertionPoint(ret);
+    auto assigns = body.getOps<AssignOp>();
+    b.setInsertionPoint(assigns.empty() ? ret.getOperation() : (*assigns.begin()).getOperation());
     for (OpOperand &operand : ret->getOpOperands())
       if (!needsMemory(operand.get()))
         operand.set(IdentityOp::create(b, ret.getLoc(), operand.get().getType(), operand.get()));

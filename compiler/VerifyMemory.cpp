@@ -39,13 +39,19 @@ int64_t bytesOf(Type type) { return tg::tensorBytes(type); }
 /// Live intervals, ordered by start; reports the first overlap.
 class Occupancy {
 public:
-  /// Adds [begin, end); returns the interval it overlaps, if any.
-  const Interval *add(Interval interval) {
-    auto next = live.lower_bound(interval.begin);
-    if (next != live.end() && next->first < interval.end)
+  /// The live interval that [begin, end) overlaps first, if any.
+  const Interval *overlapping(int64_t begin, int64_t end) const {
+    auto next = live.lower_bound(begin);
+    if (next != live.end() && next->first < end)
       return &next->second;
-    if (next != live.begin() && std::prev(next)->second.end > interval.begin)
+    if (next != live.begin() && std::prev(next)->second.end > begin)
       return &std::prev(next)->second;
+    return nullptr;
+  }
+  /// Adds [begin, end); returns the interval it overlaps instead, if any.
+  const Interval *add(Interval interval) {
+    if (const Interval *other = overlapping(interval.begin, interval.end))
+      return other;
     live.emplace(interval.begin, std::move(interval));
     return nullptr;
   }
@@ -109,8 +115,9 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
       ok &= addSymbol(p, "parameter", p.getSymName(), p.getType());
     for (auto s : module.getOps<StateOp>())
       ok &= addSymbol(s, "state", s.getSymName(), s.getType());
-    // Inputs: one interval per distinct (offset, name); functions share them.
-    std::map<int64_t, std::string> inputs;
+    // Inputs: one interval per distinct (offset, name, type); functions
+    // share them.
+    std::map<int64_t, std::pair<std::string, Type>> inputs;
     for (auto fn : module.getOps<func::FuncOp>())
       for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
         auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr);
@@ -118,11 +125,13 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         if (!offset)
           continue;
         std::string what = "input '" + (name ? name.str() : std::to_string(k)) + "'";
-        auto [it, inserted] = inputs.emplace(offset.getInt(), what);
+        Type type = fn.getArgument(k).getType();
+        auto [it, inserted] = inputs.emplace(offset.getInt(), std::make_pair(what, type));
         if (!inserted) {
-          if (it->second != what) {
-            fn.emitError() << "hm-verify-memory: " << what << " and " << it->second
-                           << " share offset " << offset.getInt();
+          if (it->second.first != what || it->second.second != type) {
+            fn.emitError() << "hm-verify-memory: " << what << " (" << type << ") and "
+                           << it->second.first << " (" << it->second.second
+                           << ") share offset " << offset.getInt();
             ok = false;
           }
           continue;
@@ -132,9 +141,14 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
     if (!ok)
       return signalPassFailure();
 
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (!fn.getOps<hm::PlaceOp>().empty() && failed(verifyFunction(fn, size, fixed)))
+    // The scheduled functions: those with placements or placed inputs.
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      bool scheduled = !fn.getOps<hm::PlaceOp>().empty();
+      for (unsigned k = 0; k < fn.getNumArguments(); ++k)
+        scheduled |= static_cast<bool>(fn.getArgAttr(k, hm::kOffsetAttr));
+      if (scheduled && failed(verifyFunction(fn, size, fixed)))
         return signalPassFailure();
+    }
   }
 
   LogicalResult verifyFunction(func::FuncOp fn, int64_t size, const std::vector<Interval> &fixed) {
@@ -143,6 +157,9 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
       occupancy.add(interval);
     DenseMap<Value, int64_t> live; // placed value -> offset
     DenseSet<Value> released;
+    DenseMap<Value, int64_t> placedAt; // every placement of the function
+    for (auto place : fn.getOps<hm::PlaceOp>())
+      placedAt.try_emplace(place.getValue(), place.getByteOffset());
     auto fail = [&](Operation *op) {
       return op->emitError() << "hm-verify-memory: in @" << fn.getSymName() << ": ";
     };
@@ -186,8 +203,26 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         if (!readable(v))
           return fail(&op) << "reads " << describe(v)
                            << (released.count(v) ? " after its release" : ", which has no memory");
-      // Every result that is not static data or a parameter read must be
-      // placed before anything reads it; the reads above check that.
+      // The op writes its results when it runs: their bytes must be free
+      // then, except that a view may sit in its operand's own bytes.
+      for (Value r : op.getResults()) {
+        auto where = placedAt.find(r);
+        if (where == placedAt.end()) {
+          if (isa<ParamOp, ConstantOp>(op))
+            continue; // the parameter's memory; static data
+          return fail(&op) << describe(r) << " has no memory (no hm.place)";
+        }
+        int64_t begin = where->second, end = begin + bytesOf(r.getType());
+        const Interval *other = occupancy.overlapping(begin, end);
+        if (!other)
+          continue;
+        Value x = tg::isView(&op) ? op.getOperand(0) : Value();
+        bool ownOperand = x && live.count(x) && live.lookup(x) == begin && other->begin == begin &&
+                          other->end == begin + bytesOf(x.getType());
+        if (!ownOperand)
+          return fail(&op) << "writes " << describe(r) << " at [" << begin << ", " << end
+                           << ") over " << other->what << ", which is live";
+      }
     }
     return success();
   }

@@ -719,5 +719,9 @@ LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return checkTensorSymbol(*this, symbols, getParamAttr(), getValue().getType(), true, "param");
 }
 
+bool hmcc::tg::isView(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp>(op);
+}
+
 #define GET_OP_CLASSES
 #include "tg/TGOps.cpp.inc"

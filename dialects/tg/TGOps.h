@@ -17,4 +17,13 @@
 #define GET_OP_CLASSES
 #include "tg/TGOps.h.inc"
 
+namespace hmcc::tg {
+
+/// Whether `op` is a view: its one result holds the same bytes as its first
+/// operand in the same order (reshape, flatten, squeeze, unsqueeze,
+/// identity), so it may share the operand's memory.
+bool isView(mlir::Operation *op);
+
+} // namespace hmcc::tg
+
 #endif // HMCC_TG_TGOPS_H

@@ -991,12 +991,18 @@ private:
     llvm::SmallVector<Value> results;
     for (const auto &out : outputs)
       results.push_back(valueOf(out.name(), none));
-    for (const auto &[param, valueName] : assigns) {
-      Value v = valueOf(valueName, none);
-      // A parameter read aliases the parameter's memory, which an earlier
-      // assignment may already have overwritten: assign a copy.
+    // A parameter read aliases the parameter's memory, which an assignment
+    // overwrites: values that are parameter reads are copied first, before
+    // any assignment.
+    llvm::SmallVector<Value> assigned;
+    for (const auto &assign : assigns) {
+      Value v = valueOf(assign.second, none);
       if (v.getDefiningOp<tg::ParamOp>())
         v = tg::IdentityOp::create(builder, fileLoc, v.getType(), v);
+      assigned.push_back(v);
+    }
+    for (auto [assign, v] : llvm::zip(assigns, assigned)) {
+      const auto &[param, valueName] = assign;
       auto declared = module.lookupSymbol<tg::ParameterOp>(param);
       if (declared.getType() != v.getType())
         fail("training_info: update_binding " + quote(param) + " <- " + quote(valueName) +

@@ -138,7 +138,8 @@ const char* const kHelp =
     "  --trace FILE          write a Chrome trace (about:tracing, Perfetto) of the\n"
     "                        first --trace-steps steps (or of --eval's pass): each\n"
     "                        step, its input writing, and every op of the program\n"
-    "  --trace-steps N       steps to trace (default 10)\n"
+    "  --trace-steps N       steps to trace (default 10, at most 1000); a run that\n"
+    "                        fails while tracing still writes what it recorded\n"
     "  --eval                run the forward pass once instead of training and\n"
     "                        print each output (all its values when it has at\n"
     "                        most 64 elements, else the first 8)\n"
@@ -285,6 +286,9 @@ Options parse_args(int argc, char** argv) {
       o.trace = value;
     } else if (flag == "--trace-steps") {
       o.trace_steps = parse_count(flag, value, 1);
+      if (o.trace_steps > 1000)
+        die("--trace-steps: at most 1000 steps are traced (every op's events are kept in "
+            "memory until the trace is written), not %lld", (long long)o.trace_steps);
       o.trace_steps_set = true;
     } else if (flag == "--dump-outputs") {
       o.dump_outputs = value;
@@ -466,6 +470,16 @@ class Tracer {
     std::fclose(f);
     hmrt_trace_start();
   }
+  // A run that fails inside the traced steps still leaves a valid trace of
+  // what was recorded.
+  ~Tracer() {
+    if (written_) return;
+    try {
+      write(model_);
+    } catch (const Error&) {
+    }
+  }
+  void set_model(const std::string& model) { model_ = model; }
   int64_t now() const { return hmrt_trace_now(); }
   void span(const std::string& name, int tid, int64_t begin, int64_t end,
             const std::string& args) {
@@ -507,6 +521,7 @@ class Tracer {
                     "\"args\": {\"name\": \"ops\"}}");
     for (const std::string& e : events_) std::fprintf(f, ",\n  %s", e.c_str());
     std::fprintf(f, "\n]}\n");
+    written_ = true;
     const bool failed = std::ferror(f) != 0;
     if (std::fclose(f) != 0 || failed) die("--trace %s: write failed", path_.c_str());
   }
@@ -516,6 +531,8 @@ class Tracer {
   const char* const* names_;
   int32_t count_;
   std::vector<std::string> events_;
+  std::string model_;
+  bool written_ = false;
 };
 
 class Trainer {
@@ -799,6 +816,7 @@ int Trainer::eval() {
   std::unique_ptr<Tracer> tracer;
   if (!o_.trace.empty())
     tracer.reset(new Tracer(o_.trace, p_->forward_ops, p_->num_forward_ops));
+  if (tracer) tracer->set_model(p_->model_name ? p_->model_name : "");
   const int64_t t0 = tracer ? tracer->now() : 0;
   write_inputs(position_ + 1);
   const int64_t t1 = tracer ? tracer->now() : 0;
@@ -933,6 +951,7 @@ int Trainer::train() {
   std::unique_ptr<Tracer> tracer;
   if (!o_.trace.empty())
     tracer.reset(new Tracer(o_.trace, p_->step_ops, p_->num_step_ops));
+  if (tracer) tracer->set_model(p_->model_name ? p_->model_name : "");
   const int64_t trace_last = std::min(last, step0_ + o_.trace_steps);
 
   using clock = std::chrono::steady_clock;

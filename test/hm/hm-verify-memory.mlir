@@ -35,8 +35,8 @@ hm.arena @arena tier "device" size 256
 func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
   %a = tg.exp %x : tensor<16xf32>
   hm.place %a in @arena at 64 : tensor<16xf32>
+  // expected-error @+1 {{writes the result of tg.exp at [64, 128) over the result of tg.exp (placed at 64), which is live}}
   %b = tg.exp %a : tensor<16xf32>
-  // expected-error @+1 {{the result of tg.exp at [64, 128) overlaps the result of tg.exp (placed at 64)}}
   hm.place %b in @arena at 64 : tensor<16xf32>
   return %b : tensor<16xf32>
 }
@@ -45,8 +45,8 @@ func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor
 // A value placed over an input.
 hm.arena @arena tier "device" size 256
 func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  // expected-error @+1 {{over input 'x', which is live}}
   %a = tg.exp %x : tensor<16xf32>
-  // expected-error @+1 {{overlaps input 'x'}}
   hm.place %a in @arena at 0 : tensor<16xf32>
   return %a : tensor<16xf32>
 }
@@ -65,12 +65,13 @@ func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor
 }
 
 // -----
-// A read of a value that was never placed.
+// A read of a value before its place.
 hm.arena @arena tier "device" size 256
 func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
   %a = tg.exp %x : tensor<16xf32>
   // expected-error @+1 {{reads the result of tg.exp, which has no memory}}
   %b = tg.exp %a : tensor<16xf32>
+  hm.place %a in @arena at 64 : tensor<16xf32>
   hm.place %b in @arena at 128 : tensor<16xf32>
   return %b : tensor<16xf32>
 }
@@ -106,4 +107,50 @@ func.func @f(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = tg.exp %x : tensor<16xf32>
   hm.place %a in @arena at 64 : tensor<16xf32>
   return %a : tensor<16xf32>
+}
+
+// -----
+// An op writes its result when it runs: releasing the operand before the
+// place does not make a transpose over its own input sound...
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<4x4xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<4x4xf32> {
+  %a = tg.exp %x : tensor<4x4xf32>
+  hm.place %a in @arena at 64 : tensor<4x4xf32>
+  // expected-error @+1 {{writes the result of tg.transpose at [64, 128) over the result of tg.exp (placed at 64), which is live}}
+  %b = tg.transpose %a {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+  hm.release %a : tensor<4x4xf32>
+  hm.place %b in @arena at 64 : tensor<4x4xf32>
+  return %b : tensor<4x4xf32>
+}
+
+// -----
+// ... while a view may take over its operand's bytes.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<4x4xf32> {
+  %a = tg.exp %x : tensor<16xf32>
+  hm.place %a in @arena at 64 : tensor<16xf32>
+  %b = tg.reshape %a : tensor<16xf32> -> tensor<4x4xf32>
+  hm.release %a : tensor<16xf32>
+  hm.place %b in @arena at 64 : tensor<4x4xf32>
+  return %b : tensor<4x4xf32>
+}
+
+// -----
+// Every result an op computes needs memory, read or not.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
+  // expected-error @+1 {{the result of tg.exp has no memory (no hm.place)}}
+  %a = tg.exp %x : tensor<16xf32>
+  return %x : tensor<16xf32>
+}
+
+// -----
+// Two functions that share an input offset must agree on its type.
+hm.arena @arena tier "device" size 256
+func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) {
+  return
+}
+// expected-error @+1 {{input 'x' ('tensor<8xf32>') and input 'x' ('tensor<16xf32>') share offset 0}}
+func.func @g(%x: tensor<8xf32> {hm.offset = 0 : i64, tg.input = "x"}) {
+  return
 }
