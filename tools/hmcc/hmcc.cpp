@@ -294,8 +294,7 @@ int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp
     return 0;
   return error(inputFile + ": the program does not fit --vram " + hmcc::formatBytes(*budget) +
                ": it needs " + hmcc::formatBytes(m.arena) + " of device memory (" + split +
-               "); without a planner yet (offload, recompute) that is the smallest budget "
-               "that fits");
+               "); hmcc has no planner yet (offload, recompute) to fit a smaller budget");
 }
 
 /// Writes DIR/model.cpp, compiles and links DIR/train, and writes the
