@@ -15,6 +15,8 @@
 #include "tg/TGOps.h"
 #include "tg/TGShapes.h"
 
+#include "mlir/Support/DebugStringHelper.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
@@ -38,28 +40,12 @@ bool runs(Operation &op) {
   if (isa<hm::PlaceOp, hm::ReleaseOp, ParamOp, func::ReturnOp>(op))
     return false;
   if (isa<ConstantOp>(op))
-    return llvm::any_of(op.getResult(0).getUsers(), [](Operation *u) { return isa<hm::PlaceOp>(u); });
+    return hm::placedOffset(op.getResult(0)).has_value();
   return true;
 }
 
-/// Where `v` is placed, if it is.
-std::optional<int64_t> placedAt(Value v) {
-  for (Operation *user : v.getUsers())
-    if (auto place = dyn_cast<hm::PlaceOp>(user))
-      return place.getByteOffset();
-  return std::nullopt;
-}
-
-/// Whether `op` is a view placed in its operand's own bytes: no copy runs.
-bool aliases(Operation &op) {
-  if (!tg::isView(&op))
-    return false;
-  auto r = placedAt(op.getResult(0)), x = placedAt(op.getOperand(0));
-  return r && x && *r == *x;
-}
-
 /// The op's work in the scheduled program.
-OpCost costOf(Operation &op) { return aliases(op) ? OpCost{} : opCost(&op); }
+OpCost costOf(Operation &op) { return hm::isAliasingView(&op) ? OpCost{} : opCost(&op); }
 
 class Dumper {
 public:
@@ -110,10 +96,7 @@ private:
       j.attribute("name", name);
       j.attribute("offset", offset);
       j.attribute("bytes", bytes);
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << t;
-      j.attribute("type", text);
+      j.attribute("type", debugString(t));
     });
   }
   void persistent(StringRef kind, StringRef name, Operation *op, Type type) {
@@ -171,17 +154,17 @@ private:
           if (auto release = dyn_cast<hm::ReleaseOp>(op)) {
             for (Value v : release.getValues())
               if (!takenOver.count(v)) // a view holds those bytes now
-                live -= hm::alignedSize(tg::tensorBytes(v.getType()));
+                live -= hm::arenaBytes(v.getType());
             continue;
           }
           if (!runs(op))
             continue;
-          if (aliases(op))
+          if (hm::isAliasingView(&op))
             takenOver.insert(op.getOperand(0));
           else
             for (Value r : op.getResults())
               if (places.count(r))
-                live += hm::alignedSize(tg::tensorBytes(r.getType()));
+                live += hm::arenaBytes(r.getType());
           peak = std::max(peak, live);
           j.object([&] {
             j.attribute("index", index++);
@@ -237,22 +220,22 @@ ScheduleMemory scheduleMemory(ModuleOp module) {
   ScheduleMemory m;
   m.arena = (*module.getOps<hm::ArenaOp>().begin()).getBytes();
   for (auto p : module.getOps<ParameterOp>())
-    m.parameters += hm::alignedSize(tg::tensorBytes(p.getType()));
+    m.parameters += hm::arenaBytes(p.getType());
   for (auto s : module.getOps<StateOp>())
-    m.states += hm::alignedSize(tg::tensorBytes(s.getType()));
+    m.states += hm::arenaBytes(s.getType());
   llvm::DenseSet<int64_t> inputOffsets;
   for (auto fn : module.getOps<func::FuncOp>()) {
     for (unsigned k = 0; k < fn.getNumArguments(); ++k)
       if (auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr))
         if (inputOffsets.insert(offset.getInt()).second)
-          m.inputs += hm::alignedSize(tg::tensorBytes(fn.getArgument(k).getType()));
+          m.inputs += hm::arenaBytes(fn.getArgument(k).getType());
     int64_t live = 0;
     for (Operation &op : fn.getBody().front()) {
       if (auto place = dyn_cast<hm::PlaceOp>(op))
-        live += hm::alignedSize(tg::tensorBytes(place.getValue().getType()));
+        live += hm::arenaBytes(place.getValue().getType());
       else if (auto release = dyn_cast<hm::ReleaseOp>(op))
         for (Value v : release.getValues())
-          live -= hm::alignedSize(tg::tensorBytes(v.getType()));
+          live -= hm::arenaBytes(v.getType());
       m.activations = std::max(m.activations, live);
     }
   }

@@ -363,12 +363,7 @@ private:
   // Functions
   //===--------------------------------------------------------------------===//
 
-  int64_t placedOffset(Value v) {
-    for (Operation *user : v.getUsers())
-      if (auto place = dyn_cast<hm::PlaceOp>(user))
-        return place.getByteOffset();
-    return -1;
-  }
+  static int64_t placedOffset(Value v) { return hm::placedOffset(v).value_or(-1); }
 
   LogicalResult lowerFunction(func::FuncOp fn, bool train) {
     isTrain = train;
@@ -509,9 +504,8 @@ private:
         })
         .Case<IdentityOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>([&](Operation *o) {
           // A view placed in its operand's bytes is already there.
-          Value x = o->getOperand(0), y = o->getResult(0);
-          if (!offsets.count(x) || offsets.lookup(x) != offsets.lookup(y))
-            copy(ptr(y), ptr(x), bytesOf(y));
+          if (!hm::isAliasingView(o))
+            copy(ptr(o->getResult(0)), ptr(o->getOperand(0)), bytesOf(o->getResult(0)));
           return success();
         })
         .Case([&](AddOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_ADD"); })

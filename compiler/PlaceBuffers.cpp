@@ -36,8 +36,6 @@ namespace {
 /// the arena instead.
 constexpr int64_t kMaxStaticSplat = 4096;
 
-int64_t sizeOf(Value v) { return hm::alignedSize(tg::tensorBytes(v.getType())); }
-
 /// Whether `v` needs arena memory of its own (a parameter read is the
 /// parameter's memory; small constants are static data).
 bool needsMemory(Value v) {
@@ -123,7 +121,7 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
     int64_t top = 0;
     auto place = [&](Operation *op, Type type) {
       op->setAttr(hm::kOffsetAttr, b.getI64IntegerAttr(top));
-      top += hm::alignedSize(tg::tensorBytes(type));
+      top += hm::arenaBytes(type);
     };
     for (auto p : module.getOps<ParameterOp>())
       place(p, p.getType());
@@ -138,7 +136,7 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
         Type type = fn.getArgument(k).getType();
         auto [it, inserted] = inputs.try_emplace(name.getValue(), top, type);
         if (inserted) {
-          top += sizeOf(fn.getArgument(k));
+          top += hm::arenaBytes(fn.getArgument(k).getType());
         } else if (it->second.second != type) {
           fn.emitError() << "hm-place-buffers: input '" << name.getValue() << "' is "
                          << type << " here and " << it->second.second << " elsewhere";
@@ -205,14 +203,14 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
       for (Value r : op.getResults()) {
         if (!needsMemory(r))
           continue;
-        int64_t offset = alloc.allocate(sizeOf(r));
+        int64_t offset = alloc.allocate(hm::arenaBytes(r.getType()));
         offsets[r] = offset;
         hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offset));
       }
       if (it == dying.end())
         continue;
       for (Value v : it->second)
-        alloc.release(offsets[v], sizeOf(v));
+        alloc.release(offsets[v], hm::arenaBytes(v.getType()));
       hm::ReleaseOp::create(b, op.getLoc(), it->second);
     }
     return alloc.top;

@@ -1,5 +1,6 @@
 //===- HMOps.cpp - the memory/schedule dialect ----------------------------===//
 #include "hm/HMOps.h"
+#include "tg/TGOps.h"
 #include "tg/TGShapes.h"
 
 #include "mlir/IR/Builders.h"
@@ -43,6 +44,22 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
 LogicalResult HMDialect::verifyRegionArgAttribute(Operation *op, unsigned, unsigned,
                                                   NamedAttribute attr) {
   return verifyOffset(attr, [&] { return op->emitOpError(); });
+}
+
+int64_t hmcc::hm::arenaBytes(Type type) { return alignedSize(hmcc::tg::tensorBytes(type)); }
+
+std::optional<int64_t> hmcc::hm::placedOffset(Value v) {
+  for (Operation *user : v.getUsers())
+    if (auto place = dyn_cast<PlaceOp>(user))
+      return place.getByteOffset();
+  return std::nullopt;
+}
+
+bool hmcc::hm::isAliasingView(Operation *op) {
+  if (!hmcc::tg::isView(op))
+    return false;
+  auto r = placedOffset(op->getResult(0)), x = placedOffset(op->getOperand(0));
+  return r && x && *r == *x;
 }
 
 LogicalResult ArenaOp::verify() {

@@ -41,6 +41,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Support/DebugStringHelper.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -1006,19 +1007,12 @@ private:
       auto declared = module.lookupSymbol<tg::ParameterOp>(param);
       if (declared.getType() != v.getType())
         fail("training_info: update_binding " + quote(param) + " <- " + quote(valueName) +
-             ": the value has type " + typeString(v.getType()) + ", the initializer " +
-             typeString(declared.getType()));
+             ": the value has type " + debugString(v.getType()) + ", the initializer " +
+             debugString(declared.getType()));
       tg::AssignOp::create(builder, NameLoc::get(builder.getStringAttr(param)),
                            FlatSymbolRefAttr::get(&context, param), v);
     }
     func::ReturnOp::create(builder, fileLoc, results);
-  }
-
-  static std::string typeString(Type type) {
-    std::string out;
-    llvm::raw_string_ostream os(out);
-    os << type;
-    return out;
   }
 
   bool isConstant(const std::string &name) {

@@ -55,18 +55,21 @@ llvm::Expected<uint64_t> parseSize(llvm::StringRef text, bool allowZero) {
   return static_cast<uint64_t>(bytes);
 }
 
-std::string formatBytes(uint64_t bytes) {
-  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 5) {
-    value /= 1024.0;
+namespace {
+
+/// `n` in the largest of `units` (each `base` times the one before) that
+/// keeps it at least 1, with three significant digits; whole in the first.
+std::string scaled(uint64_t n, double base, llvm::ArrayRef<const char *> units) {
+  double value = static_cast<double>(n);
+  size_t unit = 0;
+  while (value >= base && unit + 1 < units.size()) {
+    value /= base;
     ++unit;
   }
   std::string out;
   llvm::raw_string_ostream os(out);
   if (unit == 0)
-    os << bytes << " B";
+    os << n << " " << units[0];
   else if (value >= 100)
     os << llvm::format("%.0f %s", value, units[unit]);
   else if (value >= 10)
@@ -74,6 +77,16 @@ std::string formatBytes(uint64_t bytes) {
   else
     os << llvm::format("%.2f %s", value, units[unit]);
   return out;
+}
+
+} // namespace
+
+std::string formatBytes(uint64_t bytes) {
+  return scaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
+}
+
+std::string formatFlops(uint64_t flops) {
+  return scaled(flops, 1000.0, {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"});
 }
 
 std::string formatCount(uint64_t n) {

@@ -22,6 +22,10 @@ llvm::Expected<uint64_t> parseSize(llvm::StringRef text, bool allowZero = false)
 /// "160 KiB", "1.50 GiB", "512 B".
 std::string formatBytes(uint64_t bytes);
 
+/// Formats a FLOP count with a decimal unit and three significant digits,
+/// e.g. "114 kFLOP", "8.89 GFLOP".
+std::string formatFlops(uint64_t flops);
+
 /// Formats an integer with thousands separators, e.g. "1,234,567".
 std::string formatCount(uint64_t n);
 

@@ -5,6 +5,7 @@
 
 using hmcc::formatBytes;
 using hmcc::formatCount;
+using hmcc::formatFlops;
 using hmcc::parseSize;
 
 static uint64_t ok(const char *text) {
@@ -56,6 +57,9 @@ TEST(Size, Formatting) {
   EXPECT_EQ(formatBytes(1536), "1.50 KiB");
   EXPECT_EQ(formatBytes(112640), "110 KiB");
   EXPECT_EQ(formatBytes(24ull << 30), "24.0 GiB");
+  EXPECT_EQ(formatFlops(999), "999 FLOP");
+  EXPECT_EQ(formatFlops(114348), "114 kFLOP");
+  EXPECT_EQ(formatFlops(8890000000ull), "8.89 GFLOP");
   EXPECT_EQ(formatCount(0), "0");
   EXPECT_EQ(formatCount(999), "999");
   EXPECT_EQ(formatCount(1234567), "1,234,567");

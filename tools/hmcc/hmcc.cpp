@@ -22,6 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/DebugStringHelper.h"
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -214,27 +215,6 @@ bool printModule(mlir::ModuleOp module, raw_ostream &os) {
   return true;
 }
 
-std::string typeName(mlir::Type type) {
-  std::string text;
-  raw_string_ostream os(text);
-  os << type;
-  return text;
-}
-
-/// "1.23 GFLOP" (decimal prefixes, as FLOP counts are given).
-std::string formatFlops(int64_t flops) {
-  const char *units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
-  double v = static_cast<double>(flops);
-  int u = 0;
-  while (v >= 1000.0 && u < 5) {
-    v /= 1000.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.3g %s" : "%.0f %s", v, units[u]);
-  return buf;
-}
-
 /// Where the summary goes: standard output, or after what the summary pass
 /// wrote to the -o file.
 raw_ostream &summaryStream() {
@@ -283,7 +263,7 @@ int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp
                     << hmcc::formatBytes(m.arena) << " in one arena\n    " << split << "\n";
     hmcc::OpCost work = hmcc::functionCost(train ? train : eval);
     summaryStream() << "    work per " << (train ? "step" : "call") << ": "
-                    << formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
+                    << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
                     << " of memory traffic\n";
     if (budget)
       summaryStream() << "    "
@@ -375,7 +355,7 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
       std::copy(v.begin(), v.end(), reinterpret_cast<int32_t *>(storage.back().data()));
     else
       return error("parameter '" + p.getSymName() + "' has element type " +
-                   typeName(element) + "; the CPU target keeps parameters in f32, f64, i32 or i64");
+                   mlir::debugString(element) + "; the CPU target keeps parameters in f32, f64, i32 or i64");
   }
   for (auto st : module.getOps<hmcc::tg::StateOp>())
     add(st.getSymName(), st.getType(), HMRT_KIND_STATE);
