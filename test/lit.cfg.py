@@ -9,7 +9,7 @@ config.name = "hmcc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
-                   "fixtures", "unit", "runtime", "Inputs"]
+                   "fixtures", "unit", "runtime", "reference", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hmcc_obj_root, "test")
 

@@ -1,8 +1,8 @@
 //===- Initializers.cpp - parameter values from the ONNX model ------------===//
 #include "lib/import/Initializers.h"
 #include "lib/import/HostTensor.h"
-#include "tg/TGOps.h"
-#include "tg/TGShapes.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -34,8 +34,8 @@
 #include "lib/import/OnnxImporter.h"
 #include "lib/import/HostTensor.h"
 #include "lib/import/OnnxAttributes.h"
-#include "tg/TGOps.h"
-#include "tg/TGShapes.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -1,6 +1,6 @@
 //===- Tensor.h - a dense tensor of doubles ---------------------*- C++ -*-===//
 //
-// The value type shared by the reference interpreter (compiler/) and the
+// The value type shared by the reference interpreter (test/reference/) and the
 // loader of initial parameter values (lib/import/): every element a double,
 // whatever the declared element type.
 //

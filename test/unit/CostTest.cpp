@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Cost.h"
-#include "tg/TGDialect.h"
-#include "tg/TGOps.h"
+#include "tg/Analysis/Cost.h"
+#include "tg/IR/TGDialect.h"
+#include "tg/IR/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -13,12 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Interpreter.h"
-#include "compiler/Passes.h"
+#include "test/reference/Interpreter.h"
+#include "tg/Transforms/Passes.h"
 #include "lib/import/Initializers.h"
 #include "lib/import/OnnxImporter.h"
-#include "tg/TGDialect.h"
-#include "tg/TGOps.h"
+#include "tg/IR/TGDialect.h"
+#include "tg/IR/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -1,13 +1,17 @@
 //===- hmcc-opt.cpp - runs hmcc passes on MLIR files ----------------------===//
 //
-// mlir-opt for hmcc: the tg and hm dialects, func, and every hmcc pass plus MLIR's
-// generic transforms (canonicalize, cse, ...) are registered.
+// mlir-opt for hmcc: the tg and hm dialects, func, every hmcc pass, hmcc's
+// whole pipeline (--hmcc-pipeline="..."), and MLIR's generic transforms
+// (canonicalize, cse, ...).
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Passes.h"
-#include "hm/HMDialect.h"
-#include "tg/TGDialect.h"
+#include "compiler/conversion/Passes.h"
+#include "compiler/pipeline/Pipeline.h"
+#include "hm/IR/HMDialect.h"
+#include "hm/Transforms/Passes.h"
+#include "tg/IR/TGDialect.h"
+#include "tg/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -17,7 +21,10 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<hmcc::tg::TGDialect, hmcc::hm::HMDialect, mlir::func::FuncDialect>();
   mlir::registerTransformsPasses();
-  hmcc::registerHMCCPasses();
+  hmcc::registerTGPasses();
+  hmcc::registerHMPasses();
+  hmcc::registerConversionPasses();
+  hmcc::registerPipeline();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "hmcc optimizer driver\n", registry));
 }

@@ -8,19 +8,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen.h"
-#include "compiler/Passes.h"
-#include "hm/HMOps.h"
-#include "hmrt/io.h"
+#include "compiler/pipeline/Pipeline.h"
+#include "compiler/target/common/Runtime.h"
+#include "compiler/target/cpu/EmitCpp.h"
+#include "hm/Analysis/Memory.h"
+#include "hm/Export/ScheduleJson.h"
+#include "hm/IR/HMOps.h"
 #include "lib/import/Initializers.h"
 #include "lib/import/OnnxImporter.h"
 #include "lib/support/Size.h"
-#include "tg/TGOps.h"
-#include "tg/TGShapes.h"
+#include "tg/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/DebugStringHelper.h"
 #include "mlir/Support/FileUtilities.h"
@@ -212,6 +214,7 @@ bool printModule(mlir::ModuleOp module, raw_ostream &os) {
   if (elide)
     flags.elideLargeElementsAttrs(64);
   module.print(os, flags);
+  os << "\n";
   return true;
 }
 
@@ -225,23 +228,17 @@ raw_ostream &summaryStream() {
   return file;
 }
 
-/// Lowers the training graph to the scheduled program: only the entry
-/// functions remain, every tensor is placed in the arena, the placement is
-/// proven sound, and the arena must fit --vram; with `summary`, says how
-/// the memory splits. Returns the exit status.
-int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
-             std::string &diagnostics, bool summary) {
-  SmallVector<mlir::func::FuncOp> stages;
-  for (auto fn : module.getOps<mlir::func::FuncOp>())
-    if (fn != train && fn != eval)
-      stages.push_back(fn);
-  for (auto fn : stages)
-    fn.erase();
-  mlir::PassManager pm(module.getContext());
-  pm.addPass(hmcc::createHMPlaceBuffers());
-  pm.addPass(hmcc::createHMVerifyMemory());
-  if (mlir::failed(pm.run(module)))
-    return error(inputFile + ": " + diagnostics);
+/// Remembers which pass of the pipeline failed.
+struct FailedPass : mlir::PassInstrumentation {
+  std::string pass;
+  void runAfterPassFailed(mlir::Pass *p, mlir::Operation *) override {
+    pass = p->getArgument().str();
+  }
+};
+
+/// Writes --dump-schedule and, with `summary`, how the memory of the
+/// scheduled program splits and whether it fits --vram.
+int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, bool summary) {
   if (!dumpSchedule.empty()) {
     std::string openError;
     auto file = mlir::openOutputFile(dumpSchedule, &openError);
@@ -251,30 +248,23 @@ int schedule(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp
       return error(inputFile + ": " + diagnostics);
     file->keep();
   }
-  hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
-  std::string split = "parameters " + hmcc::formatBytes(m.parameters) + ", optimizer states " +
-                      hmcc::formatBytes(m.states) + ", inputs " + hmcc::formatBytes(m.inputs) +
-                      ", activations " + hmcc::formatBytes(m.activations) + " at their peak";
-  std::optional<uint64_t> budget;
-  if (vram.getNumOccurrences())
-    budget = cantFail(hmcc::parseSize(vram));
-  if (summary) {
-    summaryStream() << "  " << (train ? "training step" : "program") << " memory: "
-                    << hmcc::formatBytes(m.arena) << " in one arena\n    " << split << "\n";
-    hmcc::OpCost work = hmcc::functionCost(train ? train : eval);
-    summaryStream() << "    work per " << (train ? "step" : "call") << ": "
-                    << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
-                    << " of memory traffic\n";
-    if (budget)
-      summaryStream() << "    "
-                      << (static_cast<uint64_t>(m.arena) <= *budget ? "fits" : "does not fit")
-                      << " --vram " << hmcc::formatBytes(*budget) << "\n";
-  }
-  if (!budget || static_cast<uint64_t>(m.arena) <= *budget)
+  if (!summary)
     return 0;
-  return error(inputFile + ": the program does not fit --vram " + hmcc::formatBytes(*budget) +
-               ": it needs " + hmcc::formatBytes(m.arena) + " of device memory (" + split +
-               "); hmcc has no planner yet (offload, recompute) to fit a smaller budget");
+  hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
+  summaryStream() << "  " << (train ? "training step" : "program") << " memory: "
+                  << hmcc::formatBytes(m.arena) << " in one arena\n    " << hmcc::describeSplit(m)
+                  << "\n";
+  auto entry = *module.getOps<mlir::func::FuncOp>().begin();
+  hmcc::OpCost work = hmcc::functionCost(entry);
+  summaryStream() << "    work per " << (train ? "step" : "call") << ": "
+                  << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
+                  << " of memory traffic\n";
+  if (vram.getNumOccurrences()) {
+    uint64_t budget = cantFail(hmcc::parseSize(vram));
+    summaryStream() << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")
+                    << " --vram " << hmcc::formatBytes(budget) << "\n";
+  }
+  return 0;
 }
 
 /// Writes DIR/model.cpp, compiles and links DIR/train, and writes the
@@ -284,10 +274,12 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
                     std::string &diagnostics) {
   if (std::error_code ec = sys::fs::create_directories(outputFile))
     return error("cannot create '" + outputFile + "': " + ec.message());
-  SmallString<256> cppPath(outputFile), exePath(outputFile), statePath(outputFile);
+  SmallString<256> cppPath(outputFile), exePath(outputFile), statePath(outputFile),
+      logPath(outputFile);
   sys::path::append(cppPath, "model.cpp");
   sys::path::append(exePath, "train");
   sys::path::append(statePath, "state");
+  sys::path::append(logPath, "build.log");
   {
     std::error_code ec;
     raw_fd_ostream cpp(cppPath, ec);
@@ -296,80 +288,16 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
     if (mlir::failed(hmcc::emitProgramCpp(module, train, eval, cpp)))
       return error(inputFile + ": " + diagnostics);
   }
-
-  // Compile and link with the host C++ compiler.
-  auto cxx = sys::findProgramByName("c++");
-  if (!cxx)
-    return error("no C++ compiler ('c++') found on PATH to build the program");
-  SmallVector<std::string> args = {*cxx, "-O2", "-std=c++17", "-I" HMCC_RUNTIME_INCLUDE_DIR,
-                                   std::string(cppPath), HMCC_RUNTIME_DRIVER_LIB,
-                                   HMCC_RUNTIME_LIB, "-fopenmp", "-lm", "-o", std::string(exePath)};
-  // What libhmrt.a needs besides (OpenBLAS, found by path), before -o EXE.
-  if (StringRef(HMCC_RUNTIME_EXTRA_LIB).size()) {
-    args.insert(args.end() - 2, HMCC_RUNTIME_EXTRA_LIB);
-    args.insert(args.end() - 2, std::string("-Wl,-rpath,") + HMCC_RUNTIME_EXTRA_RPATH);
-  }
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  SmallString<256> logPath(outputFile);
-  sys::path::append(logPath, "build.log");
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath), StringRef(logPath)};
   errs() << "hmcc: compiling " << exePath << "\n";
-  std::string execError;
-  int rc = sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects, 0, 0, &execError);
-  if (rc != 0)
-    return error("building " + exePath + " failed" + (execError.empty() ? "" : ": " + execError) +
-                 "; the compiler's output is in " + logPath);
-
+  std::string message;
+  if (!hmcc::compileHostExecutable(cppPath, exePath, logPath, message))
+    return error(message);
   // The initial state: parameters from the model, optimizer states zero.
-  std::string loadError;
-  auto values = hmcc::loadParameters(module, inputFile, loadError);
+  auto values = hmcc::loadParameters(module, inputFile, message);
   if (!values)
-    return error(loadError);
-  std::vector<std::vector<char>> storage;
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<std::string> names;
-  std::vector<hmrt_checkpoint_tensor> tensors;
-  // Zero-filled storage for one tensor; parameters then get their values.
-  auto add = [&](StringRef name, mlir::Type type, int kind) {
-    auto t = mlir::cast<mlir::RankedTensorType>(type);
-    storage.emplace_back(hmcc::tg::tensorBytes(t), 0);
-    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
-    names.push_back(name.str());
-    tensors.push_back({nullptr, kind, hmcc::hmrtDtypeOf(t.getElementType()),
-                       static_cast<int32_t>(t.getRank()), nullptr, nullptr});
-  };
-  for (auto p : module.getOps<hmcc::tg::ParameterOp>()) {
-    auto it = values->find(p.getSymName().str());
-    if (it == values->end())
-      return error("no initial value for parameter '" + p.getSymName() + "'");
-    add(p.getSymName(), p.getType(), HMRT_KIND_PARAM);
-    mlir::Type element = mlir::cast<mlir::RankedTensorType>(p.getType()).getElementType();
-    const std::vector<double> &v = it->second.values;
-    if (element.isF32())
-      std::copy(v.begin(), v.end(), reinterpret_cast<float *>(storage.back().data()));
-    else if (element.isF64())
-      std::copy(v.begin(), v.end(), reinterpret_cast<double *>(storage.back().data()));
-    else if (element.isInteger(64))
-      std::copy(v.begin(), v.end(), reinterpret_cast<int64_t *>(storage.back().data()));
-    else if (element.isInteger(32))
-      std::copy(v.begin(), v.end(), reinterpret_cast<int32_t *>(storage.back().data()));
-    else
-      return error("parameter '" + p.getSymName() + "' has element type " +
-                   mlir::debugString(element) + "; the CPU target keeps parameters in f32, f64, i32 or i64");
-  }
-  for (auto st : module.getOps<hmcc::tg::StateOp>())
-    add(st.getSymName(), st.getType(), HMRT_KIND_STATE);
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    tensors[i].name = names[i].c_str();
-    tensors[i].shape = shapes[i].data();
-    tensors[i].data = storage[i].data();
-  }
-  hmrt_checkpoint_meta meta = {};
-  std::snprintf(meta.model, sizeof meta.model, "%s",
-                module.getSymName() ? module.getSymName()->str().c_str() : "model");
-  if (hmrt_checkpoint_write(std::string(statePath).c_str(), &meta,
-                            static_cast<int32_t>(tensors.size()), tensors.data()) != HMRT_OK)
-    return error("cannot write the initial state: " + Twine(hmrt_last_error()));
+    return error(message);
+  if (!hmcc::writeInitialState(module, *values, statePath, message))
+    return error(message);
   outs() << "hmcc: wrote " << exePath << " and " << statePath << "\n";
   return 0;
 }
@@ -497,7 +425,7 @@ int main(int argc, char **argv) {
     // The memory the program needs follows, from the scheduled program.
   }
 
-  // Training passes, then the scheduled program.
+  // The pipeline: training passes, then the scheduled program.
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     diagnostics += (diagnostics.empty() ? "" : "\n") + d.str();
@@ -517,59 +445,59 @@ int main(int argc, char **argv) {
       return error(inputFile + ": --program=gradients does not apply to a model with "
                    "training_info (its algorithm computes its own gradients)");
   }
+  hmcc::PipelineOptions o;
+  o.program = programKind == Program::Train     ? "train"
+              : programKind == Program::Forward ? "forward"
+                                                : "gradients";
+  o.until = stage == Emit::Mlir ? "training" : "schedule";
+  o.trainingInfo = ownAlgorithm;
+  o.optimizer = optimizerName;
+  o.lr = lrOpt;
+  o.beta1 = beta1;
+  o.beta2 = beta2;
+  o.eps = epsOpt;
+  o.weightDecay = weightDecay;
+  o.momentum = momentumOpt;
+  o.clipNorm = clipNorm;
+  o.lrSchedule = lrSchedule;
+  o.warmupSteps = warmupSteps;
+  o.decaySteps = decaySteps;
+  o.minLr = minLr;
+  if (vram.getNumOccurrences())
+    o.vram = vram;
   mlir::PassManager pm(&context);
-  if (ownAlgorithm && programKind == Program::Train) {
-    hmcc::TGTrainingInfoOptions o;
-    o.lr = lrOpt;
-    pm.addPass(hmcc::createTGTrainingInfo(o));
-  }
-  pm.addPass(hmcc::createTGExpandGradients());
-  if (programKind != Program::Forward && !ownAlgorithm)
-    pm.addPass(hmcc::createTGAutodiff());
-  if (programKind == Program::Train && !ownAlgorithm) {
-    hmcc::TGOptimizerOptions o;
-    o.optimizer = optimizerName;
-    o.lr = lrOpt;
-    o.beta1 = beta1;
-    o.beta2 = beta2;
-    o.eps = epsOpt;
-    o.weightDecay = weightDecay;
-    o.momentum = momentumOpt;
-    o.clipNorm = clipNorm;
-    pm.addPass(hmcc::createTGOptimizer(o));
-  }
-  if (stage != Emit::Mlir)
-    pm.addPass(hmcc::createTGLegalizeCpuTypes());
+  hmcc::buildPipeline(pm, o);
+  auto failedPass = std::make_unique<FailedPass>();
+  FailedPass *failure = failedPass.get();
+  pm.addInstrumentation(std::move(failedPass));
+  bool train = programKind == Program::Train;
   if (mlir::failed(pm.run(*module))) {
+    // A sound program that does not fit --vram is still dumped, and the
+    // summary says how its memory splits, before the error.
+    if (failure->pass == "hm-check-budget") {
+      reportSchedule(*module, train, diagnostics, stage == Emit::Summary);
+      return error(inputFile + ": " + diagnostics);
+    }
     if (stage != Emit::Summary)
       return error(inputFile + ": " + diagnostics);
-    summaryStream() << "  no " << (programKind == Program::Train ? "training step" : "program")
-                    << ": " << StringRef(diagnostics).split('\n').first
+    summaryStream() << "  no " << (train ? "training step" : "program") << ": "
+                    << StringRef(diagnostics).split('\n').first
                     << (programKind == Program::Forward ? "" : " (--program=forward compiles the forward pass)")
                     << "\n";
     return 0;
   }
-  mlir::OpBuilder b(&context);
-  (*module)->setAttr("tg.schedule",
-                     b.getDictionaryAttr({b.getNamedAttr("kind", b.getStringAttr(lrSchedule)),
-                                          b.getNamedAttr("warmup_steps", b.getI64IntegerAttr(warmupSteps)),
-                                          b.getNamedAttr("decay_steps", b.getI64IntegerAttr(decaySteps)),
-                                          b.getNamedAttr("min_lr", b.getF32FloatAttr(minLr))}));
-  auto lookup = [&](StringRef name) { return module->lookupSymbol<mlir::func::FuncOp>(name); };
-  mlir::func::FuncOp train = programKind == Program::Train ? lookup("train_step") : nullptr;
-  mlir::func::FuncOp eval = programKind == Program::Forward     ? lookup("forward")
-                            : programKind == Program::Gradients ? lookup("forward_backward")
-                                                                : nullptr;
-  if (stage != Emit::Mlir) {
-    if (int rc = schedule(*module, train, eval, diagnostics, stage == Emit::Summary))
-      return rc;
-  }
+  if (stage == Emit::Mlir)
+    return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
+  if (int rc = reportSchedule(*module, train, diagnostics, stage == Emit::Summary))
+    return rc;
   if (stage == Emit::Summary)
     return 0;
 
+  auto entry = module->lookupSymbol<mlir::func::FuncOp>(hmcc::entryFunction(o.program));
+  mlir::func::FuncOp trainFn = train ? entry : nullptr, eval = train ? nullptr : entry;
   if (stage == Emit::EmitC)
     return writeOutput([&](raw_ostream &os) {
-      auto cpp = hmcc::lowerToEmitC(*module, train, eval);
+      auto cpp = hmcc::lowerToEmitC(*module, trainFn, eval);
       if (cpp)
         return printModule(*cpp, os);
       error(inputFile + ": " + diagnostics);
@@ -577,12 +505,12 @@ int main(int argc, char **argv) {
     });
   if (stage == Emit::Cpp)
     return writeOutput([&](raw_ostream &os) {
-      if (mlir::succeeded(hmcc::emitProgramCpp(*module, train, eval, os)))
+      if (mlir::succeeded(hmcc::emitProgramCpp(*module, trainFn, eval, os)))
         return true;
       error(inputFile + ": " + diagnostics);
       return false;
     });
-  if (stage == Emit::Mlir || stage == Emit::Schedule)
+  if (stage == Emit::Schedule)
     return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
-  return buildExecutable(*module, train, eval, diagnostics);
+  return buildExecutable(*module, trainFn, eval, diagnostics);
 }

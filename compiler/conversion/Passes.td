@@ -1,0 +1,34 @@
+//===- Passes.td - conversions between hmcc's dialects -----*- tablegen -*-===//
+#ifndef HMCC_CONVERSION_PASSES
+#define HMCC_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
+  let summary = "Lowers entry functions to the scheduled program: every tensor placed in one arena";
+  let description = [{
+    Single tier, program order, no planning yet. Declares `hm.arena @arena`
+    (tier "device"); gives parameters, then optimizer states, then data
+    inputs fixed offsets (`hm.offset`; inputs of the same ONNX name share
+    one across functions); then, per function, places each tensor that
+    needs memory (`hm.place`, first fit) right after the op that defines it
+    and releases it (`hm.release`) right after its last reader, so later
+    tensors reuse the memory. A result never shares memory with an operand
+    of its op, except a view (reshape, flatten, squeeze, unsqueeze,
+    identity) of a value it reads for the last time: the operand is released
+    and the result placed in its bytes, so the copy it stands for vanishes.
+    Function results are never released; a result without memory
+    of its own (a parameter, a small constant or an argument returned as it
+    is) is first copied by `tg.identity`. Small constants are static data
+    of the program, not arena memory. The functions share the activation
+    memory, so the arena is the persistent bytes plus the largest function's
+    activation high-water mark.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The entry functions to place (default: every function)">,
+  ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
+}
+
+#endif // HMCC_CONVERSION_PASSES

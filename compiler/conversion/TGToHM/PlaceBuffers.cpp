@@ -1,0 +1,220 @@
+//===- PlaceBuffers.cpp - tg entry functions to the scheduled program -----===//
+//
+// hm-place-buffers: static arena offsets for every tensor, written as hm ops
+// (see the pass description in Passes.td). One tier, program order, no
+// planning: the planner will decide tiers, recompute and prefetch on top of
+// the same form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/conversion/Passes.h"
+#include "hm/IR/HMOps.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+
+namespace hmcc {
+#define GEN_PASS_DEF_HMPLACEBUFFERS
+#include "compiler/conversion/Passes.h.inc"
+} // namespace hmcc
+
+using namespace mlir;
+using namespace hmcc;
+using namespace hmcc::tg;
+
+namespace {
+
+/// Constants are static arrays in the generated code, except splats of
+/// more than this many elements (zero gradients, say), which are filled in
+/// the arena instead.
+constexpr int64_t kMaxStaticSplat = 4096;
+
+/// Whether `v` needs arena memory of its own (a parameter read is the
+/// parameter's memory; small constants are static data).
+bool needsMemory(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || isa<ParamOp>(def))
+    return false;
+  if (auto c = dyn_cast<ConstantOp>(def))
+    return isa<SplatElementsAttr>(c.getValue()) &&
+           cast<RankedTensorType>(c.getType()).getNumElements() > kMaxStaticSplat;
+  return true;
+}
+
+/// First fit over [base, ...) with a free list.
+class Allocator {
+public:
+  explicit Allocator(int64_t base) : top(base) {}
+  int64_t allocate(int64_t size) {
+    for (auto it = free.begin(); it != free.end(); ++it) {
+      if (it->second < size)
+        continue;
+      int64_t offset = it->first, rest = it->second - size;
+      free.erase(it);
+      if (rest)
+        free[offset + size] = rest;
+      return offset;
+    }
+    // Out of free blocks that fit: grow from the last free block when it
+    // ends at the top, else from the top.
+    int64_t offset = top;
+    if (!free.empty() && free.rbegin()->first + free.rbegin()->second == top) {
+      offset = free.rbegin()->first;
+      free.erase(std::prev(free.end()));
+    }
+    top = offset + size;
+    return offset;
+  }
+  void release(int64_t offset, int64_t size) {
+    auto it = free.emplace(offset, size).first;
+    auto next = std::next(it);
+    if (next != free.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free.erase(next);
+    }
+    if (it != free.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free.erase(it);
+      }
+    }
+  }
+  int64_t top;
+
+private:
+  std::map<int64_t, int64_t> free;
+};
+
+struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
+  using HMPlaceBuffersBase::HMPlaceBuffersBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!module.getOps<hm::ArenaOp>().empty()) {
+      module.emitError("hm-place-buffers: the module is placed already");
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> entries;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (functions.empty() || llvm::is_contained(functions, fn.getSymName().str()))
+        entries.push_back(fn);
+    for (const std::string &name : functions)
+      if (!module.lookupSymbol<func::FuncOp>(name)) {
+        module.emitError() << "hm-place-buffers: no function @" << name;
+        return signalPassFailure();
+      }
+
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToStart(module.getBody());
+    auto arena = hm::ArenaOp::create(b, module.getLoc(), "arena", "device", 0);
+    auto arenaRef = FlatSymbolRefAttr::get(arena.getSymNameAttr());
+
+    // Persistent tensors: parameters, states, then inputs by ONNX name.
+    int64_t top = 0;
+    auto place = [&](Operation *op, Type type) {
+      op->setAttr(hm::kOffsetAttr, b.getI64IntegerAttr(top));
+      top += hm::arenaBytes(type);
+    };
+    for (auto p : module.getOps<ParameterOp>())
+      place(p, p.getType());
+    for (auto s : module.getOps<StateOp>())
+      place(s, s.getType());
+    llvm::StringMap<std::pair<int64_t, Type>> inputs; // offset and type by ONNX name
+    for (func::FuncOp fn : entries)
+      for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
+        auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input");
+        if (!name)
+          continue; // step and lr are passed by value
+        Type type = fn.getArgument(k).getType();
+        auto [it, inserted] = inputs.try_emplace(name.getValue(), top, type);
+        if (inserted) {
+          top += hm::arenaBytes(fn.getArgument(k).getType());
+        } else if (it->second.second != type) {
+          fn.emitError() << "hm-place-buffers: input '" << name.getValue() << "' is "
+                         << type << " here and " << it->second.second << " elsewhere";
+          return signalPassFailure();
+        }
+        fn.setArgAttr(k, hm::kOffsetAttr, b.getI64IntegerAttr(it->second.first));
+      }
+
+    int64_t end = top;
+    for (func::FuncOp fn : entries)
+      end = std::max(end, placeFunction(fn, arenaRef, top));
+    arena.setSize(end);
+  }
+
+  /// Places the values of one function above `base`; returns the
+  /// high-water mark.
+  int64_t placeFunction(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
+    Block &body = fn.getBody().front();
+    OpBuilder b(fn.getContext());
+    // Results without memory of their own get a placed copy, made before
+    // any write-back (tg.assign) so that it sees the value of this step.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    auto assigns = body.getOps<AssignOp>();
+    b.setInsertionPoint(assigns.empty() ? ret.getOperation() : (*assigns.begin()).getOperation());
+    for (OpOperand &operand : ret->getOpOperands())
+      if (!needsMemory(operand.get()))
+        operand.set(IdentityOp::create(b, ret.getLoc(), operand.get().getType(), operand.get()));
+
+    // The last reader of each value; results live to the end.
+    DenseMap<Operation *, unsigned> index;
+    unsigned i = 0;
+    for (Operation &op : body)
+      index[&op] = i++;
+    DenseMap<Operation *, SmallVector<Value>> dying;
+    for (Operation &op : body)
+      for (Value r : op.getResults()) {
+        if (!needsMemory(r))
+          continue;
+        Operation *last = &op; // an unread result dies at once
+        for (Operation *user : r.getUsers())
+          if (index[user] > index[last])
+            last = user;
+        if (!isa<func::ReturnOp>(last))
+          dying[last].push_back(r);
+      }
+
+    Allocator alloc(base);
+    DenseMap<Value, int64_t> offsets;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      b.setInsertionPointAfter(&op);
+      auto it = dying.find(&op);
+      // A view (reshape and its kin) of a value read for the last time takes
+      // over its memory: release the operand, place the result there. The
+      // copy it stands for becomes a no-op.
+      if (isView(&op) && it != dying.end() && it->second.size() == 1 &&
+          it->second[0] == op.getOperand(0)) {
+        Value x = op.getOperand(0), r = op.getResult(0);
+        hm::ReleaseOp::create(b, op.getLoc(), ValueRange{x});
+        offsets[r] = offsets[x];
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
+        continue;
+      }
+      // Results first: they never share memory with the op's operands.
+      for (Value r : op.getResults()) {
+        if (!needsMemory(r))
+          continue;
+        int64_t offset = alloc.allocate(hm::arenaBytes(r.getType()));
+        offsets[r] = offset;
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offset));
+      }
+      if (it == dying.end())
+        continue;
+      for (Value v : it->second)
+        alloc.release(offsets[v], hm::arenaBytes(v.getType()));
+      hm::ReleaseOp::create(b, op.getLoc(), it->second);
+    }
+    return alloc.top;
+  }
+};
+
+} // namespace

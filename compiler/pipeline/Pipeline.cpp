@@ -1,0 +1,92 @@
+//===- Pipeline.cpp - hmcc's pass pipeline --------------------------------===//
+#include "compiler/pipeline/Pipeline.h"
+#include "compiler/conversion/Passes.h"
+#include "hm/Transforms/Passes.h"
+#include "tg/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace hmcc {
+
+StringRef entryFunction(StringRef program) {
+  if (program == "forward")
+    return "forward";
+  if (program == "gradients")
+    return "forward_backward";
+  return "train_step";
+}
+
+std::string validate(const PipelineOptions &o) {
+  if (o.program != "train" && o.program != "forward" && o.program != "gradients")
+    return "program '" + o.program + "' is unknown: use train, forward or gradients";
+  if (o.until != "training" && o.until != "schedule")
+    return "until '" + o.until + "' is unknown: use training or schedule";
+  if (o.optimizer != "sgd" && o.optimizer != "adamw" && o.optimizer != "adamw8bit")
+    return "optimizer '" + o.optimizer + "' is unknown: use sgd, adamw or adamw8bit";
+  if (o.lrSchedule != "constant" && o.lrSchedule != "cosine")
+    return "lr-schedule '" + o.lrSchedule + "' is unknown: use constant or cosine";
+  return "";
+}
+
+void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
+  bool train = o.program == "train", forward = o.program == "forward";
+  if (o.trainingInfo && train) {
+    TGTrainingInfoOptions t;
+    t.lr = o.lr;
+    pm.addPass(createTGTrainingInfo(t));
+  }
+  pm.addPass(createTGExpandGradients());
+  if (!forward && !o.trainingInfo)
+    pm.addPass(createTGAutodiff());
+  if (train && !o.trainingInfo) {
+    TGOptimizerOptions t;
+    t.optimizer = o.optimizer;
+    t.lr = o.lr;
+    t.beta1 = o.beta1;
+    t.beta2 = o.beta2;
+    t.eps = o.eps;
+    t.weightDecay = o.weightDecay;
+    t.momentum = o.momentum;
+    t.clipNorm = o.clipNorm;
+    pm.addPass(createTGOptimizer(t));
+  }
+  TGLrScheduleOptions schedule;
+  schedule.kind = o.lrSchedule;
+  schedule.warmupSteps = o.warmupSteps;
+  schedule.decaySteps = o.decaySteps;
+  schedule.minLr = o.minLr;
+  pm.addPass(createTGLrSchedule(schedule));
+  if (o.until == "training")
+    return;
+
+  pm.addPass(createTGLegalizeCpuTypes());
+  TGSelectEntriesOptions entries;
+  entries.functions = {entryFunction(o.program).str()};
+  pm.addPass(createTGSelectEntries(entries));
+  pm.addPass(createHMPlaceBuffers());
+  pm.addPass(createHMVerifyMemory());
+  HMCheckBudgetOptions budget;
+  budget.vram = o.vram;
+  pm.addPass(createHMCheckBudget(budget));
+}
+
+void registerPipeline() {
+  registerPassPipeline(
+      "hmcc-pipeline",
+      "hmcc's compilation from the imported module to the scheduled program (what hmcc "
+      "--emit=schedule prints; until=training stops at the training graph, hmcc --emit=mlir)",
+      [](OpPassManager &pm, StringRef text, function_ref<LogicalResult(const Twine &)> fail) {
+        PipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::string message = validate(options); !message.empty())
+          return fail("hmcc-pipeline: " + message);
+        buildPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> handler) { handler(PipelineOptions()); });
+}
+
+} // namespace hmcc

@@ -1,0 +1,89 @@
+//===- Pipeline.h - hmcc's pass pipeline --------------------------*- C++ -*-===//
+//
+// The whole compilation from the imported module (tg, as lib/import writes
+// it) to the scheduled program (hm), as one pass pipeline: what `hmcc` runs
+// and what `hmcc-opt --hmcc-pipeline="..."` replays.
+//
+//   tg-training-info        (training-info=true, program=train)
+//   tg-expand-gradients
+//   tg-autodiff             (program=train|gradients, training-info=false)
+//   tg-optimizer            (program=train, training-info=false)
+//   tg-lr-schedule
+//   -- until=training stops here: the training graph (hmcc --emit=mlir) --
+//   tg-legalize-cpu-types
+//   tg-select-entries       (the entry function of `program`)
+//   hm-place-buffers        (tg -> hm)
+//   hm-verify-memory
+//   hm-check-budget         (vram)
+//
+//===----------------------------------------------------------------------===//
+#ifndef HMCC_PIPELINE_PIPELINE_H
+#define HMCC_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace hmcc {
+
+struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
+  Option<std::string> program{*this, "program",
+                              llvm::cl::desc("train, forward or gradients (hmcc --program)"),
+                              llvm::cl::init("train")};
+  Option<std::string> until{*this, "until",
+                            llvm::cl::desc("training (the training graph, hmcc --emit=mlir) or "
+                                           "schedule (the scheduled program)"),
+                            llvm::cl::init("schedule")};
+  Option<bool> trainingInfo{
+      *this, "training-info",
+      llvm::cl::desc("The module brings its own training step (ONNX training_info; hmcc sets "
+                     "this when the imported module has the tg.training_info attribute)"),
+      llvm::cl::init(false)};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, adamw or adamw8bit"),
+                                llvm::cl::init("adamw")};
+  Option<float> lr{*this, "lr", llvm::cl::desc("Learning rate"), llvm::cl::init(1e-3f)};
+  Option<float> beta1{*this, "beta1", llvm::cl::desc("AdamW beta1"), llvm::cl::init(0.9f)};
+  Option<float> beta2{*this, "beta2", llvm::cl::desc("AdamW beta2"), llvm::cl::init(0.999f)};
+  Option<float> eps{*this, "eps", llvm::cl::desc("AdamW epsilon"), llvm::cl::init(1e-8f)};
+  Option<float> weightDecay{*this, "weight-decay",
+                            llvm::cl::desc("Weight decay; negative: 0.01 for AdamW, 0 for SGD"),
+                            llvm::cl::init(-1.0f)};
+  Option<float> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
+                         llvm::cl::init(0.9f)};
+  Option<float> clipNorm{*this, "clip-norm",
+                         llvm::cl::desc("Clip the global gradient norm (0: off)"),
+                         llvm::cl::init(0.0f)};
+  Option<std::string> lrSchedule{*this, "lr-schedule", llvm::cl::desc("constant or cosine"),
+                                 llvm::cl::init("constant")};
+  Option<int64_t> warmupSteps{*this, "warmup-steps", llvm::cl::desc("Cosine warm-up steps"),
+                              llvm::cl::init(0)};
+  Option<int64_t> decaySteps{*this, "decay-steps",
+                             llvm::cl::desc("Cosine decay steps (0: the run's --steps)"),
+                             llvm::cl::init(0)};
+  Option<float> minLr{*this, "min-lr", llvm::cl::desc("Final cosine learning rate"),
+                      llvm::cl::init(0.0f)};
+  Option<std::string> vram{*this, "vram",
+                           llvm::cl::desc("Device memory budget, e.g. 24G (empty: no bound)"),
+                           llvm::cl::init("")};
+};
+
+/// The entry function the program of `program` exports: train_step,
+/// forward or forward_backward.
+llvm::StringRef entryFunction(llvm::StringRef program);
+
+/// Checks the options' enumerations; returns an empty string when they are
+/// valid, else one message naming the option.
+std::string validate(const PipelineOptions &options);
+
+/// Adds hmcc's pipeline (see the file comment) to `pm`, which runs on the
+/// module.
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers the pipeline as `hmcc-pipeline` (for hmcc-opt).
+void registerPipeline();
+
+} // namespace hmcc
+
+#endif // HMCC_PIPELINE_PIPELINE_H

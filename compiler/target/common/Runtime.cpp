@@ -1,0 +1,98 @@
+//===- Runtime.cpp - what every target shares about the runtime -----------===//
+#include "compiler/target/common/Runtime.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "hmrt/io.h"
+#include "hmrt/program.h"
+
+#include "mlir/Support/DebugStringHelper.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace mlir;
+
+namespace hmcc {
+
+int hmrtDtypeOf(Type element) {
+  if (element.isF32())
+    return HMRT_DTYPE_F32;
+  if (element.isF64())
+    return HMRT_DTYPE_F64;
+  if (element.isF16())
+    return HMRT_DTYPE_F16;
+  if (element.isBF16())
+    return HMRT_DTYPE_BF16;
+  if (auto i = dyn_cast<IntegerType>(element)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 1: return HMRT_DTYPE_BOOL;
+    case 8: return u ? HMRT_DTYPE_U8 : HMRT_DTYPE_I8;
+    case 16: return u ? HMRT_DTYPE_U16 : HMRT_DTYPE_I16;
+    case 32: return u ? HMRT_DTYPE_U32 : HMRT_DTYPE_I32;
+    case 64: return u ? HMRT_DTYPE_U64 : HMRT_DTYPE_I64;
+    }
+  }
+  return 0;
+}
+
+bool writeInitialState(ModuleOp module, const TensorMap &values, llvm::StringRef path,
+                       std::string &error) {
+  std::vector<std::vector<char>> storage;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::string> names;
+  std::vector<hmrt_checkpoint_tensor> tensors;
+  // Zero-filled storage for one tensor; parameters then get their values.
+  auto add = [&](StringRef name, Type type, int kind) {
+    auto t = cast<RankedTensorType>(type);
+    storage.emplace_back(tg::tensorBytes(t), 0);
+    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
+    names.push_back(name.str());
+    tensors.push_back({nullptr, kind, hmrtDtypeOf(t.getElementType()),
+                       static_cast<int32_t>(t.getRank()), nullptr, nullptr});
+  };
+  for (auto p : module.getOps<tg::ParameterOp>()) {
+    auto it = values.find(p.getSymName().str());
+    if (it == values.end()) {
+      error = ("no initial value for parameter '" + p.getSymName() + "'").str();
+      return false;
+    }
+    add(p.getSymName(), p.getType(), HMRT_KIND_PARAM);
+    Type element = cast<RankedTensorType>(p.getType()).getElementType();
+    const std::vector<double> &v = it->second.values;
+    if (element.isF32())
+      std::copy(v.begin(), v.end(), reinterpret_cast<float *>(storage.back().data()));
+    else if (element.isF64())
+      std::copy(v.begin(), v.end(), reinterpret_cast<double *>(storage.back().data()));
+    else if (element.isInteger(64))
+      std::copy(v.begin(), v.end(), reinterpret_cast<int64_t *>(storage.back().data()));
+    else if (element.isInteger(32))
+      std::copy(v.begin(), v.end(), reinterpret_cast<int32_t *>(storage.back().data()));
+    else {
+      error = ("parameter '" + p.getSymName() + "' has element type " + debugString(element) +
+               "; the CPU target keeps parameters in f32, f64, i32 or i64")
+                  .str();
+      return false;
+    }
+  }
+  for (auto st : module.getOps<tg::StateOp>())
+    add(st.getSymName(), st.getType(), HMRT_KIND_STATE);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    tensors[i].name = names[i].c_str();
+    tensors[i].shape = shapes[i].data();
+    tensors[i].data = storage[i].data();
+  }
+  hmrt_checkpoint_meta meta = {};
+  std::snprintf(meta.model, sizeof meta.model, "%s",
+                module.getSymName() ? module.getSymName()->str().c_str() : "model");
+  if (hmrt_checkpoint_write(path.str().c_str(), &meta, static_cast<int32_t>(tensors.size()),
+                            tensors.data()) != HMRT_OK) {
+    error = std::string("cannot write the initial state: ") + hmrt_last_error();
+    return false;
+  }
+  return true;
+}
+
+} // namespace hmcc

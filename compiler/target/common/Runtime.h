@@ -1,0 +1,33 @@
+//===- Runtime.h - what every target shares about the runtime ---*- C++ -*-===//
+//
+// The parts of the runtime's interface (runtime/include/hmrt) that code
+// generation for any target needs: element type numbers and the initial
+// state written beside the executable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HMCC_TARGET_COMMON_RUNTIME_H
+#define HMCC_TARGET_COMMON_RUNTIME_H
+
+#include "lib/support/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace hmcc {
+
+/// The hmrt_dtype (ONNX TensorProto.DataType) number of an element type, 0
+/// for types the runtime has none for.
+int hmrtDtypeOf(mlir::Type element);
+
+/// Writes the program's initial state to the directory `path` in the
+/// runtime's checkpoint format: every tg.parameter with its value from
+/// `values`, every tg.state zero. Returns false with `error` set.
+bool writeInitialState(mlir::ModuleOp module, const TensorMap &values, llvm::StringRef path,
+                       std::string &error);
+
+} // namespace hmcc
+
+#endif // HMCC_TARGET_COMMON_RUNTIME_H

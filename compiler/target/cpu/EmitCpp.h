@@ -1,0 +1,37 @@
+//===- EmitCpp.h - the scheduled program as C++ for the CPU -----*- C++ -*-===//
+#ifndef HMCC_TARGET_CPU_EMITCPP_H
+#define HMCC_TARGET_CPU_EMITCPP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace hmcc {
+
+/// Lowers the scheduled program (after hm-place-buffers) to the EmitC
+/// dialect: what --emit=emitc prints and emitProgramCpp translates. `train`
+/// and `eval` as for emitProgramCpp. Returns null after a diagnostic.
+mlir::OwningOpRef<mlir::ModuleOp> lowerToEmitC(mlir::ModuleOp module, mlir::func::FuncOp train,
+                                               mlir::func::FuncOp eval);
+
+/// Writes the C++ translation unit of the scheduled program (after
+/// hm-place-buffers), through EmitC and MLIR's C++ translator: one runtime
+/// call per op at its static arena offset, and hmcc_program() describing
+/// inputs, outputs, parameters, states and hyper-parameters
+/// (runtime/include/hmrt/program.h). `train` (the step entry) and `eval`
+/// (the forward entry, whose results are the program's outputs) may each
+/// be null.
+mlir::LogicalResult emitProgramCpp(mlir::ModuleOp module, mlir::func::FuncOp train,
+                                   mlir::func::FuncOp eval, llvm::raw_ostream &os);
+
+/// Compiles the C++ file `cppPath` with the host C++ compiler and links it
+/// with the runtime into the executable `exePath`; the compiler's output
+/// goes to `logPath`. Returns false with `error` set.
+bool compileHostExecutable(llvm::StringRef cppPath, llvm::StringRef exePath,
+                           llvm::StringRef logPath, std::string &error);
+
+} // namespace hmcc
+
+#endif // HMCC_TARGET_CPU_EMITCPP_H

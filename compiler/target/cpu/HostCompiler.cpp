@@ -1,0 +1,35 @@
+//===- HostCompiler.cpp - builds the CPU program with the host compiler ---===//
+#include "compiler/target/cpu/EmitCpp.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Program.h"
+
+using namespace llvm;
+
+bool hmcc::compileHostExecutable(StringRef cppPath, StringRef exePath, StringRef logPath,
+                                 std::string &error) {
+  auto cxx = sys::findProgramByName("c++");
+  if (!cxx) {
+    error = "no C++ compiler ('c++') found on PATH to build the program";
+    return false;
+  }
+  SmallVector<std::string> args = {*cxx, "-O2", "-std=c++17", "-I" HMCC_RUNTIME_INCLUDE_DIR,
+                                   cppPath.str(), HMCC_RUNTIME_DRIVER_LIB,
+                                   HMCC_RUNTIME_LIB, "-fopenmp", "-lm", "-o", exePath.str()};
+  // What libhmrt.a needs besides (OpenBLAS, found by path), before -o EXE.
+  if (StringRef(HMCC_RUNTIME_EXTRA_LIB).size()) {
+    args.insert(args.end() - 2, HMCC_RUNTIME_EXTRA_LIB);
+    args.insert(args.end() - 2, std::string("-Wl,-rpath,") + HMCC_RUNTIME_EXTRA_RPATH);
+  }
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath, logPath};
+  std::string execError;
+  int rc = sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects, 0, 0, &execError);
+  if (rc != 0) {
+    error = ("building " + exePath + " failed" + (execError.empty() ? "" : ": " + execError) +
+             "; the compiler's output is in " + logPath)
+                .str();
+    return false;
+  }
+  return true;
+}

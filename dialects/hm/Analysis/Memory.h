@@ -1,0 +1,42 @@
+//===- Memory.h - what a scheduled program holds and does -------*- C++ -*-===//
+#ifndef HMCC_HM_ANALYSIS_MEMORY_H
+#define HMCC_HM_ANALYSIS_MEMORY_H
+
+#include "tg/Analysis/Cost.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+
+namespace hmcc {
+
+/// Where the memory of a scheduled program goes, in bytes (each tensor
+/// rounded up to the arena's alignment).
+struct ScheduleMemory {
+  int64_t arena = 0;       ///< what the program allocates
+  int64_t parameters = 0, states = 0, inputs = 0;
+  int64_t activations = 0; ///< the most that is live at once
+};
+ScheduleMemory scheduleMemory(mlir::ModuleOp module);
+
+/// "parameters 1.2 MiB, optimizer states ..., activations ... at their
+/// peak": how the arena splits, as the summary and hm-check-budget say it.
+std::string describeSplit(const ScheduleMemory &m);
+
+/// Whether `op` runs in the scheduled program: not the memory plan, a
+/// parameter read, the return, or a small constant (static data).
+bool runsInProgram(mlir::Operation &op);
+
+/// The work of `op` in the scheduled program (a view in its operand's own
+/// bytes costs nothing).
+OpCost scheduledCost(mlir::Operation &op);
+
+/// The work of one call of a scheduled function: the sum of scheduledCost
+/// over the ops that run.
+OpCost functionCost(mlir::func::FuncOp fn);
+
+} // namespace hmcc
+
+#endif // HMCC_HM_ANALYSIS_MEMORY_H

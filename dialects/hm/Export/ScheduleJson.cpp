@@ -1,0 +1,204 @@
+//===- ScheduleJson.cpp - the scheduled program as JSON -------------------===//
+//
+// `hmcc --dump-schedule=FILE` writes the scheduled program (after
+// hm-place-buffers) for people and tools to inspect: the arena, every
+// persistent tensor, and per entry function every op in execution order
+// with the bytes it reads and writes and the arena bytes in use once it has
+// run (persistent tensors included; values it frees are freed after that).
+// The format is documented in docs/schedule-format.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hm/Export/ScheduleJson.h"
+#include "hm/Analysis/Memory.h"
+#include "hm/IR/HMOps.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "mlir/Support/DebugStringHelper.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace hmcc::tg;
+
+namespace hmcc {
+namespace {
+
+/// Where a value's bytes are, as the dump names them.
+struct Place {
+  std::string tensor; ///< "param:NAME", "state:NAME", "input:NAME", "%N" or "const"
+  int64_t offset = -1, bytes = 0;
+};
+
+class Dumper {
+public:
+  Dumper(ModuleOp module, llvm::json::OStream &j) : module(module), j(j) {}
+
+  void run() {
+    auto arena = *module.getOps<hm::ArenaOp>().begin();
+    j.object([&] {
+      j.attribute("format", "hmcc-schedule-1");
+      j.attribute("model", module.getSymName() ? module.getSymName()->str() : "model");
+      j.attributeObject("arena", [&] {
+        j.attribute("name", arena.getSymName());
+        j.attribute("tier", arena.getTier());
+        j.attribute("bytes", arena.getBytes());
+      });
+      j.attributeArray("persistent", [&] {
+        for (auto p : module.getOps<ParameterOp>())
+          persistent("param", p.getSymName(), p, p.getType());
+        for (auto s : module.getOps<StateOp>())
+          persistent("state", s.getSymName(), s, s.getType());
+        for (auto fn : module.getOps<func::FuncOp>())
+          for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
+            auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input");
+            auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr);
+            if (name && offset && inputsSeen.insert(name.getValue()).second)
+              entry("input", name.getValue(), offset.getInt(), fn.getArgument(k).getType());
+          }
+      });
+      j.attributeArray("functions", [&] {
+        for (auto fn : module.getOps<func::FuncOp>())
+          function(fn);
+      });
+    });
+  }
+
+private:
+  ModuleOp module;
+  llvm::json::OStream &j;
+  llvm::StringSet<> inputsSeen;
+  int64_t persistentBytes = 0;
+
+  void entry(StringRef kind, StringRef name, int64_t offset, Type type) {
+    auto t = cast<RankedTensorType>(type);
+    int64_t bytes = tg::tensorBytes(t);
+    persistentBytes += hm::alignedSize(bytes);
+    j.object([&] {
+      j.attribute("kind", kind);
+      j.attribute("name", name);
+      j.attribute("offset", offset);
+      j.attribute("bytes", bytes);
+      j.attribute("type", debugString(t));
+    });
+  }
+  void persistent(StringRef kind, StringRef name, Operation *op, Type type) {
+    entry(kind, name, op->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(), type);
+  }
+
+  void function(func::FuncOp fn) {
+    Block &body = fn.getBody().front();
+    DenseMap<Value, Place> places;
+    unsigned next = 0;
+    auto symbolPlace = [&](StringRef kind, StringRef name) {
+      Operation *decl = module.lookupSymbol(name);
+      auto type = cast<RankedTensorType>(cast<TypeAttr>(decl->getAttr("type")).getValue());
+      return Place{(kind + ":" + name).str(),
+                   decl->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
+                   tg::tensorBytes(type)};
+    };
+    for (unsigned k = 0; k < fn.getNumArguments(); ++k)
+      if (auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input"))
+        places[body.getArgument(k)] =
+            Place{"input:" + name.str(), fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr).getInt(),
+                  tg::tensorBytes(body.getArgument(k).getType())};
+    for (auto place : body.getOps<hm::PlaceOp>())
+      places[place.getValue()] = Place{"%" + std::to_string(next++), place.getByteOffset(),
+                                       tg::tensorBytes(place.getValue().getType())};
+    auto placeOf = [&](Value v) {
+      if (auto it = places.find(v); it != places.end())
+        return it->second;
+      if (auto p = v.getDefiningOp<ParamOp>())
+        return symbolPlace("param", p.getName());
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        if (auto role = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tg.role"))
+          return Place{role.str(), -1, 0}; // passed by value
+      return Place{"const", -1, 0};        // static data of the program
+    };
+    auto writePlace = [&](const Place &p) {
+      j.object([&] {
+        j.attribute("tensor", p.tensor);
+        if (p.offset >= 0) {
+          j.attribute("offset", p.offset);
+          j.attribute("bytes", p.bytes);
+        }
+      });
+    };
+
+    int64_t live = persistentBytes, peak = live;
+    llvm::DenseSet<Value> takenOver;
+    j.object([&] {
+      j.attribute("name", fn.getSymName());
+      j.attributeArray("ops", [&] {
+        unsigned index = 0;
+        for (Operation &op : body) {
+          if (isa<hm::PlaceOp>(op))
+            continue; // counted with the op that defines the value
+          if (auto release = dyn_cast<hm::ReleaseOp>(op)) {
+            for (Value v : release.getValues())
+              if (!takenOver.count(v)) // a view holds those bytes now
+                live -= hm::arenaBytes(v.getType());
+            continue;
+          }
+          if (!runsInProgram(op))
+            continue;
+          if (hm::isAliasingView(&op))
+            takenOver.insert(op.getOperand(0));
+          else
+            for (Value r : op.getResults())
+              if (places.count(r))
+                live += hm::arenaBytes(r.getType());
+          peak = std::max(peak, live);
+          j.object([&] {
+            j.attribute("index", index++);
+            j.attribute("op", op.getName().getStringRef());
+            if (auto name = dyn_cast<NameLoc>(op.getLoc()))
+              j.attribute("node", name.getName().getValue());
+            j.attributeArray("reads", [&] {
+              for (Value v : op.getOperands())
+                writePlace(placeOf(v));
+            });
+            j.attributeArray("writes", [&] {
+              for (Value r : op.getResults())
+                writePlace(placeOf(r));
+              // In-place updates write the parameters and states they name.
+              for (NamedAttribute a : op.getAttrs())
+                if (auto ref = dyn_cast<FlatSymbolRefAttr>(a.getValue())) {
+                  Operation *decl = module.lookupSymbol(ref.getValue());
+                  if (isa_and_nonnull<ParameterOp>(decl))
+                    writePlace(symbolPlace("param", ref.getValue()));
+                  else if (isa_and_nonnull<StateOp>(decl))
+                    writePlace(symbolPlace("state", ref.getValue()));
+                }
+            });
+            j.attribute("live_bytes", live);
+            OpCost cost = scheduledCost(op);
+            j.attribute("flops", cost.flops);
+            j.attribute("traffic_bytes", cost.bytes);
+          });
+        }
+      });
+      j.attribute("peak_bytes", peak);
+      OpCost total = functionCost(fn);
+      j.attribute("flops", total.flops);
+      j.attribute("traffic_bytes", total.bytes);
+    });
+  }
+};
+
+} // namespace
+
+LogicalResult dumpScheduleJson(ModuleOp module, llvm::raw_ostream &os) {
+  if (module.getOps<hm::ArenaOp>().empty())
+    return module.emitError("--dump-schedule: the module is not scheduled");
+  llvm::json::OStream j(os, /*IndentSize=*/1);
+  Dumper(module, j).run();
+  os << "\n";
+  return success();
+}
+
+} // namespace hmcc

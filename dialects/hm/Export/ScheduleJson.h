@@ -1,0 +1,19 @@
+//===- ScheduleJson.h - the scheduled program as JSON -----------*- C++ -*-===//
+#ifndef HMCC_HM_EXPORT_SCHEDULEJSON_H
+#define HMCC_HM_EXPORT_SCHEDULEJSON_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace hmcc {
+
+/// Writes the scheduled program (after hm-place-buffers) as JSON: the arena,
+/// the persistent tensors and every entry function's ops in execution order
+/// with the bytes they read and write (docs/schedule-format.md). This is
+/// what `hmcc --dump-schedule=FILE` writes.
+mlir::LogicalResult dumpScheduleJson(mlir::ModuleOp module, llvm::raw_ostream &os);
+
+} // namespace hmcc
+
+#endif // HMCC_HM_EXPORT_SCHEDULEJSON_H

@@ -1,0 +1,97 @@
+//===- HMOps.cpp - the memory/schedule dialect ----------------------------===//
+#include "hm/IR/HMOps.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace hmcc::hm;
+
+#include "hm/IR/HMDialect.cpp.inc"
+
+void HMDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "hm/IR/HMOps.cpp.inc"
+      >();
+}
+
+int64_t hmcc::hm::alignedSize(int64_t bytes) {
+  return (std::max<int64_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+namespace {
+
+LogicalResult verifyOffset(NamedAttribute attr, function_ref<InFlightDiagnostic()> emitError) {
+  if (attr.getName() != kOffsetAttr)
+    return emitError() << "unknown attribute '" << attr.getName().getValue()
+                       << "' of the hm dialect";
+  auto offset = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!offset || offset.getInt() < 0 || offset.getInt() % kAlignment)
+    return emitError() << kOffsetAttr << " must be a non-negative multiple of " << kAlignment
+                       << " bytes";
+  return success();
+}
+
+} // namespace
+
+LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  return verifyOffset(attr, [&] { return op->emitOpError(); });
+}
+
+LogicalResult HMDialect::verifyRegionArgAttribute(Operation *op, unsigned, unsigned,
+                                                  NamedAttribute attr) {
+  return verifyOffset(attr, [&] { return op->emitOpError(); });
+}
+
+int64_t hmcc::hm::arenaBytes(Type type) { return alignedSize(hmcc::tg::tensorBytes(type)); }
+
+std::optional<int64_t> hmcc::hm::placedOffset(Value v) {
+  for (Operation *user : v.getUsers())
+    if (auto place = dyn_cast<PlaceOp>(user))
+      return place.getByteOffset();
+  return std::nullopt;
+}
+
+bool hmcc::hm::isAliasingView(Operation *op) {
+  if (!hmcc::tg::isView(op))
+    return false;
+  auto r = placedOffset(op->getResult(0)), x = placedOffset(op->getOperand(0));
+  return r && x && *r == *x;
+}
+
+LogicalResult ArenaOp::verify() {
+  if (getTier() != "device" && getTier() != "host")
+    return emitOpError() << "tier must be \"device\" or \"host\", not \"" << getTier() << "\"";
+  int64_t size = getSizeAttr().getInt();
+  if (size < 0 || size % kAlignment)
+    return emitOpError() << "size must be a non-negative multiple of " << kAlignment;
+  return success();
+}
+
+LogicalResult PlaceOp::verify() {
+  int64_t offset = getOffsetAttr().getInt();
+  if (offset < 0 || offset % kAlignment)
+    return emitOpError() << "offset must be a non-negative multiple of " << kAlignment;
+  Operation *def = getValue().getDefiningOp();
+  if (!def || def->getBlock() != (*this)->getBlock() || !def->isBeforeInBlock(*this))
+    return emitOpError("places a value that is not defined before it in the same block");
+  return success();
+}
+
+LogicalResult PlaceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto arena = symbols.lookupNearestSymbolFrom<ArenaOp>(*this, getArenaAttr());
+  if (!arena)
+    return emitOpError() << getArenaAttr() << " is not a declared hm.arena";
+  int64_t offset = getOffsetAttr().getInt(), size = arena.getSizeAttr().getInt();
+  int64_t end = offset + hmcc::tg::tensorBytes(getValue().getType());
+  if (end > size)
+    return emitOpError() << "bytes [" << offset << ", " << end << ") lie beyond the " << size
+                         << " bytes of " << getArenaAttr();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "hm/IR/HMOps.cpp.inc"

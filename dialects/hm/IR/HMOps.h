@@ -1,0 +1,41 @@
+//===- HMOps.h - ops of the memory/schedule dialect -------------*- C++ -*-===//
+#ifndef HMCC_HM_HMOPS_H
+#define HMCC_HM_HMOPS_H
+
+#include "hm/IR/HMDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace hmcc::hm {
+
+/// Offsets and sizes in an arena are multiples of this many bytes.
+constexpr int64_t kAlignment = 64;
+
+/// `bytes` rounded up to kAlignment (at least one unit).
+int64_t alignedSize(int64_t bytes);
+
+/// The arena bytes a tensor of `type` takes: its bytes, aligned.
+int64_t arenaBytes(mlir::Type type);
+
+/// The persistent offset attribute on tg.parameter, tg.state and inputs.
+constexpr const char *kOffsetAttr = "hm.offset";
+
+/// The arena offset of `v`, if an hm.place stores it.
+std::optional<int64_t> placedOffset(mlir::Value v);
+
+/// Whether `op` is a view (tg::isView) placed in its operand's own bytes, so
+/// that no copy runs.
+bool isAliasingView(mlir::Operation *op);
+
+} // namespace hmcc::hm
+
+#define GET_OP_CLASSES
+#include "hm/IR/HMOps.h.inc"
+
+#endif // HMCC_HM_HMOPS_H

@@ -1,0 +1,44 @@
+//===- CheckBudget.cpp - hm-check-budget: the arena fits --vram -----------===//
+#include "hm/Analysis/Memory.h"
+#include "hm/IR/HMOps.h"
+#include "hm/Transforms/Passes.h"
+#include "lib/support/Size.h"
+
+namespace hmcc {
+#define GEN_PASS_DEF_HMCHECKBUDGET
+#include "hm/Transforms/Passes.h.inc"
+} // namespace hmcc
+
+using namespace mlir;
+using namespace hmcc;
+
+namespace {
+
+struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
+  using HMCheckBudgetBase::HMCheckBudgetBase;
+
+  void runOnOperation() override {
+    if (vram.empty())
+      return;
+    ModuleOp module = getOperation();
+    auto budget = parseSize(vram);
+    if (!budget) {
+      module.emitError() << "hm-check-budget: vram: " << llvm::toString(budget.takeError());
+      return signalPassFailure();
+    }
+    if (module.getOps<hm::ArenaOp>().empty()) {
+      module.emitError("hm-check-budget: the module is not scheduled (run hm-place-buffers)");
+      return signalPassFailure();
+    }
+    ScheduleMemory m = scheduleMemory(module);
+    if (static_cast<uint64_t>(m.arena) <= *budget)
+      return;
+    module.emitError() << "the program does not fit --vram " << formatBytes(*budget)
+                       << ": it needs " << formatBytes(m.arena) << " of device memory ("
+                       << describeSplit(m)
+                       << "); hmcc has no planner yet (offload, recompute) to fit a smaller budget";
+    signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,36 @@
+//===- Passes.td - passes on the scheduled program (hm) ----*- tablegen -*-===//
+#ifndef HMCC_HM_TRANSFORMS_PASSES
+#define HMCC_HM_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def HMVerifyMemory : Pass<"hm-verify-memory", "::mlir::ModuleOp"> {
+  let summary = "Proves that a scheduled program stays inside its arena";
+  let description = [{
+    Replays every function's places and releases in program order and fails
+    on the first violation: a persistent tensor or a placed value outside
+    the arena, two persistent tensors that overlap, a placement that
+    overlaps a live value or a persistent tensor, a value placed twice, a
+    release of a value that is not live, a read of a value that has no
+    memory (neither placed, persistent, a parameter, nor a static constant)
+    or that was released. A program that passes never touches memory
+    outside `hm.arena` and never overwrites a value before its last read.
+  }];
+}
+
+def HMCheckBudget : Pass<"hm-check-budget", "::mlir::ModuleOp"> {
+  let summary = "Refuses a scheduled program whose arena exceeds the device budget";
+  let description = [{
+    The memory contract of `hmcc --vram`: the arena of the scheduled
+    program (parameters, optimizer states, inputs and the activations at
+    their peak) must fit `vram` (a size such as 24G, 512M or 1.5T, binary
+    units). When it does not, the pass fails with one message giving the
+    bytes needed and how they split. Without `vram` it checks nothing.
+  }];
+  let options = [
+    Option<"vram", "vram", "std::string", /*default=*/"\"\"",
+           "Device memory budget, e.g. 24G (empty: no bound)">,
+  ];
+}
+
+#endif // HMCC_HM_TRANSFORMS_PASSES

@@ -1,0 +1,29 @@
+//===- TGOps.h - operations of the training-graph dialect -------*- C++ -*-===//
+#ifndef HMCC_TG_TGOPS_H
+#define HMCC_TG_TGOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tg/IR/TGDialect.h"
+
+#define GET_OP_CLASSES
+#include "tg/IR/TGOps.h.inc"
+
+namespace hmcc::tg {
+
+/// Whether `op` is a view: its one result holds the same bytes as its first
+/// operand in the same order (reshape, flatten, squeeze, unsqueeze,
+/// identity), so it may share the operand's memory.
+bool isView(mlir::Operation *op);
+
+} // namespace hmcc::tg
+
+#endif // HMCC_TG_TGOPS_H

@@ -1,0 +1,158 @@
+//===- Passes.td - passes on the training graph (tg) -------*- tablegen -*-===//
+#ifndef HMCC_TG_TRANSFORMS_PASSES
+#define HMCC_TG_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TGSummary : Pass<"tg-summary", "::mlir::ModuleOp"> {
+  let summary = "Prints parameter count, parameter bytes and an op histogram";
+  let description = [{
+    Reports what a training graph holds: the number of parameters and of
+    their elements and bytes, the constants and data inputs, and how many
+    times each op occurs. The report goes to standard output (or the file
+    named by `output`); the IR is left unchanged. `hmcc --summary` and
+    `make demo` print it.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "File to write the summary to ('-' for standard output)">,
+  ];
+}
+
+def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Builds the backward pass: loss and d loss / d parameter for every parameter";
+  let description = [{
+    Clones the forward function `function` (which must return a scalar
+    floating-point loss first) into `output`, appends the reverse sweep, and
+    makes `output` return the loss followed by the gradient of the loss with
+    respect to each `tg.parameter`, in declaration order; each gradient result
+    carries `tg.grad_of = @param`. Every tg op has one vector-Jacobian rule;
+    only values that depend on a parameter get gradients, and a parameter the
+    loss does not depend on gets zeros. Layer norms are given their mean and
+    inverse-standard-deviation results, which their gradient reads.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function to differentiate">,
+    Option<"output", "output", "std::string", /*default=*/"\"forward_backward\"",
+           "The name of the function to create">,
+  ];
+}
+
+def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Adds the optimizer: states, gradient norm and clipping, in-place updates";
+  let description = [{
+    Builds `output(inputs..., step, lr) -> (loss, grad_norm)` from the
+    gradient function `function` (see tg-autodiff): the global L2 norm of
+    the gradients, clipping to `clip-norm` when it is positive, and one
+    update per parameter: `tg.sgd_update` (SGD with momentum),
+    `tg.adamw_update`, or with `adamw8bit` `tg.adamw8bit_update` for every
+    parameter of 4096 elements or more (smaller ones keep fp32 moments).
+    States are declared as `tg.state @<param>.<kind>`. The hyper-parameters
+    are recorded in the module attribute `tg.optimizer`.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd, adamw or adamw8bit">,
+    Option<"lr", "lr", "float", /*default=*/"1e-3f", "Learning rate">,
+    Option<"beta1", "beta1", "float", /*default=*/"0.9f", "AdamW beta1">,
+    Option<"beta2", "beta2", "float", /*default=*/"0.999f", "AdamW beta2">,
+    Option<"eps", "eps", "float", /*default=*/"1e-8f", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "float", /*default=*/"-1.0f",
+           "Decoupled weight decay (AdamW) or L2 penalty (SGD); negative: 0.01 for AdamW, 0 for SGD">,
+    Option<"momentum", "momentum", "float", /*default=*/"0.9f", "SGD momentum">,
+    Option<"clipNorm", "clip-norm", "float", /*default=*/"0.0f",
+           "Clip the global gradient norm to this value (0: no clipping)">,
+    Option<"function", "function", "std::string", /*default=*/"\"forward_backward\"",
+           "The gradient function to build on">,
+    Option<"output", "output", "std::string", /*default=*/"\"train_step\"",
+           "The name of the training-step function to create">,
+  ];
+}
+
+def TGLegalizeCpuTypes : Pass<"tg-legalize-cpu-types", "::mlir::ModuleOp"> {
+  let summary = "Moves arithmetic to the element types the CPU runtime computes in";
+  let description = [{
+    The CPU runtime's elementwise kernels compute in f32 and i64. An
+    arithmetic op on another element type (ui8, i32, f64, ...) or with
+    operands of different types (ONNX Pow) becomes casts to f32 (floats, and
+    every operand of a transcendental op or Pow) or i64 (integers), the op,
+    and a cast back to the original result type.
+  }];
+}
+
+def TGExpandGradients : Pass<"tg-expand-gradients", "::mlir::ModuleOp"> {
+  let summary = "Replaces each tg.gradient by the reverse sweep that computes it";
+  let description = [{
+    For ONNX's Gradient operator: each `tg.gradient %y wrt %xs` becomes the
+    reverse-mode sweep (the same vector-Jacobian rules as tg-autodiff) from
+    `y`, seeded with ones, back to the `xs`, inserted where the op was.
+  }];
+}
+
+def TGTrainingInfo : Pass<"tg-training-info", "::mlir::ModuleOp"> {
+  let summary = "Makes ONNX training_info's algorithm the training step";
+  let description = [{
+    For a model that brings its own training algorithm (ONNX
+    `training_info`, imported as `@algorithm`): renames it `@train_step` and
+    gives it the training-step interface `(inputs..., step, lr) -> (loss,
+    grad_norm)` that tg-optimizer builds for other models.
+
+    - The loss is the value the algorithm's Gradient ops differentiate (all
+      must differentiate the same one); without Gradient ops, its first
+      scalar floating-point output.
+    - The gradient norm is the global L2 norm of every tg.gradient result
+      (0 without Gradient ops).
+    - A scalar f32 data input that an optimizer op takes as its learning
+      rate R is fed by the `lr` argument (so `--lr` and the schedule drive
+      it); a scalar i64 data input that an optimizer op takes as its
+      iteration count T is fed by `step - 1` (ONNX counts updates from 0).
+
+    Runs before tg-expand-gradients, which still sees the tg.gradient ops.
+  }];
+  let options = [
+    Option<"lr", "lr", "float", /*default=*/"1e-3f",
+           "The learning rate fed to an algorithm input used as an optimizer's R">,
+  ];
+}
+
+def TGLrSchedule : Pass<"tg-lr-schedule", "::mlir::ModuleOp"> {
+  let summary = "Records the learning-rate schedule the training program follows";
+  let description = [{
+    Sets the module attribute `tg.lr_schedule` (a dictionary: `kind`,
+    `warmup_steps`, `decay_steps`, `min_lr`), which code generation writes
+    into the program's hyper-parameters; the runtime's driver applies it to
+    the base learning rate each step (formula in runtime/README.md).
+
+    Example: `hmcc-opt --tg-lr-schedule="kind=cosine warmup-steps=20"` gives
+    `module attributes {tg.lr_schedule = {decay_steps = 0 : i64,
+    kind = "cosine", min_lr = 0.000000e+00 : f32, warmup_steps = 20 : i64}}`.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"constant\"",
+           "constant, or cosine (linear warm-up, then cosine decay to min-lr)">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Warm-up steps of the cosine schedule">,
+    Option<"decaySteps", "decay-steps", "int64_t", /*default=*/"0",
+           "Step at which the cosine schedule reaches min-lr (0: the run's --steps)">,
+    Option<"minLr", "min-lr", "float", /*default=*/"0.0f",
+           "Final learning rate of the cosine schedule">,
+  ];
+}
+
+def TGSelectEntries : Pass<"tg-select-entries", "::mlir::ModuleOp"> {
+  let summary = "Keeps only the functions the program exports; erases the stages before them";
+  let description = [{
+    After the training passes a module holds every stage they built
+    (`@forward`, `@forward_backward`, `@train_step`, `@algorithm`). The
+    generated program exports one or two of them; this pass erases the
+    others, so that the scheduled program holds only what runs. A name in
+    `functions` that the module lacks is an error naming the function.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The functions to keep (in the order the module holds them)">,
+  ];
+}
+
+#endif // HMCC_TG_TRANSFORMS_PASSES
