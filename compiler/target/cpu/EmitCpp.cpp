@@ -16,6 +16,7 @@
 
 #include "compiler/target/cpu/EmitCpp.h"
 #include "compiler/target/common/Runtime.h"
+#include "compiler/target/common/RuntimeCalls.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -58,8 +59,6 @@ std::string floatLiteral(double v) {
     text += ".0";
   return text + "f";
 }
-
-int64_t bytesOf(Value v) { return tg::tensorBytes(v.getType()); }
 
 /// One argument of a runtime call: an EmitC value, or C text (a number, an
 /// enumerator, nullptr).
@@ -278,9 +277,7 @@ private:
     }
     return val(pointerAt(it->second, type));
   }
-  Args fptr(Value v) { return ptr(v, "float"); }
   Args cfptr(Value v) { return ptr(v, "const float"); }
-  Args opt(Value v, StringRef type) { return v ? ptr(v, type) : lit("nullptr"); }
   Args sym(FlatSymbolRefAttr ref, StringRef type) {
     return val(pointerAt(symbolOffsets.lookup(ref.getValue()), type));
   }
@@ -289,8 +286,7 @@ private:
   // Calls
   //===--------------------------------------------------------------------===//
 
-  emitc::CallOpaqueOp emitCall(StringRef fn, std::initializer_list<Args> groups,
-                               TypeRange results) {
+  emitc::CallOpaqueOp emitCall(StringRef fn, ArrayRef<Args> groups, TypeRange results) {
     SmallVector<Value> operands;
     SmallVector<Attribute> args;
     for (const Args &group : groups)
@@ -305,14 +301,10 @@ private:
     return emitc::CallOpaqueOp::create(b, loc, results, fn, operands, b.getArrayAttr(args));
   }
   /// A runtime call whose status is checked.
-  void call(StringRef fn, std::initializer_list<Args> groups) {
+  void call(StringRef fn, ArrayRef<Args> groups) {
     auto status = emitCall(fn, groups, statusType);
     emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "CHECK", status.getResults());
   }
-  void copy(Args to, Args from, int64_t bytes) {
-    emitCall("std::memmove", {to, from, lit(bytes)}, {});
-  }
-
   /// An array of pointers of C type `type`* to the values `vs`.
   Args pointerArray(ValueRange vs, StringRef type) {
     Type element = pointer(type);
@@ -415,380 +407,100 @@ private:
   }
 
   LogicalResult lowerOp(Operation *op, Value step, Value lr) {
-    auto unary = [&](Value x, Value y, const char *kind) {
-      call("hmrt_unary_f32", {lit(kind), cfptr(x), fptr(y), count(y)});
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      // Outputs stay where they were placed; a step also hands back its
+      // loss and gradient norm by value.
+      if (isTrain) {
+        emitCall("std::memcpy", {val(lossOut), cfptr(ret.getOperand(0)), lit("sizeof(float)")}, {});
+        emitCall("std::memcpy", {val(normOut), cfptr(ret.getOperand(1)), lit("sizeof(float)")}, {});
+      }
       return success();
-    };
-    auto binary = [&](Value a, Value c, Value y, const char *kind) -> LogicalResult {
-      Type e = typeOf(a).getElementType();
-      if (!(e.isF32() || e.isInteger(64)) || typeOf(c).getElementType() != e)
-        return op->emitError("codegen: unsupported element types for ") << op->getName();
-      std::string t = e.isF32() ? "float" : "int64_t";
-      call(e.isF32() ? "hmrt_binary_f32" : "hmrt_binary_i64",
-           {lit(kind), ptr(a, "const " + t), shape(a), ptr(c, "const " + t), shape(c), ptr(y, t),
-            shape(y)});
-      return success();
-    };
-    auto reduceMask = [&](Value x, ArrayRef<int64_t> axes) {
-      SmallVector<int64_t> mask;
-      for (int64_t d = 0; d < typeOf(x).getRank(); ++d)
-        mask.push_back(axes.empty() || llvm::is_contained(axes, d));
-      if (mask.empty())
-        mask.push_back(0);
-      SmallVector<uint8_t> bytes(mask.begin(), mask.end());
+    }
+    SmallVector<rt::Call> calls;
+    if (failed(rt::runtimeCalls(op, calls)))
+      return failure();
+    for (const rt::Call &c : calls) {
+      SmallVector<Args> groups;
+      for (const rt::Arg &a : c.args)
+        groups.push_back(materialize(a, step, lr));
+      if (c.checked)
+        call(c.callee, groups);
+      else
+        emitCall(c.callee, groups, {});
+    }
+    return success();
+  }
+
+  /// The EmitC form of one argument group of the call table.
+  Args materialize(const rt::Arg &a, Value step, Value lr) {
+    using K = rt::Arg::Kind;
+    switch (a.kind) {
+    case K::Data:
+      return a.value ? ptr(a.value, a.ctype) : lit("nullptr");
+    case K::Persistent:
+      return sym(a.symbol, a.ctype);
+    case K::DataArray:
+      return pointerArray(a.values, a.ctype);
+    case K::Shape:
+      return shape(a.value);
+    case K::Ints:
+      return array(a.ints);
+    case K::Mask: {
+      SmallVector<uint8_t> bytes(a.ints.begin(), a.ints.end());
       std::string name = "kMask" + std::to_string(counter++);
       auto type = RankedTensorType::get({static_cast<int64_t>(bytes.size())},
                                         b.getIntegerType(8, /*isSigned=*/false));
       defineGlobal(name, DenseElementsAttr::get(type, ArrayRef<uint8_t>(bytes)));
       return val(getGlobal(name));
-    };
-    auto fullSlice = [&](RankedTensorType in, ArrayRef<int64_t> starts, ArrayRef<int64_t> axes,
-                         ArrayRef<int64_t> steps) {
-      SmallVector<int64_t> st(in.getRank(), 0), sp(in.getRank(), 1);
-      for (auto [k, axis] : llvm::enumerate(axes)) {
-        st[axis] = starts[k];
-        sp[axis] = steps[k];
-      }
-      Args a = array(st);
-      a.append(array(sp));
-      return a;
-    };
-    auto lossReduction = [](StringRef r) {
-      return lit(r == "mean" ? "HMRT_LOSS_MEAN" : r == "sum" ? "HMRT_LOSS_SUM" : "HMRT_LOSS_NONE");
-    };
-    auto ignoreIndex = [](std::optional<int64_t> ignore) {
-      Args a = flag(ignore.has_value());
-      a.append(lit(ignore ? *ignore : 0));
-      return a;
-    };
-    auto f32 = [](APFloat v) { return flt(v.convertToFloat()); };
-
-    return TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](SqrtOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SQRT"); })
-        .Case([&](ReciprocalOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_RECIPROCAL"); })
-        .Case([&](ExpOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_EXP"); })
-        .Case([&](LogOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_LOG"); })
-        .Case([&](TanhOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_TANH"); })
-        .Case([&](SigmoidOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SIGMOID"); })
-        .Case([&](ErfOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_ERF"); })
-        .Case([&](ReluOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_RELU"); })
-        .Case([&](NegOp o) -> LogicalResult {
-          if (o.getType().getElementType().isF32())
-            return unary(o.getX(), o.getResult(), "HMRT_UNARY_NEG");
-          if (!o.getType().getElementType().isInteger(64))
-            return o.emitError("codegen: neg supports f32 and i64");
-          call("hmrt_neg_i64", {ptr(o.getX(), "const int64_t"), ptr(o.getResult(), "int64_t"),
-                                count(o.getX())});
-          return success();
-        })
-        .Case<IdentityOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>([&](Operation *o) {
-          // A view placed in its operand's bytes is already there.
-          if (!hm::isAliasingView(o))
-            copy(ptr(o->getResult(0)), ptr(o->getOperand(0)), bytesOf(o->getResult(0)));
-          return success();
-        })
-        .Case([&](AddOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_ADD"); })
-        .Case([&](SubOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_SUB"); })
-        .Case([&](MulOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_MUL"); })
-        .Case([&](DivOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_DIV"); })
-        .Case([&](PowOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_POW"); })
-        .Case([&](EqualOp o) {
-          call("hmrt_equal", {dtype(o.getLhs()), ptr(o.getLhs()), shape(o.getLhs()), ptr(o.getRhs()),
-                              shape(o.getRhs()), ptr(o.getResult()), shape(o.getResult())});
-          return success();
-        })
-        .Case([&](WhereOp o) {
-          call("hmrt_where", {ptr(o.getCondition(), "const uint8_t"), shape(o.getCondition()),
-                              ptr(o.getX()), shape(o.getX()), ptr(o.getY()), shape(o.getY()),
-                              ptr(o.getResult()), shape(o.getResult()), esize(o.getResult())});
-          return success();
-        })
-        .Case([&](CastOp o) {
-          call("hmrt_cast", {dtype(o.getX()), ptr(o.getX()), dtype(o.getResult()),
-                             ptr(o.getResult()), count(o.getX())});
-          return success();
-        })
-        .Case([&](DropoutOp o) {
-          float ratio = o.getRatio().convertToFloat();
-          bool active = o.getTraining() && ratio > 0.0f;
-          // A mask counter unique to this op and, in training, to the step.
-          std::string index = std::to_string(counter++) + "u";
-          Args stream = lit(index);
-          if (isTrain) {
-            Type u64 = b.getIntegerType(64, /*isSigned=*/false);
-            Value k = emitc::LiteralOp::create(b, loc, u64, index);
-            Value prime = emitc::LiteralOp::create(b, loc, u64, "1000003u");
-            auto expr = emitc::ExpressionOp::create(b, loc, u64, ValueRange{step, prime, k});
-            Block &body = expr.createBody();
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(&body);
-            Value s = emitc::CastOp::create(b, loc, u64, body.getArgument(0));
-            Value m = emitc::MulOp::create(b, loc, u64, s, body.getArgument(1));
-            emitc::YieldOp::create(b, loc,
-                                   emitc::AddOp::create(b, loc, u64, m, body.getArgument(2)));
-            stream = val(expr);
-          }
-          call("hmrt_dropout_f32",
-               {cfptr(o.getX()), fptr(o.getResult()), ptr(o.getMask(), "uint8_t"), count(o.getX()),
-                flt(active ? ratio : 0.0f), lit(std::to_string(o.getSeed() ? *o.getSeed() : 0) + "u"),
-                stream});
-          return success();
-        })
-        .Case([&](MatMulOp o) {
-          call("hmrt_matmul_f32", {cfptr(o.getLhs()), shape(o.getLhs()), flag(o.getTransA()),
-                                   cfptr(o.getRhs()), shape(o.getRhs()), flag(o.getTransB()),
-                                   fptr(o.getResult()), shape(o.getResult())});
-          return success();
-        })
-        .Case([&](GemmOp o) {
-          auto ta = typeOf(o.getA());
-          int64_t m = o.getType().getDimSize(0), n = o.getType().getDimSize(1);
-          int64_t k = o.getTransA() ? ta.getDimSize(0) : ta.getDimSize(1);
-          Args c = lit("nullptr");
-          if (o.getC()) {
-            c = cfptr(o.getC());
-            c.append(shape(o.getC()));
-          } else {
-            c.append(lit(0));
-            c.append(lit("nullptr"));
-          }
-          call("hmrt_gemm_f32", {cfptr(o.getA()), cfptr(o.getB()), c, lit(m), lit(n), lit(k),
-                                 flag(o.getTransA()), flag(o.getTransB()), f32(o.getAlpha()),
-                                 f32(o.getBeta()), fptr(o.getResult())});
-          return success();
-        })
-        .Case([&](TransposeOp o) {
-          call("hmrt_transpose", {ptr(o.getX()), shape(o.getX()), array(o.getPerm()),
-                                  ptr(o.getResult()), esize(o.getX())});
-          return success();
-        })
-        .Case([&](ConcatOp o) {
-          SmallVector<int64_t> extents;
-          for (Value v : o.getInputs())
-            extents.push_back(typeOf(v).getDimSize(o.getAxis()));
-          call("hmrt_concat", {lit(static_cast<int64_t>(o.getInputs().size())),
-                               pointerArray(o.getInputs(), "const void"), array(extents),
-                               shape(o.getResult()), lit(o.getAxis()), ptr(o.getResult()),
-                               esize(o.getResult())});
-          return success();
-        })
-        .Case([&](SplitOp o) {
-          int64_t offset = 0, axis = o.getAxis();
-          for (Value r : o.getResults()) {
-            SmallVector<int64_t> st(typeOf(r).getRank(), 0), sp(typeOf(r).getRank(), 1);
-            st[axis] = offset;
-            offset += typeOf(r).getDimSize(axis);
-            call("hmrt_slice", {ptr(o.getX()), shape(o.getX()), array(st), array(sp),
-                                array(typeOf(r).getShape()), ptr(r), esize(r)});
-          }
-          return success();
-        })
-        .Case([&](SliceOp o) {
-          call("hmrt_slice", {ptr(o.getX()), shape(o.getX()),
-                              fullSlice(typeOf(o.getX()), o.getStarts(), o.getAxes(), o.getSteps()),
-                              array(o.getType().getShape()), ptr(o.getResult()), esize(o.getX())});
-          return success();
-        })
-        .Case([&](GatherOp o) {
-          call("hmrt_gather", {ptr(o.getX()), shape(o.getX()), lit(o.getAxis()), dtype(o.getIndices()),
-                               ptr(o.getIndices()), count(o.getIndices()), ptr(o.getResult()),
-                               esize(o.getX())});
-          return success();
-        })
-        .Case([&](ExpandOp o) {
-          call("hmrt_expand", {ptr(o.getX()), shape(o.getX()), ptr(o.getResult()),
-                               shape(o.getResult()), esize(o.getX())});
-          return success();
-        })
-        .Case([&](TriluOp o) {
-          call("hmrt_trilu", {ptr(o.getX()), shape(o.getX()), lit(o.getK()), flag(o.getUpper()),
-                              ptr(o.getResult()), esize(o.getX())});
-          return success();
-        })
-        .Case([&](ConstantOp o) -> LogicalResult {
-          // A large splat filled in the arena (small constants are static).
-          auto attr = dyn_cast<SplatElementsAttr>(o.getValue());
-          if (!attr || !attr.getElementType().isF32())
-            return o.emitError("codegen: only f32 splat constants are filled in the arena");
-          std::string name = "kFill" + std::to_string(counter++);
-          auto one = RankedTensorType::get({1}, b.getF32Type());
-          defineGlobal(name, DenseElementsAttr::get(one, attr.getSplatValue<float>()));
-          call("hmrt_fill", {ptr(o.getResult()), count(o.getResult()), val(getGlobal(name)),
-                             lit("sizeof(float)")});
-          return success();
-        })
-        .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](Operation *o) {
-          auto axes = o->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
-          const char *kind = isa<ReduceSumOp>(o)    ? "HMRT_REDUCE_SUM"
-                             : isa<ReduceMeanOp>(o) ? "HMRT_REDUCE_MEAN"
-                                                    : "HMRT_REDUCE_MAX";
-          Value x = o->getOperand(0);
-          call("hmrt_reduce_f32", {lit(kind), cfptr(x), shape(x), reduceMask(x, axes),
-                                   fptr(o->getResult(0))});
-          return success();
-        })
-        .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
-          Value x = o->getOperand(0);
-          call("hmrt_softmax_axis_f32", {cfptr(x), shape(x),
-                                         lit(o->getAttrOfType<IntegerAttr>("axis").getInt()),
-                                         flag(isa<LogSoftmaxOp>(o)), fptr(o->getResult(0))});
-          return success();
-        })
-        .Case([&](LayerNormOp o) {
-          bool stats = !o.getStats().empty();
-          call("hmrt_layer_norm_f32",
-               {cfptr(o.getX()), shape(o.getX()), lit(o.getAxis()), cfptr(o.getScale()),
-                opt(o.getBias(), "const float"), f32(o.getEpsilon()), fptr(o.getResult()),
-                stats ? fptr(o.getStats()[0]) : lit("nullptr"),
-                stats ? fptr(o.getStats()[1]) : lit("nullptr")});
-          return success();
-        })
-        .Case([&](SoftmaxCrossEntropyLossOp o) {
-          call("hmrt_sce_loss_f32",
-               {cfptr(o.getScores()), shape(o.getScores()), ptr(o.getLabels(), "const int64_t"),
-                opt(o.getWeights(), "const float"), lossReduction(o.getReduction()),
-                ignoreIndex(o.getIgnoreIndex()), fptr(o.getResult()), opt(o.getLogProb(), "float")});
-          return success();
-        })
-        // Gradient ops.
-        .Case([&](SumToOp o) {
-          call("hmrt_reduce_to_f32", {cfptr(o.getX()), shape(o.getX()), fptr(o.getResult()),
-                                      shape(o.getResult())});
-          return success();
-        })
-        .Case([&](ReluGradOp o) {
-          call("hmrt_relu_backward", {cfptr(o.getX()), cfptr(o.getGrad()), fptr(o.getResult()),
-                                      count(o.getX())});
-          return success();
-        })
-        .Case([&](DropoutGradOp o) {
-          call("hmrt_dropout_backward_f32", {cfptr(o.getGrad()), ptr(o.getMask(), "const uint8_t"),
-                                             fptr(o.getResult()), count(o.getGrad()),
-                                             f32(o.getRatio())});
-          return success();
-        })
-        .Case([&](SliceGradOp o) {
-          call("hmrt_slice_backward_f32",
-               {cfptr(o.getGrad()), shape(o.getResult()),
-                fullSlice(o.getType(), o.getStarts(), o.getAxes(), o.getSteps()),
-                array(typeOf(o.getGrad()).getShape()), fptr(o.getResult())});
-          return success();
-        })
-        .Case([&](GatherGradOp o) {
-          call("hmrt_gather_backward_f32",
-               {cfptr(o.getGrad()), shape(o.getResult()), lit(o.getAxis()), dtype(o.getIndices()),
-                ptr(o.getIndices()), count(o.getIndices()), fptr(o.getResult())});
-          return success();
-        })
-        .Case([&](ReduceMaxGradOp o) {
-          call("hmrt_reduce_max_backward_f32",
-               {cfptr(o.getX()), cfptr(o.getMax()), cfptr(o.getGrad()), shape(o.getX()),
-                reduceMask(o.getX(), o.getAxes()), fptr(o.getResult())});
-          return success();
-        })
-        .Case<SoftmaxGradOp, LogSoftmaxGradOp>([&](Operation *o) {
-          Value y = o->getOperand(0), g = o->getOperand(1);
-          call("hmrt_softmax_axis_backward_f32",
-               {cfptr(y), cfptr(g), shape(y), lit(o->getAttrOfType<IntegerAttr>("axis").getInt()),
-                flag(isa<LogSoftmaxGradOp>(o)), fptr(o->getResult(0))});
-          return success();
-        })
-        .Case([&](LayerNormGradOp o) {
-          call("hmrt_layer_norm_backward_f32",
-               {cfptr(o.getGrad()), cfptr(o.getX()), shape(o.getX()), lit(o.getAxis()),
-                cfptr(o.getScale()), cfptr(o.getMean()), cfptr(o.getInvStdDev()), fptr(o.getDx()),
-                fptr(o.getDscale()), fptr(o.getDbias())});
-          return success();
-        })
-        .Case([&](SoftmaxCrossEntropyLossGradOp o) {
-          call("hmrt_sce_loss_backward_f32",
-               {cfptr(o.getScores()), shape(o.getScores()), ptr(o.getLabels(), "const int64_t"),
-                opt(o.getWeights(), "const float"), lossReduction(o.getReduction()),
-                ignoreIndex(o.getIgnoreIndex()), cfptr(o.getGrad()), fptr(o.getResult())});
-          return success();
-        })
-        // Optimizer.
-        .Case([&](GlobalNormOp o) {
-          SmallVector<int64_t> sizes;
-          for (Value g : o.getGrads())
-            sizes.push_back(typeOf(g).getNumElements());
-          call("hmrt_global_norm", {pointerArray(o.getGrads(), "const float"), array(sizes),
-                                    lit(static_cast<int64_t>(sizes.size())), fptr(o.getResult())});
-          return success();
-        })
-        .Case([&](ClipCoefficientOp o) {
-          call("hmrt_clip_coefficient", {load(o.getNorm(), "const float", b.getF32Type()),
-                                         f32(o.getMaxNorm()), fptr(o.getResult())});
-          return success();
-        })
-        .Case([&](SgdUpdateOp o) {
-          auto buf = o.getMomentumBufferAttr();
-          Value one = emitc::LiteralOp::create(b, loc, b.getI64Type(), "1");
-          Value first = emitc::CmpOp::create(b, loc, b.getI1Type(), emitc::CmpPredicate::eq, step, one);
-          call("hmrt_sgd_step", {sym(o.getParamAttr(), "float"), cfptr(o.getGrad()),
-                                 buf ? sym(buf, "float") : lit("nullptr"), count(o.getGrad()),
-                                 val(lr), f32(o.getMomentum()), f32(o.getDampening()),
-                                 f32(o.getWeightDecay()), flag(o.getNesterov()), val(first)});
-          return success();
-        })
-        .Case([&](AdamWUpdateOp o) {
-          call("hmrt_adamw_step", {sym(o.getParamAttr(), "float"), cfptr(o.getGrad()),
-                                   sym(o.getExpAvgAttr(), "float"), sym(o.getExpAvgSqAttr(), "float"),
-                                   count(o.getGrad()), val(lr), f32(o.getBeta1()), f32(o.getBeta2()),
-                                   f32(o.getEps()), f32(o.getWeightDecay()), val(step)});
-          return success();
-        })
-        .Case([&](AdamW8bitUpdateOp o) {
-          call("hmrt_adamw8bit_step",
-               {sym(o.getParamAttr(), "float"), cfptr(o.getGrad()), sym(o.getExpAvgAttr(), "uint8_t"),
-                sym(o.getExpAvgAbsmaxAttr(), "float"), sym(o.getExpAvgSqAttr(), "uint8_t"),
-                sym(o.getExpAvgSqAbsmaxAttr(), "float"), count(o.getGrad()), val(lr),
-                f32(o.getBeta1()), f32(o.getBeta2()), f32(o.getEps()), f32(o.getWeightDecay()),
-                val(step)});
-          return success();
-        })
-        .Case([&](OnnxOptimizerOp o) {
-          // One runtime call per optimized tensor; R and T are read from
-          // their scalar tensors at run time.
-          unsigned n = o.getTensors().size() / (2 + o.getStatesPerTensor());
-          StringRef kind = o.getKind();
-          auto f = [&](FloatAttr a) { return flt(a.getValueAsDouble()); };
-          Args rt = load(o.getLr(), "const float", b.getF32Type());
-          rt.append(load(o.getStep(), "const int64_t", b.getI64Type()));
-          for (unsigned i = 0; i < n; ++i) {
-            auto in = [&](unsigned j) { return cfptr(o.getTensors()[j * n + i]); };
-            auto out = [&](unsigned j) { return fptr(o.getResult(j * n + i)); };
-            Args size = count(o.getResult(i)), nc = f(o.getNormCoefficientAttr());
-            if (kind == "adagrad")
-              call("hmrt_onnx_adagrad", {in(0), in(1), in(2), out(0), out(1), size, rt, nc,
-                                         f(o.getDecayFactorAttr()), f(o.getEpsilonAttr())});
-            else if (kind == "momentum")
-              call("hmrt_onnx_momentum", {in(0), in(1), in(2), out(0), out(1), size, rt, nc,
-                                          f(o.getAlphaAttr()), f(o.getBetaAttr()),
-                                          flag(o.getNesterov())});
-            else
-              call("hmrt_onnx_adam", {in(0), in(1), in(2), in(3), out(0), out(1), out(2), size, rt,
-                                      nc, f(o.getNormCoefficientPostAttr()), f(o.getAlphaAttr()),
-                                      f(o.getBetaAttr()), f(o.getEpsilonAttr())});
-          }
-          return success();
-        })
-        .Case([&](AssignOp o) {
-          copy(sym(o.getParamAttr(), "uint8_t"), ptr(o.getValue()), bytesOf(o.getValue()));
-          return success();
-        })
-        .Case([&](func::ReturnOp o) -> LogicalResult {
-          // Outputs stay where they were placed; a step also hands back
-          // its loss and gradient norm by value.
-          if (isTrain) {
-            emitCall("std::memcpy", {val(lossOut), cfptr(o.getOperand(0)), lit("sizeof(float)")}, {});
-            emitCall("std::memcpy", {val(normOut), cfptr(o.getOperand(1)), lit("sizeof(float)")}, {});
-          }
-          return success();
-        })
-        .Default([&](Operation *o) {
-          return o->emitError("codegen: no runtime call for ") << o->getName();
-        });
+    }
+    case K::Count:
+      return count(a.value);
+    case K::ElementSize:
+      return esize(a.value);
+    case K::Dtype:
+      return dtype(a.value);
+    case K::Int:
+      return lit(a.number);
+    case K::Float:
+      return flt(a.real);
+    case K::Text:
+      return lit(a.text);
+    case K::Scalar:
+      return load(a.value, a.ctype,
+                  StringRef(a.ctype).contains("float") ? Type(b.getF32Type()) : b.getI64Type());
+    case K::Step:
+      return val(step);
+    case K::Lr:
+      return val(lr);
+    case K::FirstStep: {
+      Value one = emitc::LiteralOp::create(b, loc, b.getI64Type(), "1");
+      return val(emitc::CmpOp::create(b, loc, b.getI1Type(), emitc::CmpPredicate::eq, step, one));
+    }
+    case K::DropoutStream: {
+      // A mask counter unique to this op and, in training, to the step.
+      std::string index = std::to_string(counter++) + "u";
+      if (!isTrain)
+        return lit(index);
+      Type u64 = b.getIntegerType(64, /*isSigned=*/false);
+      Value k = emitc::LiteralOp::create(b, loc, u64, index);
+      Value prime = emitc::LiteralOp::create(b, loc, u64, "1000003u");
+      auto expr = emitc::ExpressionOp::create(b, loc, u64, ValueRange{step, prime, k});
+      Block &body = expr.createBody();
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&body);
+      Value s = emitc::CastOp::create(b, loc, u64, body.getArgument(0));
+      Value m = emitc::MulOp::create(b, loc, u64, s, body.getArgument(1));
+      emitc::YieldOp::create(b, loc, emitc::AddOp::create(b, loc, u64, m, body.getArgument(2)));
+      return val(expr);
+    }
+    case K::FillValue: {
+      std::string name = "kFill" + std::to_string(counter++);
+      auto one = RankedTensorType::get({1}, b.getF32Type());
+      defineGlobal(name, DenseElementsAttr::get(one, static_cast<float>(a.real)));
+      return val(getGlobal(name));
+    }
+    }
+    llvm_unreachable("unknown argument kind");
   }
 
   //===--------------------------------------------------------------------===//

@@ -1,0 +1,409 @@
+//===- RuntimeCalls.cpp - the runtime call of each tg op ------------------===//
+#include "compiler/target/common/RuntimeCalls.h"
+#include "hm/IR/HMOps.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hmcc::tg;
+
+namespace hmcc::rt {
+namespace {
+
+using K = Arg::Kind;
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Arg make(K kind) {
+  Arg a;
+  a.kind = kind;
+  return a;
+}
+Arg ofValue(K kind, Value v, StringRef ctype = "") {
+  Arg a = make(kind);
+  a.value = v;
+  a.ctype = ctype.str();
+  return a;
+}
+/// Pointers to a tensor's bytes (nullptr for an absent optional operand).
+Arg data(Value v, StringRef ctype = "uint8_t") { return ofValue(K::Data, v, ctype); }
+Arg f32Out(Value v) { return data(v, "float"); }
+Arg f32In(Value v) { return data(v, "const float"); }
+Arg persistent(FlatSymbolRefAttr symbol, StringRef ctype) {
+  Arg a = make(K::Persistent);
+  a.symbol = symbol;
+  a.ctype = ctype.str();
+  return a;
+}
+Arg dataArray(ValueRange vs, StringRef ctype) {
+  Arg a = make(K::DataArray);
+  a.values.assign(vs.begin(), vs.end());
+  a.ctype = ctype.str();
+  return a;
+}
+Arg shape(Value v) { return ofValue(K::Shape, v); }
+Arg count(Value v) { return ofValue(K::Count, v); }
+Arg esize(Value v) { return ofValue(K::ElementSize, v); }
+Arg dtype(Value v) { return ofValue(K::Dtype, v); }
+Arg scalar(Value v, StringRef ctype) { return ofValue(K::Scalar, v, ctype); }
+Arg ints(ArrayRef<int64_t> values, K kind = K::Ints) {
+  Arg a = make(kind);
+  a.ints.assign(values.begin(), values.end());
+  return a;
+}
+Arg integer(int64_t v) {
+  Arg a = make(K::Int);
+  a.number = v;
+  return a;
+}
+Arg flag(bool v) { return integer(v ? 1 : 0); }
+Arg real(double v, K kind = K::Float) {
+  Arg a = make(kind);
+  a.real = v;
+  return a;
+}
+Arg f32(APFloat v) { return real(v.convertToFloat()); }
+Arg f32(FloatAttr v) { return real(v.getValueAsDouble()); }
+Arg text(StringRef t) {
+  Arg a = make(K::Text);
+  a.text = t.str();
+  return a;
+}
+
+/// The 0/1 mask of the dimensions of `x` that `axes` reduce (all when
+/// empty).
+Arg reduceMask(Value x, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> mask;
+  for (int64_t d = 0; d < typeOf(x).getRank(); ++d)
+    mask.push_back(axes.empty() || llvm::is_contained(axes, d));
+  if (mask.empty())
+    mask.push_back(0);
+  return ints(mask, K::Mask);
+}
+
+/// Per-dimension starts and steps of a slice of `in`.
+void fullSlice(SmallVectorImpl<Arg> &args, RankedTensorType in, ArrayRef<int64_t> starts,
+               ArrayRef<int64_t> axes, ArrayRef<int64_t> steps) {
+  SmallVector<int64_t> st(in.getRank(), 0), sp(in.getRank(), 1);
+  for (auto [k, axis] : llvm::enumerate(axes)) {
+    st[axis] = starts[k];
+    sp[axis] = steps[k];
+  }
+  args.push_back(ints(st));
+  args.push_back(ints(sp));
+}
+
+Arg lossReduction(StringRef r) {
+  return text(r == "mean" ? "HMRT_LOSS_MEAN" : r == "sum" ? "HMRT_LOSS_SUM" : "HMRT_LOSS_NONE");
+}
+
+} // namespace
+
+LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
+  auto call = [&](StringRef callee, SmallVector<Arg> args) {
+    calls.push_back(Call{callee.str(), std::move(args), /*checked=*/true});
+    return success();
+  };
+  auto copy = [&](Arg to, Arg from, int64_t bytes) {
+    calls.push_back(Call{"std::memmove", {to, from, integer(bytes)}, /*checked=*/false});
+    return success();
+  };
+  auto unary = [&](Value x, Value y, StringRef kind) {
+    return call("hmrt_unary_f32", {text(kind), f32In(x), f32Out(y), count(y)});
+  };
+  auto binary = [&](Value a, Value c, Value y, StringRef kind) -> LogicalResult {
+    Type e = typeOf(a).getElementType();
+    if (!(e.isF32() || e.isInteger(64)) || typeOf(c).getElementType() != e)
+      return op->emitError("codegen: unsupported element types for ") << op->getName();
+    std::string t = e.isF32() ? "float" : "int64_t";
+    return call(e.isF32() ? "hmrt_binary_f32" : "hmrt_binary_i64",
+                {text(kind), data(a, "const " + t), shape(a), data(c, "const " + t), shape(c),
+                 data(y, t), shape(y)});
+  };
+  auto ignoreIndex = [](std::optional<int64_t> ignore, SmallVector<Arg> &args) {
+    args.push_back(flag(ignore.has_value()));
+    args.push_back(integer(ignore ? *ignore : 0));
+  };
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](SqrtOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SQRT"); })
+      .Case([&](ReciprocalOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_RECIPROCAL"); })
+      .Case([&](ExpOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_EXP"); })
+      .Case([&](LogOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_LOG"); })
+      .Case([&](TanhOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_TANH"); })
+      .Case([&](SigmoidOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SIGMOID"); })
+      .Case([&](ErfOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_ERF"); })
+      .Case([&](ReluOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_RELU"); })
+      .Case([&](NegOp o) -> LogicalResult {
+        if (o.getType().getElementType().isF32())
+          return unary(o.getX(), o.getResult(), "HMRT_UNARY_NEG");
+        if (!o.getType().getElementType().isInteger(64))
+          return o.emitError("codegen: neg supports f32 and i64");
+        return call("hmrt_neg_i64", {data(o.getX(), "const int64_t"),
+                                     data(o.getResult(), "int64_t"), count(o.getX())});
+      })
+      .Case<IdentityOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>([&](Operation *o) {
+        // A view placed in its operand's bytes is already there.
+        if (hm::isAliasingView(o))
+          return success();
+        return copy(data(o->getResult(0)), data(o->getOperand(0)),
+                    tensorBytes(o->getResult(0).getType()));
+      })
+      .Case([&](AddOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_ADD"); })
+      .Case([&](SubOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_SUB"); })
+      .Case([&](MulOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_MUL"); })
+      .Case([&](DivOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_DIV"); })
+      .Case([&](PowOp o) { return binary(o.getLhs(), o.getRhs(), o.getResult(), "HMRT_BINARY_POW"); })
+      .Case([&](EqualOp o) {
+        return call("hmrt_equal", {dtype(o.getLhs()), data(o.getLhs()), shape(o.getLhs()),
+                                   data(o.getRhs()), shape(o.getRhs()), data(o.getResult()),
+                                   shape(o.getResult())});
+      })
+      .Case([&](WhereOp o) {
+        return call("hmrt_where", {data(o.getCondition(), "const uint8_t"), shape(o.getCondition()),
+                                   data(o.getX()), shape(o.getX()), data(o.getY()), shape(o.getY()),
+                                   data(o.getResult()), shape(o.getResult()), esize(o.getResult())});
+      })
+      .Case([&](CastOp o) {
+        return call("hmrt_cast", {dtype(o.getX()), data(o.getX()), dtype(o.getResult()),
+                                  data(o.getResult()), count(o.getX())});
+      })
+      .Case([&](DropoutOp o) {
+        float ratio = o.getRatio().convertToFloat();
+        bool active = o.getTraining() && ratio > 0.0f;
+        return call("hmrt_dropout_f32",
+                    {f32In(o.getX()), f32Out(o.getResult()), data(o.getMask(), "uint8_t"),
+                     count(o.getX()), real(active ? ratio : 0.0f),
+                     text(std::to_string(o.getSeed() ? *o.getSeed() : 0) + "u"),
+                     make(K::DropoutStream)});
+      })
+      .Case([&](MatMulOp o) {
+        return call("hmrt_matmul_f32", {f32In(o.getLhs()), shape(o.getLhs()), flag(o.getTransA()),
+                                        f32In(o.getRhs()), shape(o.getRhs()), flag(o.getTransB()),
+                                        f32Out(o.getResult()), shape(o.getResult())});
+      })
+      .Case([&](GemmOp o) {
+        auto ta = typeOf(o.getA());
+        int64_t m = o.getType().getDimSize(0), n = o.getType().getDimSize(1);
+        int64_t k = o.getTransA() ? ta.getDimSize(0) : ta.getDimSize(1);
+        SmallVector<Arg> args = {f32In(o.getA()), f32In(o.getB())};
+        if (o.getC()) {
+          args.push_back(f32In(o.getC()));
+          args.push_back(shape(o.getC()));
+        } else {
+          args.append({text("nullptr"), integer(0), text("nullptr")});
+        }
+        args.append({integer(m), integer(n), integer(k), flag(o.getTransA()), flag(o.getTransB()),
+                     f32(o.getAlpha()), f32(o.getBeta()), f32Out(o.getResult())});
+        return call("hmrt_gemm_f32", std::move(args));
+      })
+      .Case([&](TransposeOp o) {
+        return call("hmrt_transpose", {data(o.getX()), shape(o.getX()), ints(o.getPerm()),
+                                       data(o.getResult()), esize(o.getX())});
+      })
+      .Case([&](ConcatOp o) {
+        SmallVector<int64_t> extents;
+        for (Value v : o.getInputs())
+          extents.push_back(typeOf(v).getDimSize(o.getAxis()));
+        return call("hmrt_concat", {integer(static_cast<int64_t>(o.getInputs().size())),
+                                    dataArray(o.getInputs(), "const void"), ints(extents),
+                                    shape(o.getResult()), integer(o.getAxis()),
+                                    data(o.getResult()), esize(o.getResult())});
+      })
+      .Case([&](SplitOp o) {
+        int64_t offset = 0, axis = o.getAxis();
+        for (Value r : o.getResults()) {
+          SmallVector<int64_t> st(typeOf(r).getRank(), 0), sp(typeOf(r).getRank(), 1);
+          st[axis] = offset;
+          offset += typeOf(r).getDimSize(axis);
+          (void)call("hmrt_slice", {data(o.getX()), shape(o.getX()), ints(st), ints(sp),
+                                    ints(typeOf(r).getShape()), data(r), esize(r)});
+        }
+        return success();
+      })
+      .Case([&](SliceOp o) {
+        SmallVector<Arg> args = {data(o.getX()), shape(o.getX())};
+        fullSlice(args, typeOf(o.getX()), o.getStarts(), o.getAxes(), o.getSteps());
+        args.append({ints(o.getType().getShape()), data(o.getResult()), esize(o.getX())});
+        return call("hmrt_slice", std::move(args));
+      })
+      .Case([&](GatherOp o) {
+        return call("hmrt_gather", {data(o.getX()), shape(o.getX()), integer(o.getAxis()),
+                                    dtype(o.getIndices()), data(o.getIndices()),
+                                    count(o.getIndices()), data(o.getResult()), esize(o.getX())});
+      })
+      .Case([&](ExpandOp o) {
+        return call("hmrt_expand", {data(o.getX()), shape(o.getX()), data(o.getResult()),
+                                    shape(o.getResult()), esize(o.getX())});
+      })
+      .Case([&](TriluOp o) {
+        return call("hmrt_trilu", {data(o.getX()), shape(o.getX()), integer(o.getK()),
+                                   flag(o.getUpper()), data(o.getResult()), esize(o.getX())});
+      })
+      .Case([&](ConstantOp o) -> LogicalResult {
+        // A large splat filled in the arena (small constants are static).
+        auto attr = dyn_cast<SplatElementsAttr>(o.getValue());
+        if (!attr || !attr.getElementType().isF32())
+          return o.emitError("codegen: only f32 splat constants are filled in the arena");
+        return call("hmrt_fill", {data(o.getResult()), count(o.getResult()),
+                                  real(attr.getSplatValue<float>(), K::FillValue),
+                                  text("sizeof(float)")});
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](Operation *o) {
+        auto axes = o->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+        StringRef kind = isa<ReduceSumOp>(o)    ? "HMRT_REDUCE_SUM"
+                         : isa<ReduceMeanOp>(o) ? "HMRT_REDUCE_MEAN"
+                                                : "HMRT_REDUCE_MAX";
+        Value x = o->getOperand(0);
+        return call("hmrt_reduce_f32", {text(kind), f32In(x), shape(x), reduceMask(x, axes),
+                                        f32Out(o->getResult(0))});
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
+        Value x = o->getOperand(0);
+        return call("hmrt_softmax_axis_f32",
+                    {f32In(x), shape(x), integer(o->getAttrOfType<IntegerAttr>("axis").getInt()),
+                     flag(isa<LogSoftmaxOp>(o)), f32Out(o->getResult(0))});
+      })
+      .Case([&](LayerNormOp o) {
+        bool stats = !o.getStats().empty();
+        return call("hmrt_layer_norm_f32",
+                    {f32In(o.getX()), shape(o.getX()), integer(o.getAxis()), f32In(o.getScale()),
+                     f32In(o.getBias()), f32(o.getEpsilon()), f32Out(o.getResult()),
+                     stats ? f32Out(o.getStats()[0]) : text("nullptr"),
+                     stats ? f32Out(o.getStats()[1]) : text("nullptr")});
+      })
+      .Case([&](SoftmaxCrossEntropyLossOp o) {
+        SmallVector<Arg> args = {f32In(o.getScores()), shape(o.getScores()),
+                                 data(o.getLabels(), "const int64_t"), f32In(o.getWeights()),
+                                 lossReduction(o.getReduction())};
+        ignoreIndex(o.getIgnoreIndex(), args);
+        args.append({f32Out(o.getResult()), f32Out(o.getLogProb())});
+        return call("hmrt_sce_loss_f32", std::move(args));
+      })
+      // Gradient ops.
+      .Case([&](SumToOp o) {
+        return call("hmrt_reduce_to_f32", {f32In(o.getX()), shape(o.getX()),
+                                           f32Out(o.getResult()), shape(o.getResult())});
+      })
+      .Case([&](ReluGradOp o) {
+        return call("hmrt_relu_backward", {f32In(o.getX()), f32In(o.getGrad()),
+                                           f32Out(o.getResult()), count(o.getX())});
+      })
+      .Case([&](DropoutGradOp o) {
+        return call("hmrt_dropout_backward_f32",
+                    {f32In(o.getGrad()), data(o.getMask(), "const uint8_t"), f32Out(o.getResult()),
+                     count(o.getGrad()), f32(o.getRatio())});
+      })
+      .Case([&](SliceGradOp o) {
+        SmallVector<Arg> args = {f32In(o.getGrad()), shape(o.getResult())};
+        fullSlice(args, o.getType(), o.getStarts(), o.getAxes(), o.getSteps());
+        args.append({ints(typeOf(o.getGrad()).getShape()), f32Out(o.getResult())});
+        return call("hmrt_slice_backward_f32", std::move(args));
+      })
+      .Case([&](GatherGradOp o) {
+        return call("hmrt_gather_backward_f32",
+                    {f32In(o.getGrad()), shape(o.getResult()), integer(o.getAxis()),
+                     dtype(o.getIndices()), data(o.getIndices()), count(o.getIndices()),
+                     f32Out(o.getResult())});
+      })
+      .Case([&](ReduceMaxGradOp o) {
+        return call("hmrt_reduce_max_backward_f32",
+                    {f32In(o.getX()), f32In(o.getMax()), f32In(o.getGrad()), shape(o.getX()),
+                     reduceMask(o.getX(), o.getAxes()), f32Out(o.getResult())});
+      })
+      .Case<SoftmaxGradOp, LogSoftmaxGradOp>([&](Operation *o) {
+        Value y = o->getOperand(0), g = o->getOperand(1);
+        return call("hmrt_softmax_axis_backward_f32",
+                    {f32In(y), f32In(g), shape(y),
+                     integer(o->getAttrOfType<IntegerAttr>("axis").getInt()),
+                     flag(isa<LogSoftmaxGradOp>(o)), f32Out(o->getResult(0))});
+      })
+      .Case([&](LayerNormGradOp o) {
+        return call("hmrt_layer_norm_backward_f32",
+                    {f32In(o.getGrad()), f32In(o.getX()), shape(o.getX()), integer(o.getAxis()),
+                     f32In(o.getScale()), f32In(o.getMean()), f32In(o.getInvStdDev()),
+                     f32Out(o.getDx()), f32Out(o.getDscale()), f32Out(o.getDbias())});
+      })
+      .Case([&](SoftmaxCrossEntropyLossGradOp o) {
+        SmallVector<Arg> args = {f32In(o.getScores()), shape(o.getScores()),
+                                 data(o.getLabels(), "const int64_t"), f32In(o.getWeights()),
+                                 lossReduction(o.getReduction())};
+        ignoreIndex(o.getIgnoreIndex(), args);
+        args.append({f32In(o.getGrad()), f32Out(o.getResult())});
+        return call("hmrt_sce_loss_backward_f32", std::move(args));
+      })
+      // Optimizer.
+      .Case([&](GlobalNormOp o) {
+        SmallVector<int64_t> sizes;
+        for (Value g : o.getGrads())
+          sizes.push_back(typeOf(g).getNumElements());
+        return call("hmrt_global_norm", {dataArray(o.getGrads(), "const float"), ints(sizes),
+                                         integer(static_cast<int64_t>(sizes.size())),
+                                         f32Out(o.getResult())});
+      })
+      .Case([&](ClipCoefficientOp o) {
+        return call("hmrt_clip_coefficient", {scalar(o.getNorm(), "const float"),
+                                              f32(o.getMaxNorm()), f32Out(o.getResult())});
+      })
+      .Case([&](SgdUpdateOp o) {
+        auto buf = o.getMomentumBufferAttr();
+        return call("hmrt_sgd_step", {persistent(o.getParamAttr(), "float"), f32In(o.getGrad()),
+                                      buf ? persistent(buf, "float") : text("nullptr"),
+                                      count(o.getGrad()), make(K::Lr), f32(o.getMomentum()),
+                                      f32(o.getDampening()), f32(o.getWeightDecay()),
+                                      flag(o.getNesterov()), make(K::FirstStep)});
+      })
+      .Case([&](AdamWUpdateOp o) {
+        return call("hmrt_adamw_step",
+                    {persistent(o.getParamAttr(), "float"), f32In(o.getGrad()),
+                     persistent(o.getExpAvgAttr(), "float"), persistent(o.getExpAvgSqAttr(), "float"),
+                     count(o.getGrad()), make(K::Lr), f32(o.getBeta1()), f32(o.getBeta2()),
+                     f32(o.getEps()), f32(o.getWeightDecay()), make(K::Step)});
+      })
+      .Case([&](AdamW8bitUpdateOp o) {
+        return call("hmrt_adamw8bit_step",
+                    {persistent(o.getParamAttr(), "float"), f32In(o.getGrad()),
+                     persistent(o.getExpAvgAttr(), "uint8_t"),
+                     persistent(o.getExpAvgAbsmaxAttr(), "float"),
+                     persistent(o.getExpAvgSqAttr(), "uint8_t"),
+                     persistent(o.getExpAvgSqAbsmaxAttr(), "float"), count(o.getGrad()),
+                     make(K::Lr), f32(o.getBeta1()), f32(o.getBeta2()), f32(o.getEps()),
+                     f32(o.getWeightDecay()), make(K::Step)});
+      })
+      .Case([&](OnnxOptimizerOp o) {
+        // One runtime call per optimized tensor; R and T are read from
+        // their scalar tensors at run time.
+        unsigned n = o.getTensors().size() / (2 + o.getStatesPerTensor());
+        StringRef kind = o.getKind();
+        Arg r = scalar(o.getLr(), "const float"), t = scalar(o.getStep(), "const int64_t");
+        for (unsigned i = 0; i < n; ++i) {
+          auto in = [&](unsigned j) { return f32In(o.getTensors()[j * n + i]); };
+          auto out = [&](unsigned j) { return f32Out(o.getResult(j * n + i)); };
+          Arg size = count(o.getResult(i)), nc = f32(o.getNormCoefficientAttr());
+          if (kind == "adagrad")
+            (void)call("hmrt_onnx_adagrad", {in(0), in(1), in(2), out(0), out(1), size, r, t, nc,
+                                             f32(o.getDecayFactorAttr()), f32(o.getEpsilonAttr())});
+          else if (kind == "momentum")
+            (void)call("hmrt_onnx_momentum", {in(0), in(1), in(2), out(0), out(1), size, r, t, nc,
+                                              f32(o.getAlphaAttr()), f32(o.getBetaAttr()),
+                                              flag(o.getNesterov())});
+          else
+            (void)call("hmrt_onnx_adam",
+                       {in(0), in(1), in(2), in(3), out(0), out(1), out(2), size, r, t, nc,
+                        f32(o.getNormCoefficientPostAttr()), f32(o.getAlphaAttr()),
+                        f32(o.getBetaAttr()), f32(o.getEpsilonAttr())});
+        }
+        return success();
+      })
+      .Case([&](AssignOp o) {
+        return copy(persistent(o.getParamAttr(), "uint8_t"), data(o.getValue()),
+                    tensorBytes(o.getValue().getType()));
+      })
+      .Default([&](Operation *o) {
+        return o->emitError("codegen: no runtime call for ") << o->getName();
+      });
+}
+
+} // namespace hmcc::rt

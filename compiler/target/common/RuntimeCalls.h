@@ -1,0 +1,77 @@
+//===- RuntimeCalls.h - the runtime call of each tg op ----------*- C++ -*-===//
+//
+// The one table from tg ops to the runtime's entry points (the kernels of
+// runtime/include/hmrt/*.h) and the groups of arguments they take. It says
+// nothing about how a target spells an argument: every target's lowering
+// reads the table and turns each argument group into its own expressions
+// (the CPU target: EmitC pointer arithmetic on the arena, static arrays).
+//
+// Adding a tg op that the runtime computes: add its case to runtimeCalls()
+// in RuntimeCalls.cpp; every target picks it up.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HMCC_TARGET_COMMON_RUNTIMECALLS_H
+#define HMCC_TARGET_COMMON_RUNTIMECALLS_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+#include <vector>
+
+namespace hmcc::rt {
+
+/// One argument group of a runtime call.
+struct Arg {
+  enum class Kind {
+    Data,          ///< a `ctype`* pointer to the bytes of `value` (nullptr without one)
+    Persistent,    ///< a `ctype`* pointer to the parameter or state `symbol`
+    DataArray,     ///< an array of `ctype`* pointers to the bytes of `values`
+    Shape,         ///< two arguments: the rank of `value`, a static int64 array of its dims
+    Ints,          ///< a static int64 array holding `ints`
+    Mask,          ///< a static uint8 array holding `ints` (a reduction mask)
+    Count,         ///< the element count of `value`
+    ElementSize,   ///< the bytes of one element of `value`
+    Dtype,         ///< the hmrt_dtype of `value`'s element type
+    Int,           ///< the integer `number`
+    Float,         ///< the float `real`
+    Text,          ///< C text: an enumerator, nullptr, sizeof(float)
+    Scalar,        ///< the value of the one-element tensor `value` of C type `ctype`
+    Step,          ///< the step being run (training functions)
+    Lr,            ///< this step's learning rate (training functions)
+    FirstStep,     ///< whether the step being run is the first
+    DropoutStream, ///< a mask stream unique to the op and, in training, to the step
+    FillValue,     ///< a static float array holding `real`
+  };
+  Kind kind;
+  mlir::Value value;
+  std::vector<mlir::Value> values;
+  mlir::FlatSymbolRefAttr symbol;
+  std::string ctype, text;
+  std::vector<int64_t> ints;
+  int64_t number = 0;
+  double real = 0;
+};
+
+/// A call of the runtime: `callee(args...)`. A checked call returns an
+/// hmrt_status that the program checks; an unchecked one is a C library
+/// call (std::memmove).
+struct Call {
+  std::string callee;
+  llvm::SmallVector<Arg> args;
+  bool checked = true;
+};
+
+/// The calls that compute `op` of a scheduled program, in order: none for a
+/// view placed in its operand's bytes, several for a split. Fails after a
+/// diagnostic for an op or element type the runtime has no kernel for.
+/// Parameter reads, small constants (static data), the memory plan and the
+/// return are the target's own business, not calls.
+mlir::LogicalResult runtimeCalls(mlir::Operation *op, llvm::SmallVectorImpl<Call> &calls);
+
+} // namespace hmcc::rt
+
+#endif // HMCC_TARGET_COMMON_RUNTIMECALLS_H
