@@ -8,9 +8,10 @@
 // converter. supportedOnnxOps, supportedPreviewTrainingOps and
 // needsCompileTimeValue (OnnxImporter.h) read this table too.
 //
-// To add an op: add its tg op (dialects/), then one entry in the table in
-// OpConverters.cpp; write a converter only when operands or attributes need
-// more than the generic mapping.
+// To add an op: add its tg op (dialects/), then one entry to the table in
+// OpConverters.cpp. Only when operands or attributes need more than the
+// generic mapping, write a converter in SpecialConverters.cpp, declare it in
+// NodeConverter.h and name it in the entry with .special().
 //
 //===----------------------------------------------------------------------===//
 #ifndef HMCC_IMPORT_OPCONVERTERS_H
@@ -77,9 +78,9 @@ struct OpDef {
   /// The tg op it becomes ("tg." + mnemonic); empty for ops that are always
   /// evaluated at compile time and never reach the graph.
   std::string mnemonic;
-  std::vector<Slot> operands{0}; ///< generic path: the ONNX inputs passed, in order
+  std::vector<Slot> operands{Slot(0)}; ///< generic path: the ONNX inputs passed, in order
   bool allInputs = false;        ///< generic path: every input is passed instead
-  std::vector<Slot> results{0};  ///< generic path: the ONNX outputs typed, in order
+  std::vector<Slot> results{Slot(0)};  ///< generic path: the ONNX outputs typed, in order
   std::vector<AttrMap> attrs;    ///< generic path: the attributes copied, in order
   ResultMap resultMap = ResultMap::Named;
   ConvertFn convert = nullptr;     ///< hand-written converter; null: the generic path
