@@ -1,6 +1,7 @@
 //===- Initializers.cpp - parameter values from the ONNX model ------------===//
 #include "lib/import/Initializers.h"
 #include "lib/import/HostTensor.h"
+#include "lib/import/ModelLoader.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
@@ -8,13 +9,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
-#include <climits>
 #include <unordered_map>
 
 using namespace mlir;
@@ -30,19 +26,10 @@ bool readModel(const std::string &path, onnx::ModelProto &model, std::string &er
     error = path + ": cannot read: " + buffer.getError().message();
     return false;
   }
-  StringRef bytes = (*buffer)->getBuffer();
-  if (StringRef(path).ends_with(".onnxtxt")) {
-    if (!onnx::OnnxParser::Parse(model, bytes.data()).IsOK()) {
-      error = path + ": cannot parse the ONNX text";
-      return false;
-    }
-    return true;
-  }
-  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-  google::protobuf::io::CodedInputStream coded(&stream);
-  coded.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
-    error = path + ": not a valid ONNX model";
+  bool text = StringRef(path).ends_with(".onnxtxt");
+  std::string textError;
+  if (!import::parseModel((*buffer)->getBuffer(), text, model, textError)) {
+    error = path + (text ? ": cannot parse the ONNX text" : ": not a valid ONNX model");
     return false;
   }
   return true;
