@@ -24,7 +24,7 @@
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
 #include "hmrt/trace.h"
-#include "io/json.h"
+#include "io/json_util.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>

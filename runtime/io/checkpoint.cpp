@@ -1,6 +1,7 @@
 // Checkpoints and initial-state directories: manifest.json + tensors.bin.
 //
-// manifest.json (written by hand, read with io/json.h):
+// manifest.json (written by hand, one tensor per line; read with nlohmann/json
+// through io/json_util.h):
 //   {
 //     "format": "hmrt-checkpoint",
 //     "format_version": 1,
@@ -26,8 +27,10 @@
 #include <system_error>
 #include <vector>
 
+#include <zlib.h>
+
 #include "io/io_internal.h"
-#include "io/json.h"
+#include "io/json_util.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <fcntl.h>
@@ -44,32 +47,6 @@ constexpr const char* kFormat = "hmrt-checkpoint";
 constexpr const char* kManifest = "manifest.json";
 constexpr const char* kData = "tensors.bin";
 constexpr uint64_t kAlign = 64;
-
-// ---- CRC-32 (slicing by 8) ------------------------------------------------
-
-struct CrcTables {
-  uint32_t t[8][256];
-  CrcTables() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; ++i)
-      for (int s = 1; s < 8; ++s)
-        t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xff];
-  }
-};
-
-const CrcTables& crc_tables() {
-  static const CrcTables tables;
-  return tables;
-}
-
-inline uint32_t load_le32(const unsigned char* p) {
-  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) |
-         (uint32_t(p[3]) << 24);
-}
 
 const char* kind_name(int32_t kind) {
   return kind == HMRT_KIND_STATE ? "state" : "param";
@@ -152,6 +129,167 @@ void set_model(hmrt_checkpoint_meta* meta, const char* name) {
   std::snprintf(meta->model, sizeof(meta->model), "%s", name ? name : "");
 }
 
+// Parses and checks the manifest's text.  Every malformed manifest is one
+// message naming the file; nlohmann's exceptions are caught here.
+hmrt_status parse_manifest(const std::string& path, const std::string& text,
+                           Manifest* m) {
+  using hmrt::json::Json;
+  using hmrt::json::member;
+  const char* p = path.c_str();
+  try {
+    Json root;
+    std::string error;
+    if (!hmrt::json::parse(text, &root, &error))
+      return fail(HMRT_INVALID_ARGUMENT, "%s: invalid JSON: %s", p,
+                  error.c_str());
+    if (!root.is_object())
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: the manifest is not a JSON object", p);
+    const Json* v = member(root, "format");
+    if (!v || !v->is_string() || v->get_ref<const std::string&>() != kFormat)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"format\" must be \"%s\" (not an hmrt checkpoint)", p,
+                  kFormat);
+    int64_t version = 0;
+    v = member(root, "format_version");
+    if (!v || !hmrt::json::get_int64(*v, &version))
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"format_version\" is missing or not an integer", p);
+    if (version != HMRT_CHECKPOINT_FORMAT_VERSION)
+      return fail(HMRT_UNIMPLEMENTED,
+                  "%s: checkpoint format version %lld is not supported (this "
+                  "runtime reads version %d)",
+                  p, (long long)version, HMRT_CHECKPOINT_FORMAT_VERSION);
+
+    std::memset(&m->meta, 0, sizeof(m->meta));
+    v = member(root, "model");
+    if (!v || !v->is_string())
+      return fail(HMRT_INVALID_ARGUMENT, "%s: \"model\" must be a string", p);
+    set_model(&m->meta, v->get_ref<const std::string&>().c_str());
+    struct {
+      const char* key;
+      int64_t* out;
+    } ints[] = {{"step", &m->meta.step},
+                {"data_position", &m->meta.data_position}};
+    for (auto& e : ints) {
+      v = member(root, e.key);
+      if (!v || !hmrt::json::get_int64(*v, e.out) || *e.out < 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"%s\" must be a non-negative integer", p, e.key);
+    }
+    v = member(root, "seed");
+    if (!v || !hmrt::json::get_uint64(*v, &m->meta.seed))
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"seed\" must be an integer in [0, 2^64)", p);
+    v = member(root, "data_file");
+    m->data_file = kData;
+    if (v) {
+      if (!v->is_string() || v->get_ref<const std::string&>().empty() ||
+          v->get_ref<const std::string&>().find('/') != std::string::npos)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"data_file\" must be a file name in the directory",
+                    p);
+      m->data_file = v->get_ref<const std::string&>();
+    }
+
+    const Json* list = member(root, "tensors");
+    if (!list || !list->is_array())
+      return fail(HMRT_INVALID_ARGUMENT, "%s: \"tensors\" must be an array", p);
+    m->tensors.clear();
+    for (size_t i = 0; i < list->size(); ++i) {
+      const Json& t = (*list)[i];
+      Entry e;
+      if (!t.is_object())
+        return fail(HMRT_INVALID_ARGUMENT, "%s: tensors[%zu] is not an object",
+                    p, i);
+      v = member(t, "name");
+      if (!v || !v->is_string() || v->get_ref<const std::string&>().empty())
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensors[%zu]: \"name\" must be a non-empty string", p,
+                    i);
+      e.name = v->get_ref<const std::string&>();
+      const char* n = e.name.c_str();
+      v = member(t, "kind");
+      const std::string kind =
+          v && v->is_string() ? v->get_ref<const std::string&>() : "";
+      if (kind != "param" && kind != "state")
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"kind\" must be \"param\" or \"state\"",
+                    p, n);
+      e.kind = kind == "state" ? HMRT_KIND_STATE : HMRT_KIND_PARAM;
+      v = member(t, "dtype");
+      if (!v || !v->is_string() ||
+          (e.dtype = hmrt_dtype_from_name(
+               v->get_ref<const std::string&>().c_str())) == 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"dtype\" must be one of float32, "
+                    "float64, float16, bfloat16, int64, int32, int16, int8, "
+                    "uint64, uint32, uint16, uint8, bool",
+                    p, n);
+      v = member(t, "shape");
+      if (!v || !v->is_array())
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"shape\" must be an array", p, n);
+      for (const Json& d : *v) {
+        int64_t dim = 0;
+        if (!hmrt::json::get_int64(d, &dim) || dim < 0)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: tensor '%s': \"shape\" must hold non-negative "
+                      "integers",
+                      p, n);
+        e.shape.push_back(dim);
+      }
+      struct {
+        const char* key;
+        uint64_t* out;
+      } u64s[] = {{"offset", &e.offset}, {"bytes", &e.bytes}};
+      for (auto& f2 : u64s) {
+        int64_t x = 0;
+        v = member(t, f2.key);
+        if (!v || !hmrt::json::get_int64(*v, &x) || x < 0)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: tensor '%s': \"%s\" must be a non-negative integer",
+                      p, n, f2.key);
+        *f2.out = static_cast<uint64_t>(x);
+      }
+      uint64_t crc = 0;
+      v = member(t, "crc32");
+      if (!v || !hmrt::json::get_uint64(*v, &crc) || crc > 0xFFFFFFFFu)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"crc32\" must be an integer in [0, "
+                    "2^32)",
+                    p, n);
+      e.crc = static_cast<uint32_t>(crc);
+      const int64_t count = hmrt::io::checked_count(
+          static_cast<int32_t>(e.shape.size()), e.shape.data(),
+          hmrt_dtype_size(e.dtype));
+      if (count < 0 || uint64_t(count) * hmrt_dtype_size(e.dtype) != e.bytes)
+        return fail(
+            HMRT_INVALID_ARGUMENT,
+            "%s: tensor '%s': \"bytes\" is %llu but shape %s of %s needs %llu",
+            p, n, (unsigned long long)e.bytes,
+            hmrt::io::shape_string(static_cast<int32_t>(e.shape.size()),
+                                   e.shape.data())
+                .c_str(),
+            hmrt_dtype_name(e.dtype),
+            (unsigned long long)(count < 0 ? 0
+                                           : count * hmrt_dtype_size(e.dtype)));
+      for (const Entry& o : m->tensors)
+        if (o.kind == e.kind && o.name == e.name)
+          return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' is listed twice", p,
+                      kind_noun(e.kind), n);
+      m->tensors.push_back(std::move(e));
+    }
+    return HMRT_OK;
+  } catch (const std::bad_alloc&) {
+    return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory reading the manifest",
+                p);
+  } catch (const std::exception& e) {
+    return fail(HMRT_INVALID_ARGUMENT, "%s: invalid manifest: %s", p,
+                e.what());
+  }
+}
+
 hmrt_status read_manifest(const std::string& dir, Manifest* m) {
   const std::string path = dir + "/" + kManifest;
   std::error_code ec;
@@ -174,144 +312,7 @@ hmrt_status read_manifest(const std::string& dir, Manifest* m) {
   if (size > 0 && std::fread(&text[0], 1, text.size(), f.get()) != text.size())
     return fail(HMRT_IO_ERROR, "%s: cannot read", path.c_str());
 
-  hmrt::json::Value root;
-  std::string error;
-  if (!hmrt::json::parse(text, &root, &error))
-    return fail(HMRT_INVALID_ARGUMENT, "%s: invalid JSON: %s", path.c_str(),
-                error.c_str());
-  const char* p = path.c_str();
-  if (root.kind != hmrt::json::Value::kObject)
-    return fail(HMRT_INVALID_ARGUMENT, "%s: the manifest is not a JSON object",
-                p);
-  using hmrt::json::Value;
-  const Value* v = root.get("format");
-  if (!v || v->kind != Value::kString || v->str != kFormat)
-    return fail(HMRT_INVALID_ARGUMENT,
-                "%s: \"format\" must be \"%s\" (not an hmrt checkpoint)", p,
-                kFormat);
-  v = root.get("format_version");
-  if (!v || !v->is_int)
-    return fail(HMRT_INVALID_ARGUMENT,
-                "%s: \"format_version\" is missing or not an integer", p);
-  if (v->i != HMRT_CHECKPOINT_FORMAT_VERSION)
-    return fail(HMRT_UNIMPLEMENTED,
-                "%s: checkpoint format version %lld is not supported (this "
-                "runtime reads version %d)",
-                p, (long long)v->i, HMRT_CHECKPOINT_FORMAT_VERSION);
-
-  std::memset(&m->meta, 0, sizeof(m->meta));
-  v = root.get("model");
-  if (!v || v->kind != Value::kString)
-    return fail(HMRT_INVALID_ARGUMENT, "%s: \"model\" must be a string", p);
-  set_model(&m->meta, v->str.c_str());
-  struct {
-    const char* key;
-    int64_t* out;
-  } ints[] = {{"step", &m->meta.step}, {"data_position", &m->meta.data_position}};
-  for (auto& e : ints) {
-    v = root.get(e.key);
-    if (!v || !v->is_int || v->i < 0)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: \"%s\" must be a non-negative integer", p, e.key);
-    *e.out = v->i;
-  }
-  v = root.get("seed");
-  if (!v || !v->is_uint)
-    return fail(HMRT_INVALID_ARGUMENT,
-                "%s: \"seed\" must be an integer in [0, 2^64)", p);
-  m->meta.seed = v->u;
-  v = root.get("data_file");
-  m->data_file = kData;
-  if (v) {
-    if (v->kind != Value::kString || v->str.empty() ||
-        v->str.find('/') != std::string::npos)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: \"data_file\" must be a file name in the directory", p);
-    m->data_file = v->str;
-  }
-
-  const Value* list = root.get("tensors");
-  if (!list || list->kind != Value::kArray)
-    return fail(HMRT_INVALID_ARGUMENT, "%s: \"tensors\" must be an array", p);
-  m->tensors.clear();
-  for (size_t i = 0; i < list->array.size(); ++i) {
-    const Value& t = list->array[i];
-    Entry e;
-    if (t.kind != Value::kObject)
-      return fail(HMRT_INVALID_ARGUMENT, "%s: tensors[%zu] is not an object", p,
-                  i);
-    v = t.get("name");
-    if (!v || v->kind != Value::kString || v->str.empty())
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensors[%zu]: \"name\" must be a non-empty string", p, i);
-    e.name = v->str;
-    const char* n = e.name.c_str();
-    v = t.get("kind");
-    if (!v || v->kind != Value::kString ||
-        (v->str != "param" && v->str != "state"))
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"kind\" must be \"param\" or \"state\"", p,
-                  n);
-    e.kind = v->str == "state" ? HMRT_KIND_STATE : HMRT_KIND_PARAM;
-    v = t.get("dtype");
-    if (!v || v->kind != Value::kString ||
-        (e.dtype = hmrt_dtype_from_name(v->str.c_str())) == 0)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"dtype\" must be one of float32, float64, "
-                  "float16, bfloat16, int64, int32, int16, int8, uint64, "
-                  "uint32, uint16, uint8, bool",
-                  p, n);
-    v = t.get("shape");
-    if (!v || v->kind != Value::kArray)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"shape\" must be an array", p, n);
-    for (const Value& d : v->array) {
-      if (!d.is_int || d.i < 0)
-        return fail(HMRT_INVALID_ARGUMENT,
-                    "%s: tensor '%s': \"shape\" must hold non-negative "
-                    "integers",
-                    p, n);
-      e.shape.push_back(d.i);
-    }
-    struct {
-      const char* key;
-      uint64_t* out;
-    } u64s[] = {{"offset", &e.offset}, {"bytes", &e.bytes}};
-    for (auto& f2 : u64s) {
-      v = t.get(f2.key);
-      if (!v || !v->is_int || v->i < 0)
-        return fail(HMRT_INVALID_ARGUMENT,
-                    "%s: tensor '%s': \"%s\" must be a non-negative integer", p,
-                    n, f2.key);
-      *f2.out = static_cast<uint64_t>(v->i);
-    }
-    v = t.get("crc32");
-    if (!v || !v->is_uint || v->u > 0xFFFFFFFFu)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"crc32\" must be an integer in [0, 2^32)",
-                  p, n);
-    e.crc = static_cast<uint32_t>(v->u);
-    const int64_t count = hmrt::io::checked_count(
-        static_cast<int32_t>(e.shape.size()), e.shape.data(),
-        hmrt_dtype_size(e.dtype));
-    if (count < 0 || uint64_t(count) * hmrt_dtype_size(e.dtype) != e.bytes)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"bytes\" is %llu but shape %s of %s needs "
-                  "%llu",
-                  p, n, (unsigned long long)e.bytes,
-                  hmrt::io::shape_string(static_cast<int32_t>(e.shape.size()),
-                                         e.shape.data())
-                      .c_str(),
-                  hmrt_dtype_name(e.dtype),
-                  (unsigned long long)(count < 0 ? 0 : count *
-                                                           hmrt_dtype_size(e.dtype)));
-    for (const Entry& o : m->tensors)
-      if (o.kind == e.kind && o.name == e.name)
-        return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' is listed twice", p,
-                    kind_noun(e.kind), n);
-    m->tensors.push_back(std::move(e));
-  }
-  return HMRT_OK;
+  return parse_manifest(path, text, m);
 }
 
 // Opens the data file and checks that every tensor lies inside it.
@@ -356,21 +357,18 @@ hmrt_status read_tensor(std::FILE* f, const std::string& path, const Entry& e,
 extern "C" {
 
 uint32_t hmrt_crc32(uint32_t crc, const void* data, size_t bytes) {
-  const CrcTables& tb = crc_tables();
-  const auto& t = tb.t;
+  // zlib's crc32 takes a 32-bit length: feed it pieces of at most 1 GiB.
+  // (crc32(crc, NULL, 0) would return 0, not crc, so empty input returns
+  // here.)
   const unsigned char* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  while (bytes >= 8) {
-    const uint32_t one = crc ^ load_le32(p);
-    const uint32_t two = load_le32(p + 4);
-    crc = t[7][one & 0xff] ^ t[6][(one >> 8) & 0xff] ^
-          t[5][(one >> 16) & 0xff] ^ t[4][one >> 24] ^ t[3][two & 0xff] ^
-          t[2][(two >> 8) & 0xff] ^ t[1][(two >> 16) & 0xff] ^ t[0][two >> 24];
-    p += 8;
-    bytes -= 8;
+  uLong c = crc;
+  while (bytes > 0) {
+    const size_t n = bytes < (size_t{1} << 30) ? bytes : (size_t{1} << 30);
+    c = ::crc32(c, p, static_cast<uInt>(n));
+    p += n;
+    bytes -= n;
   }
-  while (bytes-- > 0) crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-  return ~crc;
+  return static_cast<uint32_t>(c);
 }
 
 hmrt_status hmrt_checkpoint_write(const char* dir_c,
@@ -394,6 +392,10 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
     const hmrt_checkpoint_tensor& t = tensors[i];
     HMRT_CHECK_ARG(t.name != nullptr && t.name[0] != '\0',
                    "hmrt_checkpoint_write: %s: tensor %d has no name", d, i);
+    HMRT_CHECK_ARG(hmrt::json::is_utf8(t.name),
+                   "hmrt_checkpoint_write: %s: the name of tensor %d is not "
+                   "valid UTF-8 (a JSON manifest cannot hold it)",
+                   d, i);
     HMRT_CHECK_ARG(t.kind == HMRT_KIND_PARAM || t.kind == HMRT_KIND_STATE,
                    "hmrt_checkpoint_write: %s: tensor '%s' has kind %d", d,
                    t.name, t.kind);

@@ -15,7 +15,7 @@
 #include "driver_test_programs.h"
 #include "hmrt/driver.h"
 #include "hmrt/io.h"
-#include "io/json.h"
+#include "io/json_util.h"
 #include "io_test_util.h"
 #include "test_util.h"
 
@@ -98,34 +98,36 @@ class Driver : public ::testing::Test {
 };
 
 // Every line of a --metrics file, parsed; checks the keys and step numbers.
-std::vector<hmrt::json::Value> read_metrics(const std::string& path,
-                                            int64_t first_step,
-                                            const char* rate_key) {
-  std::vector<hmrt::json::Value> lines;
+std::vector<hmrt::json::Json> read_metrics(const std::string& path,
+                                           int64_t first_step,
+                                           const char* rate_key) {
+  std::vector<hmrt::json::Json> lines;
   std::istringstream in(read_bytes(path));
   std::string line;
   int64_t step = first_step;
   while (std::getline(in, line)) {
-    hmrt::json::Value v;
+    hmrt::json::Json v;
     std::string err;
     EXPECT_TRUE(hmrt::json::parse(line, &v, &err)) << line << ": " << err;
-    EXPECT_EQ(v.kind, hmrt::json::Value::kObject) << line;
+    EXPECT_TRUE(v.is_object()) << line;
     for (const char* key :
          {"step", "loss", "lr", "grad_norm", rate_key, "elapsed_s"}) {
-      const auto* f = v.get(key);
-      EXPECT_TRUE(f != nullptr && f->kind == hmrt::json::Value::kNumber)
-          << key << " in " << line;
+      const auto* f = hmrt::json::member(v, key);
+      EXPECT_TRUE(f != nullptr && f->is_number()) << key << " in " << line;
     }
-    EXPECT_EQ(v.object.size(), 6u) << line;
-    EXPECT_EQ(v.get("step")->i, step++) << line;
+    EXPECT_EQ(v.size(), 6u) << line;
+    int64_t got = -1;
+    const auto* s = hmrt::json::member(v, "step");
+    EXPECT_TRUE(s && hmrt::json::get_int64(*s, &got)) << line;
+    EXPECT_EQ(got, step++) << line;
     lines.push_back(v);
   }
   return lines;
 }
 
-double num(const hmrt::json::Value& v, const char* key) {
-  const auto* f = v.get(key);
-  return f ? f->number : NAN;
+double num(const hmrt::json::Json& v, const char* key) {
+  const auto* f = hmrt::json::member(v, key);
+  return f && f->is_number() ? f->get<double>() : NAN;
 }
 
 TEST_F(Driver, HelpDocumentsEveryFlag) {
