@@ -19,12 +19,20 @@
 //   }
 // tensors.bin holds each tensor's raw little-endian bytes at its offset
 // (64-byte aligned, zero padding between tensors).
+//
+// hmrt_checkpoint_save and hmrt_checkpoint_load move a program's tensors
+// between the files and its execution context's arenas through the device
+// interface (hmrt/device.h): piece by piece through a pinned host-tier
+// staging buffer, with hmrt_copy between it and the tensor's tier.
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <zlib.h>
@@ -335,15 +343,26 @@ hmrt_status open_data(const std::string& dir, const Manifest& m,
   return HMRT_OK;
 }
 
-// Reads one tensor's bytes to `dst` and checks its CRC.
+// Reads one tensor's bytes in pieces of at most `stage_bytes` into `stage`
+// (host memory), handing each piece to put(offset in the tensor, bytes), and
+// checks the CRC of the whole.
+template <class Put>
 hmrt_status read_tensor(std::FILE* f, const std::string& path, const Entry& e,
-                        void* dst) {
-  if (e.bytes > 0 &&
-      (!hmrt::io::seek(f, static_cast<int64_t>(e.offset)) ||
-       std::fread(dst, 1, e.bytes, f) != e.bytes))
+                        uint8_t* stage, uint64_t stage_bytes, Put&& put) {
+  if (e.bytes > 0 && !hmrt::io::seek(f, static_cast<int64_t>(e.offset)))
     return fail(HMRT_IO_ERROR, "%s: cannot read %s '%s'", path.c_str(),
                 kind_noun(e.kind), e.name.c_str());
-  const uint32_t crc = hmrt_crc32(0, dst, e.bytes);
+  uint32_t crc = 0;
+  for (uint64_t at = 0; at < e.bytes;) {
+    const uint64_t n = std::min(e.bytes - at, stage_bytes);
+    if (std::fread(stage, 1, n, f) != n)
+      return fail(HMRT_IO_ERROR, "%s: cannot read %s '%s'", path.c_str(),
+                  kind_noun(e.kind), e.name.c_str());
+    crc = hmrt_crc32(crc, stage, n);
+    const hmrt_status st = put(at, n);
+    if (st != HMRT_OK) return st;
+    at += n;
+  }
   if (crc != e.crc)
     return fail(HMRT_IO_ERROR,
                 "%s: checksum mismatch for %s '%s': the manifest says CRC-32 "
@@ -352,29 +371,129 @@ hmrt_status read_tensor(std::FILE* f, const std::string& path, const Entry& e,
   return HMRT_OK;
 }
 
-}  // namespace
+// Where the bytes of the tensors being saved come from.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // The largest piece chunk() hands out.
+  virtual uint64_t max_chunk() const = 0;
+  // *data = bytes [offset, offset + n) of tensor i in host memory, valid
+  // until the next call.
+  virtual hmrt_status chunk(int32_t i, uint64_t offset, uint64_t n,
+                            const void** data) = 0;
+};
 
-extern "C" {
-
-uint32_t hmrt_crc32(uint32_t crc, const void* data, size_t bytes) {
-  // zlib's crc32 takes a 32-bit length: feed it pieces of at most 1 GiB.
-  // (crc32(crc, NULL, 0) would return 0, not crc, so empty input returns
-  // here.)
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  uLong c = crc;
-  while (bytes > 0) {
-    const size_t n = bytes < (size_t{1} << 30) ? bytes : (size_t{1} << 30);
-    c = ::crc32(c, p, static_cast<uInt>(n));
-    p += n;
-    bytes -= n;
+// hmrt_checkpoint_write: the tensors' own host memory.
+class HostSource final : public Source {
+ public:
+  explicit HostSource(const hmrt_checkpoint_tensor* t) : t_(t) {}
+  uint64_t max_chunk() const override { return UINT64_MAX; }
+  hmrt_status chunk(int32_t i, uint64_t offset, uint64_t,
+                    const void** data) override {
+    *data = static_cast<const uint8_t*>(t_[i].data) + offset;
+    return HMRT_OK;
   }
-  return static_cast<uint32_t>(c);
+
+ private:
+  const hmrt_checkpoint_tensor* t_;
+};
+
+// Bytes of each piece copied through a host-tier staging buffer between the
+// files and the arenas (hmrt::io::set_stage_bytes changes it for tests).
+uint64_t g_stage_bytes = uint64_t{64} << 20;
+
+// A pinned (host-tier) buffer for moving tensors between the files and an
+// execution context's arenas in pieces.
+class Stage {
+ public:
+  ~Stage() { hmrt_buffer_free(buf_); }
+  // Room for pieces of up to min(largest, g_stage_bytes) bytes.
+  hmrt_status init(const char* fn, hmrt_device* dev, uint64_t largest) {
+    bytes_ = std::max<uint64_t>(1, std::min(largest, g_stage_bytes));
+    hmrt_status st = hmrt_buffer_alloc(dev, HMRT_TIER_HOST, bytes_, &buf_);
+    if (st != HMRT_OK)
+      return fail(st, "%s: cannot allocate a staging buffer: %s", fn,
+                  std::string(hmrt_last_error()).c_str());
+    void* p = nullptr;
+    st = hmrt_buffer_host_ptr(buf_, 0, bytes_, &p);
+    if (st != HMRT_OK)
+      return fail(st, "%s: %s", fn, std::string(hmrt_last_error()).c_str());
+    host_ = static_cast<uint8_t*>(p);
+    return HMRT_OK;
+  }
+  hmrt_buffer* buffer() const { return buf_; }
+  uint8_t* host() const { return host_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  hmrt_buffer* buf_ = nullptr;
+  uint8_t* host_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+// hmrt_checkpoint_save: the program's tensors in the context's arenas,
+// copied piece by piece into the staging buffer.
+class ExecSource final : public Source {
+ public:
+  ExecSource(const hmrt_exec* x, const Stage* stage,
+             std::vector<const hmrt_tensor_desc*> descs)
+      : x_(x), stage_(stage), descs_(std::move(descs)) {}
+  uint64_t max_chunk() const override { return stage_->bytes(); }
+  hmrt_status chunk(int32_t i, uint64_t offset, uint64_t n,
+                    const void** data) override {
+    const hmrt_tensor_desc& d = *descs_[i];
+    hmrt_status st = hmrt_copy(stage_->buffer(), 0,
+                               hmrt_exec_arena(x_, d.tier), d.offset + offset,
+                               n);
+    if (st != HMRT_OK)
+      return fail(st, "hmrt_checkpoint_save: %s",
+                  std::string(hmrt_last_error()).c_str());
+    *data = stage_->host();
+    return HMRT_OK;
+  }
+
+ private:
+  const hmrt_exec* x_;
+  const Stage* stage_;
+  std::vector<const hmrt_tensor_desc*> descs_;
+};
+
+// Checks the arguments of a C function and turns exceptions (out of memory,
+// a filesystem error) into a status and message: none escapes the C API.
+template <class F>
+hmrt_status guarded(const char* fn, F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
+  } catch (const std::exception& e) {
+    return fail(HMRT_INTERNAL, "%s: %s", fn, e.what());
+  }
 }
 
-hmrt_status hmrt_checkpoint_write(const char* dir_c,
-                                  const hmrt_checkpoint_meta* meta,
-                                  int32_t count,
-                                  const hmrt_checkpoint_tensor* tensors) {
+// A parameter or state descriptor of the program lies in a known tier and
+// inside the context's arena of that tier.
+hmrt_status check_placed(const char* fn, const hmrt_exec* exec, int32_t kind,
+                         const hmrt_tensor_desc& t) {
+  const char* name = t.name ? t.name : "?";
+  if (t.tier < 0 || t.tier >= HMRT_TIER_COUNT)
+    return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' has unknown tier %d", fn,
+                kind_noun(kind), name, t.tier);
+  const uint64_t size = hmrt_buffer_size(hmrt_exec_arena(exec, t.tier));
+  if (t.offset > size || t.bytes > size - t.offset)
+    return fail(HMRT_OUT_OF_RANGE,
+                "%s: %s '%s' (bytes [%llu, %llu)) lies outside the %s arena "
+                "of %llu bytes",
+                fn, kind_noun(kind), name, (unsigned long long)t.offset,
+                (unsigned long long)(t.offset + t.bytes),
+                hmrt_tier_name(t.tier), (unsigned long long)size);
+  return HMRT_OK;
+}
+
+hmrt_status write_checkpoint(const char* dir_c,
+                             const hmrt_checkpoint_meta* meta, int32_t count,
+                             const hmrt_checkpoint_tensor* tensors,
+                             Source* source) {
   HMRT_CHECK_ARG(dir_c != nullptr && dir_c[0] != '\0',
                  "hmrt_checkpoint_write: dir is NULL or empty");
   HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_write: meta is NULL");
@@ -384,7 +503,9 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
                  "hmrt_checkpoint_write: step and data_position must be >= 0");
   const std::string dir = clean_dir(dir_c);
   const char* d = dir.c_str();
-
+  const bool host_data = source == nullptr;
+  HostSource host_source(tensors);
+  if (host_data) source = &host_source;
   // Check the tensors and lay them out.
   std::vector<uint64_t> offsets(count), sizes(count);
   uint64_t end = 0;
@@ -408,7 +529,7 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
                    "hmrt_checkpoint_write: %s: tensor '%s' has an invalid shape",
                    d, t.name);
     sizes[i] = uint64_t(n) * elem;
-    HMRT_CHECK_ARG(t.data != nullptr || sizes[i] == 0,
+    HMRT_CHECK_ARG(!host_data || t.data != nullptr || sizes[i] == 0,
                    "hmrt_checkpoint_write: %s: tensor '%s' has no data", d,
                    t.name);
     for (int32_t j = 0; j < i; ++j)
@@ -455,9 +576,17 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
     for (int32_t i = 0; i < count && ok; ++i) {
       if (offsets[i] > at)
         ok = std::fwrite(zeros, 1, offsets[i] - at, f.get()) == offsets[i] - at;
-      if (ok && sizes[i] > 0)
-        ok = std::fwrite(tensors[i].data, 1, sizes[i], f.get()) == sizes[i];
-      crcs[i] = hmrt_crc32(0, tensors[i].data, sizes[i]);
+      uint32_t crc = 0;
+      for (uint64_t done = 0; ok && done < sizes[i];) {
+        const uint64_t n = std::min(sizes[i] - done, source->max_chunk());
+        const void* data = nullptr;
+        const hmrt_status st = source->chunk(i, done, n, &data);
+        if (st != HMRT_OK) return st;
+        ok = std::fwrite(data, 1, n, f.get()) == n;
+        crc = hmrt_crc32(crc, data, n);
+        done += n;
+      }
+      crcs[i] = crc;
       at = offsets[i] + sizes[i];
     }
     if (!ok || !hmrt::io::sync_file(f.get()) || !f.close())
@@ -529,59 +658,106 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
   return HMRT_OK;
 }
 
-hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
-                                 const hmrt_arena* arena,
-                                 const hmrt_checkpoint_meta* meta) {
-  HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_save: dir is NULL");
-  HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_save: program is NULL");
-  HMRT_CHECK_ARG(arena != nullptr, "hmrt_checkpoint_save: arena is NULL");
-  HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_save: meta is NULL");
-  std::vector<hmrt_checkpoint_tensor> list;
-  for (int kind = 0; kind < 2; ++kind) {
-    const int32_t n = kind == 0 ? program->num_params : program->num_states;
-    const hmrt_tensor_desc* descs =
-        kind == 0 ? program->params : program->states;
-    for (int32_t i = 0; i < n; ++i) {
-      const hmrt_tensor_desc& t = descs[i];
-      void* ptr = nullptr;
-      hmrt_status st = hmrt_arena_ptr(arena, t.offset, t.bytes, &ptr);
-      if (st != HMRT_OK)
-        return fail(st, "hmrt_checkpoint_save: %s '%s' lies outside the arena",
-                    kind_noun(kind), t.name ? t.name : "?");
-      const int64_t count =
-          hmrt::io::checked_count(t.rank, t.shape, hmrt_dtype_size(t.dtype));
-      if (count < 0 || uint64_t(count) * hmrt_dtype_size(t.dtype) != t.bytes)
-        return fail(HMRT_INVALID_ARGUMENT,
-                    "hmrt_checkpoint_save: %s '%s': %llu bytes do not match "
-                    "its dtype and shape",
-                    kind_noun(kind), t.name ? t.name : "?",
-                    (unsigned long long)t.bytes);
-      list.push_back({t.name, kind, t.dtype, t.rank, t.shape, ptr});
-    }
+}  // namespace
+
+namespace hmrt {
+namespace io {
+void set_checkpoint_stage_bytes(uint64_t bytes) {
+  g_stage_bytes = bytes > 0 ? bytes : uint64_t{64} << 20;
+}
+}  // namespace io
+}  // namespace hmrt
+
+extern "C" {
+
+uint32_t hmrt_crc32(uint32_t crc, const void* data, size_t bytes) {
+  // zlib's crc32 takes a 32-bit length: feed it pieces of at most 1 GiB.
+  // (crc32(crc, NULL, 0) would return 0, not crc, so empty input returns
+  // here.)
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  uLong c = crc;
+  while (bytes > 0) {
+    const size_t n = bytes < (size_t{1} << 30) ? bytes : (size_t{1} << 30);
+    c = ::crc32(c, p, static_cast<uInt>(n));
+    p += n;
+    bytes -= n;
   }
-  hmrt_checkpoint_meta m = *meta;
-  set_model(&m, program->model_name);
-  return hmrt_checkpoint_write(dir, &m, static_cast<int32_t>(list.size()),
-                               list.data());
+  return static_cast<uint32_t>(c);
+}
+
+hmrt_status hmrt_checkpoint_write(const char* dir,
+                                  const hmrt_checkpoint_meta* meta,
+                                  int32_t count,
+                                  const hmrt_checkpoint_tensor* tensors) {
+  return guarded("hmrt_checkpoint_write", [&] {
+    return write_checkpoint(dir, meta, count, tensors, nullptr);
+  });
+}
+
+hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
+                                 const hmrt_exec* exec,
+                                 const hmrt_checkpoint_meta* meta) {
+  return guarded("hmrt_checkpoint_save", [&]() -> hmrt_status {
+    HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_save: dir is NULL");
+    HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_save: program is NULL");
+    HMRT_CHECK_ARG(exec != nullptr, "hmrt_checkpoint_save: exec is NULL");
+    HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_save: meta is NULL");
+    std::vector<hmrt_checkpoint_tensor> list;
+    std::vector<const hmrt_tensor_desc*> descs;
+    uint64_t largest = 0;
+    for (int kind = 0; kind < 2; ++kind) {
+      const int32_t n = kind == 0 ? program->num_params : program->num_states;
+      const hmrt_tensor_desc* ds =
+          kind == 0 ? program->params : program->states;
+      for (int32_t i = 0; i < n; ++i) {
+        const hmrt_tensor_desc& t = ds[i];
+        const hmrt_status st = check_placed("hmrt_checkpoint_save", exec, kind, t);
+        if (st != HMRT_OK) return st;
+        const int64_t count =
+            hmrt::io::checked_count(t.rank, t.shape, hmrt_dtype_size(t.dtype));
+        if (count < 0 || uint64_t(count) * hmrt_dtype_size(t.dtype) != t.bytes)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "hmrt_checkpoint_save: %s '%s': %llu bytes do not match "
+                      "its dtype and shape",
+                      kind_noun(kind), t.name ? t.name : "?",
+                      (unsigned long long)t.bytes);
+        list.push_back({t.name, kind, t.dtype, t.rank, t.shape, nullptr});
+        descs.push_back(&t);
+        largest = std::max(largest, t.bytes);
+      }
+    }
+    Stage stage;
+    hmrt_status st =
+        stage.init("hmrt_checkpoint_save", hmrt_exec_device(exec), largest);
+    if (st != HMRT_OK) return st;
+    ExecSource source(exec, &stage, std::move(descs));
+    hmrt_checkpoint_meta m = *meta;
+    set_model(&m, program->model_name);
+    return write_checkpoint(dir, &m, static_cast<int32_t>(list.size()),
+                            list.data(), &source);
+  });
 }
 
 hmrt_status hmrt_checkpoint_read_meta(const char* dir,
                                       hmrt_checkpoint_meta* meta) {
-  HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_read_meta: dir is NULL");
-  HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_read_meta: meta is NULL");
-  Manifest m;
-  hmrt_status st = read_manifest(clean_dir(dir), &m);
-  if (st != HMRT_OK) return st;
-  *meta = m.meta;
-  return HMRT_OK;
+  return guarded("hmrt_checkpoint_read_meta", [&]() -> hmrt_status {
+    HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_read_meta: dir is NULL");
+    HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_read_meta: meta is NULL");
+    Manifest m;
+    hmrt_status st = read_manifest(clean_dir(dir), &m);
+    if (st != HMRT_OK) return st;
+    *meta = m.meta;
+    return HMRT_OK;
+  });
 }
 
-hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
-                                 hmrt_arena* arena,
-                                 hmrt_checkpoint_meta* meta) {
+static hmrt_status checkpoint_load(const char* dir_c,
+                                   const hmrt_program* program,
+                                   hmrt_exec* exec,
+                                   hmrt_checkpoint_meta* meta) {
   HMRT_CHECK_ARG(dir_c != nullptr, "hmrt_checkpoint_load: dir is NULL");
   HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_load: program is NULL");
-  HMRT_CHECK_ARG(arena != nullptr, "hmrt_checkpoint_load: arena is NULL");
+  HMRT_CHECK_ARG(exec != nullptr, "hmrt_checkpoint_load: exec is NULL");
   const std::string dir = clean_dir(dir_c);
   const char* d = dir.c_str();
   Manifest m;
@@ -604,6 +780,7 @@ hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
     const Entry* entry;
   };
   std::vector<Job> jobs;
+  uint64_t largest = 0;
   for (int kind = 0; kind < 2; ++kind) {
     const int32_t n = kind == 0 ? program->num_params : program->num_states;
     const hmrt_tensor_desc* descs =
@@ -638,7 +815,11 @@ hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
                     "its shape %llu",
                     d, kind_noun(kind), tn, (unsigned long long)t.bytes,
                     (unsigned long long)e.bytes);
+      const hmrt_status placed =
+          check_placed("hmrt_checkpoint_load", exec, kind, t);
+      if (placed != HMRT_OK) return placed;
       jobs.push_back({&t, &e});
+      largest = std::max(largest, e.bytes);
     }
   }
   for (size_t i = 0; i < m.tensors.size(); ++i)
@@ -652,25 +833,39 @@ hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
   std::string data_path;
   st = open_data(dir, m, &f, &data_path);
   if (st != HMRT_OK) return st;
-  // Read in file order.
+  // Read in file order, piece by piece through a pinned staging buffer.
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
     return a.entry->offset < b.entry->offset;
   });
+  Stage stage;
+  st = stage.init("hmrt_checkpoint_load", hmrt_exec_device(exec), largest);
+  if (st != HMRT_OK) return st;
   for (const Job& j : jobs) {
-    void* dst = nullptr;
-    st = hmrt_arena_ptr(arena, j.desc->offset, j.desc->bytes, &dst);
-    if (st != HMRT_OK)
-      return fail(st, "%s: %s '%s' lies outside the arena", d,
-                  kind_noun(j.entry->kind), j.entry->name.c_str());
-    st = read_tensor(f.get(), data_path, *j.entry, dst);
+    hmrt_buffer* arena = hmrt_exec_arena(exec, j.desc->tier);
+    st = read_tensor(f.get(), data_path, *j.entry, stage.host(), stage.bytes(),
+                     [&](uint64_t at, uint64_t n) -> hmrt_status {
+                       const hmrt_status c = hmrt_copy(
+                           arena, j.desc->offset + at, stage.buffer(), 0, n);
+                       if (c != HMRT_OK)
+                         return fail(c, "%s: %s", d,
+                                     std::string(hmrt_last_error()).c_str());
+                       return HMRT_OK;
+                     });
     if (st != HMRT_OK) return st;
   }
   if (meta != nullptr) *meta = m.meta;
   return HMRT_OK;
 }
 
-hmrt_status hmrt_checkpoint_read_tensor(const char* dir_c, const char* name,
-                                        hmrt_npy* out) {
+hmrt_status hmrt_checkpoint_load(const char* dir, const hmrt_program* program,
+                                 hmrt_exec* exec, hmrt_checkpoint_meta* meta) {
+  return guarded("hmrt_checkpoint_load", [&] {
+    return checkpoint_load(dir, program, exec, meta);
+  });
+}
+
+static hmrt_status checkpoint_read_tensor(const char* dir_c,
+                                          const char* name, hmrt_npy* out) {
   HMRT_CHECK_ARG(dir_c != nullptr && name != nullptr && out != nullptr,
                  "hmrt_checkpoint_read_tensor: NULL argument");
   const std::string dir = clean_dir(dir_c);
@@ -698,7 +893,9 @@ hmrt_status hmrt_checkpoint_read_tensor(const char* dir_c, const char* name,
       return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %llu bytes",
                   dir.c_str(), (unsigned long long)found->bytes);
   }
-  st = read_tensor(f.get(), data_path, *found, data);
+  st = read_tensor(f.get(), data_path, *found, static_cast<uint8_t*>(data),
+                   found->bytes,
+                   [](uint64_t, uint64_t) { return HMRT_OK; });
   if (st != HMRT_OK) {
     std::free(data);
     return st;
@@ -713,6 +910,12 @@ hmrt_status hmrt_checkpoint_read_tensor(const char* dir_c, const char* name,
   r.data = data;
   *out = r;
   return HMRT_OK;
+}
+
+hmrt_status hmrt_checkpoint_read_tensor(const char* dir, const char* name,
+                                        hmrt_npy* out) {
+  return guarded("hmrt_checkpoint_read_tensor",
+                 [&] { return checkpoint_read_tensor(dir, name, out); });
 }
 
 }  // extern "C"

@@ -4,6 +4,7 @@
 #include "hmrt/device.h"
 #include "hmrt/hmrt.h"
 #include "hmrt/kernels.h"
+#include "hmrt/program.h"
 
 int main(void) {
   hmrt_arena* arena = NULL;
@@ -41,6 +42,18 @@ int main(void) {
       return 1;
     }
     hmrt_buffer_free(buf);
+    {
+      /* The ABI-3 execution context from C. */
+      const uint64_t bytes[HMRT_TIER_COUNT] = {64, 0, 0};
+      hmrt_exec* x = NULL;
+      if (hmrt_exec_create(dev, bytes, &x) != HMRT_OK ||
+          hmrt_exec_base(x, HMRT_TIER_DEVICE) == NULL ||
+          hmrt_exec_base(x, HMRT_TIER_STORAGE) != NULL) {
+        fprintf(stderr, "exec from C failed: %s\n", hmrt_last_error());
+        return 1;
+      }
+      hmrt_exec_destroy(x);
+    }
     hmrt_device_close(dev);
   }
   printf("ok\n");

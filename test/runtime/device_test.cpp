@@ -12,6 +12,7 @@
 
 #include "hmrt/device.h"
 #include "hmrt/kernels.h"
+#include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
 #include "test_util.h"
 
@@ -442,6 +443,90 @@ TEST_F(Device, CpuKernelTable) {
   EXPECT_EQ(c[0], 0.5f);
   EXPECT_EQ(c[1], 2.0f);
   EXPECT_EQ(c[3], 3.5f);
+}
+
+// The execution context of generated programs (hmrt/program.h): one arena
+// per tier of the requested size, the streams, and the base pointers the
+// generated code reads once at entry.
+TEST_F(Device, ExecContextAccessors) {
+  const uint64_t bytes[HMRT_TIER_COUNT] = {1000, 200, 3000};
+  hmrt_exec* x = nullptr;
+  HMRT_ASSERT_OK(hmrt_exec_create(dev_.get(), bytes, &x));
+  EXPECT_EQ(hmrt_exec_device(x), dev_.get());
+  for (int32_t t : kTiers) {
+    hmrt_buffer* a = hmrt_exec_arena(x, t);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(hmrt_buffer_tier(a), t);
+    EXPECT_EQ(hmrt_buffer_size(a), bytes[t]);
+    EXPECT_EQ(hmrt_buffer_device(a), dev_.get());
+    uint8_t* base = hmrt_exec_base(x, t);
+    if (t == HMRT_TIER_STORAGE) {
+      EXPECT_EQ(base, nullptr);
+      EXPECT_EQ(last_error(),
+                "hmrt_exec_base: the storage arena of the cpu backend has no "
+                "host-visible memory");
+      continue;
+    }
+    void* p = nullptr;
+    HMRT_ASSERT_OK(hmrt_buffer_host_ptr(a, 0, bytes[t], &p));
+    EXPECT_EQ(base, p);
+    // What generated code writes at base + offset the interface reads back.
+    const float v = 1.5f + t;
+    std::memcpy(base + 64, &v, sizeof v);
+    float got = 0;
+    HMRT_ASSERT_OK(hmrt_copy_to_host(&got, a, 64, sizeof got));
+    EXPECT_EQ(got, v);
+  }
+  hmrt_stream* compute = hmrt_exec_stream(x, HMRT_EXEC_STREAM_COMPUTE);
+  hmrt_stream* copy = hmrt_exec_stream(x, HMRT_EXEC_STREAM_COPY);
+  ASSERT_NE(compute, nullptr);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_NE(compute, copy);
+  // A spill of the device arena to storage on the copy stream.
+  HMRT_ASSERT_OK(hmrt_copy_async(hmrt_exec_arena(x, HMRT_TIER_STORAGE), 0,
+                                 hmrt_exec_arena(x, HMRT_TIER_DEVICE), 0, 1000,
+                                 copy));
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(copy));
+  float spilled = 0;
+  HMRT_ASSERT_OK(hmrt_copy_to_host(&spilled, hmrt_exec_arena(x, HMRT_TIER_STORAGE),
+                                   64, sizeof spilled));
+  EXPECT_EQ(spilled, 1.5f);
+
+  EXPECT_EQ(hmrt_exec_arena(x, 3), nullptr);
+  EXPECT_EQ(hmrt_exec_arena(x, -1), nullptr);
+  EXPECT_EQ(hmrt_exec_stream(x, HMRT_EXEC_STREAM_COUNT), nullptr);
+  EXPECT_EQ(hmrt_exec_base(x, 3), nullptr);
+  EXPECT_EQ(last_error(), "hmrt_exec_base: unknown tier 3");
+  EXPECT_EQ(hmrt_exec_base(nullptr, HMRT_TIER_DEVICE), nullptr);
+  EXPECT_EQ(last_error(), "hmrt_exec_base: exec is NULL");
+  EXPECT_EQ(hmrt_exec_device(nullptr), nullptr);
+  EXPECT_EQ(hmrt_exec_arena(nullptr, 0), nullptr);
+  EXPECT_EQ(hmrt_exec_stream(nullptr, 0), nullptr);
+  hmrt_exec_destroy(x);
+  hmrt_exec_destroy(nullptr);  // allowed
+
+  // From a program's descriptor; empty arenas still have a base.
+  hmrt_program p;
+  std::memset(&p, 0, sizeof p);
+  p.abi_version = HMRT_PROGRAM_ABI_VERSION;
+  p.arena_bytes = 0;
+  p.host_arena_bytes = 128;
+  HMRT_ASSERT_OK(hmrt_exec_create_for_program(dev_.get(), &p, &x));
+  EXPECT_EQ(hmrt_buffer_size(hmrt_exec_arena(x, HMRT_TIER_DEVICE)), 0u);
+  EXPECT_EQ(hmrt_buffer_size(hmrt_exec_arena(x, HMRT_TIER_HOST)), 128u);
+  EXPECT_EQ(hmrt_buffer_size(hmrt_exec_arena(x, HMRT_TIER_STORAGE)), 0u);
+  EXPECT_NE(hmrt_exec_base(x, HMRT_TIER_DEVICE), nullptr);
+  hmrt_exec_destroy(x);
+
+  x = nullptr;
+  EXPECT_EQ(hmrt_exec_create(nullptr, bytes, &x), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_exec_create(dev_.get(), nullptr, &x), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_exec_create_for_program(dev_.get(), nullptr, &x),
+            HMRT_INVALID_ARGUMENT);
+  const uint64_t huge[HMRT_TIER_COUNT] = {64, UINT64_MAX, 0};
+  EXPECT_EQ(hmrt_exec_create(dev_.get(), huge, &x), HMRT_OUT_OF_MEMORY);
+  EXPECT_TRUE(contains(last_error(), "host tier")) << last_error();
+  EXPECT_EQ(x, nullptr);
 }
 
 }  // namespace

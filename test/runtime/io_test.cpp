@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hmrt/io.h"
+#include "io/io_internal.h"
 #include "io/json_util.h"
 #include "io_test_util.h"
 #include "test_util.h"
@@ -614,12 +615,16 @@ struct FakeProgram {
   hmrt_tensor_desc states[1];
   hmrt_program program;
   FakeProgram() {
-    params[0] = {"layer.w", HMRT_DTYPE_F32, 2, w_shape, 0, 60, 0};
-    params[1] = {"step_count", HMRT_DTYPE_I64, 0, nullptr, 64, 8, 0};
-    states[0] = {"layer.w.m", HMRT_DTYPE_F64, 1, s_shape, 128, 56, 0};
+    params[0] = {"layer.w", HMRT_DTYPE_F32, 2, w_shape, 0, 60, 0,
+                 HMRT_TIER_DEVICE};
+    params[1] = {"step_count", HMRT_DTYPE_I64, 0, nullptr, 64, 8, 0,
+                 HMRT_TIER_DEVICE};
+    states[0] = {"layer.w.m", HMRT_DTYPE_F64, 1, s_shape, 128, 56, 0,
+                 HMRT_TIER_DEVICE};
     std::memset(&program, 0, sizeof(program));
     program.abi_version = HMRT_PROGRAM_ABI_VERSION;
     program.model_name = "fake";
+    program.backend = "cpu";
     program.arena_bytes = 192;
     program.num_params = 2;
     program.params = params;
@@ -630,14 +635,22 @@ struct FakeProgram {
 
 class IoCheckpoint : public ::testing::Test {
  protected:
+  // The checkpoint functions see the program's arenas only through the
+  // execution context; the test fills the device arena through its
+  // host-visible base (the CPU backend has one).
   void SetUp() override {
-    HMRT_ASSERT_OK(hmrt_arena_create(192, &arena_));
-    void* p = nullptr;
-    HMRT_ASSERT_OK(hmrt_arena_ptr(arena_, 0, 192, &p));
-    base_ = static_cast<uint8_t*>(p);
+    HMRT_ASSERT_OK(hmrt_device_open("cpu", &device_));
+    const uint64_t bytes[HMRT_TIER_COUNT] = {192, 192, 192};
+    HMRT_ASSERT_OK(hmrt_exec_create(device_, bytes, &arena_));
+    base_ = hmrt_exec_base(arena_, HMRT_TIER_DEVICE);
+    ASSERT_NE(base_, nullptr) << hmrt_last_error();
     fill(1);
   }
-  void TearDown() override { hmrt_arena_destroy(arena_); }
+  void TearDown() override {
+    hmrt_exec_destroy(arena_);
+    hmrt_device_close(device_);
+    hmrt::io::set_checkpoint_stage_bytes(0);
+  }
   void fill(int salt) {
     std::memset(base_, 0, 192);
     float* w = reinterpret_cast<float*>(base_);
@@ -658,8 +671,9 @@ class IoCheckpoint : public ::testing::Test {
 
   TempDir dir_;
   FakeProgram fake_;
-  hmrt_arena* arena_ = nullptr;
-  uint8_t* base_ = nullptr;
+  hmrt_device* device_ = nullptr;
+  hmrt_exec* arena_ = nullptr;  // the program's execution context
+  uint8_t* base_ = nullptr;     // its device arena
 };
 
 TEST_F(IoCheckpoint, SaveLoadRoundTrip) {
@@ -1012,6 +1026,108 @@ TEST_F(IoCheckpoint, ManifestTypeErrorsAreMessages) {
     EXPECT_FALSE(contains(last_error(), "invalid JSON")) << last_error();
     EXPECT_EQ(last_error().find('\n'), std::string::npos) << last_error();
   }
+}
+
+// Tensors in every tier: the checkpoint code copies each from and to its
+// descriptor's tier through the device interface (the storage tier is a
+// file), in pieces smaller than the tensors.
+TEST_F(IoCheckpoint, TensorsInEveryTier) {
+  FakeProgram tiers;
+  tiers.params[0].tier = HMRT_TIER_STORAGE;  // layer.w
+  tiers.params[0].offset = 64;
+  tiers.params[1].tier = HMRT_TIER_HOST;     // step_count
+  tiers.params[1].offset = 128;
+  tiers.program.host_arena_bytes = 192;
+  tiers.program.storage_arena_bytes = 192;
+  hmrt::io::set_checkpoint_stage_bytes(16);  // layer.w in 4 pieces
+  // Fill the storage and host tiers through the interface.
+  std::vector<uint8_t> w(60), count(8);
+  for (int i = 0; i < 60; ++i) w[i] = static_cast<uint8_t>(3 * i + 1);
+  for (int i = 0; i < 8; ++i) count[i] = static_cast<uint8_t>(200 + i);
+  hmrt_buffer* storage = hmrt_exec_arena(arena_, HMRT_TIER_STORAGE);
+  hmrt_buffer* host = hmrt_exec_arena(arena_, HMRT_TIER_HOST);
+  ASSERT_EQ(hmrt_buffer_tier(storage), HMRT_TIER_STORAGE);
+  HMRT_ASSERT_OK(hmrt_copy_from_host(storage, 64, w.data(), 60));
+  HMRT_ASSERT_OK(hmrt_copy_from_host(host, 128, count.data(), 8));
+  const hmrt_checkpoint_meta m = meta(5);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &tiers.program, arena_, &m));
+  // The file holds the bytes (read back without any device).
+  hmrt_npy t;
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ckpt().c_str(), "layer.w", &t));
+  EXPECT_EQ(std::memcmp(t.data, w.data(), 60), 0);
+  hmrt_npy_free(&t);
+  // The device-tier state came from base_ + 128 as before.
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ckpt().c_str(), "layer.w.m", &t));
+  EXPECT_EQ(std::memcmp(t.data, base_ + 128, 56), 0);
+  hmrt_npy_free(&t);
+
+  HMRT_ASSERT_OK(hmrt_memset(storage, 0, 0xee, 192));
+  HMRT_ASSERT_OK(hmrt_memset(host, 0, 0xee, 192));
+  std::vector<uint8_t> state(base_ + 128, base_ + 184);
+  std::memset(base_, 0xee, 192);
+  hmrt_checkpoint_meta got;
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &tiers.program, arena_, &got));
+  EXPECT_EQ(got.step, 5);
+  std::vector<uint8_t> back(192);
+  HMRT_ASSERT_OK(hmrt_copy_to_host(back.data(), storage, 0, 192));
+  EXPECT_EQ(std::vector<uint8_t>(back.begin() + 64, back.begin() + 124), w);
+  EXPECT_EQ(back[63], 0xee);  // only the tensor's bytes were written
+  EXPECT_EQ(back[124], 0xee);
+  HMRT_ASSERT_OK(hmrt_copy_to_host(back.data(), host, 0, 192));
+  EXPECT_EQ(std::vector<uint8_t>(back.begin() + 128, back.begin() + 136), count);
+  EXPECT_EQ(std::vector<uint8_t>(base_ + 128, base_ + 184), state);
+  EXPECT_EQ(base_[0], 0xee);  // layer.w is not in the device tier any more
+
+  // A saved file is the same whatever the pieces: save the device-tier
+  // program with pieces of 16 bytes and of 64 MiB.
+  fill(2);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save((dir_ / "a").c_str(), &fake_.program, arena_, &m));
+  hmrt::io::set_checkpoint_stage_bytes(0);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save((dir_ / "b").c_str(), &fake_.program, arena_, &m));
+  EXPECT_EQ(read_bytes(dir_ / "a/tensors.bin"), read_bytes(dir_ / "b/tensors.bin"));
+  EXPECT_EQ(read_bytes(dir_ / "a/manifest.json"), read_bytes(dir_ / "b/manifest.json"));
+
+  // A corrupt piece in the middle of a tensor is still caught by its CRC.
+  hmrt::io::set_checkpoint_stage_bytes(16);
+  std::string data = read_bytes(dir_ / "a/tensors.bin");
+  data[40] ^= 1;  // inside layer.w, its third piece
+  write_bytes(dir_ / "a/tensors.bin", data);
+  EXPECT_EQ(hmrt_checkpoint_load((dir_ / "a").c_str(), &fake_.program, arena_,
+                                 nullptr),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "checksum mismatch for parameter 'layer.w'"))
+      << last_error();
+}
+
+// Descriptors that do not fit the context are errors before anything is
+// read or written.
+TEST_F(IoCheckpoint, PlacementErrors) {
+  const hmrt_checkpoint_meta m = meta(1);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  FakeProgram bad;
+  bad.states[0].tier = 7;
+  EXPECT_EQ(hmrt_checkpoint_save((dir_ / "x").c_str(), &bad.program, arena_, &m),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_save: optimizer state 'layer.w.m' has "
+                          "unknown tier 7");
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &bad.program, arena_, nullptr),
+            HMRT_INVALID_ARGUMENT);
+  bad.states[0].tier = HMRT_TIER_DEVICE;
+  bad.states[0].offset = 192;  // past the end of the 192-byte device arena
+  std::memset(base_, 0x11, 192);
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &bad.program, arena_, nullptr),
+            HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_load: optimizer state 'layer.w.m' "
+                          "(bytes [192, 248)) lies outside the device arena of "
+                          "192 bytes");
+  EXPECT_EQ(base_[0], 0x11);  // nothing was loaded
+  EXPECT_EQ(hmrt_checkpoint_save((dir_ / "x").c_str(), &bad.program, arena_, &m),
+            HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, nullptr, &m),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, nullptr, nullptr),
+            HMRT_INVALID_ARGUMENT);
 }
 
 }  // namespace
