@@ -577,9 +577,9 @@ class Trainer {
   void check_save_dir();
   void save(int64_t step);
   void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-  // Writes `bytes` of host memory to the tensor `d` in its tier's arena.
-  void write_tensor(const hmrt_tensor_desc& d, const void* data,
-                    uint64_t bytes);
+  // Writes `bytes` of host memory to input `d` in its tier's arena.
+  void write_input(const hmrt_tensor_desc& d, const void* data,
+                   uint64_t bytes);
 
   const Options& o_;
   const hmrt_program* p_;
@@ -742,7 +742,7 @@ void Trainer::open_data() {
   tgt_.resize(tok_.size());
 }
 
-void Trainer::write_tensor(const hmrt_tensor_desc& d, const void* data,
+void Trainer::write_input(const hmrt_tensor_desc& d, const void* data,
                            uint64_t bytes) {
   if (hmrt_copy_from_host(hmrt_exec_arena(exec_.get(), d.tier), d.offset, data,
                           bytes) != HMRT_OK)
@@ -758,13 +758,13 @@ void Trainer::write_inputs(int64_t draw) {
   }
   for (const Input& in : inputs_) {
     if (in.feed) {
-      write_tensor(*in.desc, in.feed->npy.data, in.desc->bytes);
+      write_input(*in.desc, in.feed->npy.data, in.desc->bytes);
       continue;
     }
     const std::vector<int64_t>& src =
         in.desc->role == HMRT_ROLE_TOKENS ? tok_ : tgt_;
     if (in.desc->dtype == HMRT_DTYPE_I64) {
-      write_tensor(*in.desc, src.data(), src.size() * sizeof(int64_t));
+      write_input(*in.desc, src.data(), src.size() * sizeof(int64_t));
     } else {
       tok32_.resize(src.size());
       for (size_t i = 0; i < src.size(); ++i) {
@@ -773,7 +773,7 @@ void Trainer::write_inputs(int64_t draw) {
               o_.data.c_str(), (long long)src[i], in.desc->name);
         tok32_[i] = static_cast<int32_t>(src[i]);
       }
-      write_tensor(*in.desc, tok32_.data(), tok32_.size() * sizeof(int32_t));
+      write_input(*in.desc, tok32_.data(), tok32_.size() * sizeof(int32_t));
     }
   }
 }
