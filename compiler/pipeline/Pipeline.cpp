@@ -65,6 +65,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   TGSelectEntriesOptions entries;
   entries.functions = {entryFunction(o.program).str()};
   pm.addPass(createTGSelectEntries(entries));
+  pm.addPass(createTGInputRoles());
   pm.addPass(createHMPlaceBuffers());
   pm.addPass(createHMVerifyMemory());
   HMCheckBudgetOptions budget;

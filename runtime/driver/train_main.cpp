@@ -19,12 +19,13 @@
 #include <utility>
 #include <vector>
 
+#include "hmrt/device.h"
 #include "hmrt/hmrt.h"
 #include "hmrt/io.h"
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
 #include "hmrt/trace.h"
-#include "io/json.h"
+#include "io/json_util.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
@@ -331,6 +332,15 @@ std::string default_state_dir(const char* argv0) {
 
 // ---- the program ------------------------------------------------------------------
 
+// Bytes of the program's arena of `tier` (a valid hmrt_tier).
+uint64_t tier_bytes(const hmrt_program* p, int32_t tier) {
+  switch (tier) {
+    case HMRT_TIER_HOST: return p->host_arena_bytes;
+    case HMRT_TIER_STORAGE: return p->storage_arena_bytes;
+    default: return p->arena_bytes;
+  }
+}
+
 void check_descs(const hmrt_program* p, const char* what, int32_t n,
                  const hmrt_tensor_desc* descs) {
   if (n < 0 || (n > 0 && descs == nullptr))
@@ -354,12 +364,18 @@ void check_descs(const hmrt_program* p, const char* what, int32_t n,
           "%llu bytes",
           what, d.name, type_str(d).c_str(),
           (unsigned long long)(count * elem), (unsigned long long)d.bytes);
-    if (d.offset > p->arena_bytes || d.bytes > p->arena_bytes - d.offset)
-      die("the program's %s '%s' (bytes [%llu, %llu)) lies outside its arena "
-          "of %llu bytes",
+    if (d.tier < 0 || d.tier >= HMRT_TIER_COUNT)
+      die("the program's %s '%s' has unknown tier %d", what, d.name, d.tier);
+    const uint64_t arena = tier_bytes(p, d.tier);
+    if (d.offset > arena || d.bytes > arena - d.offset)
+      die("the program's %s '%s' (bytes [%llu, %llu)) lies outside its %s"
+          "arena of %llu bytes",
           what, d.name, (unsigned long long)d.offset,
           (unsigned long long)(d.offset + d.bytes),
-          (unsigned long long)p->arena_bytes);
+          d.tier == HMRT_TIER_DEVICE
+              ? ""
+              : (std::string(hmrt_tier_name(d.tier)) + " ").c_str(),
+          (unsigned long long)arena);
   }
 }
 
@@ -431,8 +447,11 @@ void print_help(const hmrt_program* p) {
 
 // ---- runtime state -------------------------------------------------------------
 
-struct ArenaDeleter {
-  void operator()(hmrt_arena* a) const { hmrt_arena_destroy(a); }
+struct DeviceCloser {
+  void operator()(hmrt_device* d) const { hmrt_device_close(d); }
+};
+struct ExecDeleter {
+  void operator()(hmrt_exec* x) const { hmrt_exec_destroy(x); }
 };
 struct TokensDeleter {
   void operator()(hmrt_tokens* t) const { hmrt_tokens_close(t); }
@@ -454,7 +473,6 @@ std::string last_error() { return hmrt_last_error(); }
 
 struct Input {
   const hmrt_tensor_desc* desc;
-  void* ptr;              // in the arena
   const NpyHolder* feed;  // when fed from a file
 };
 
@@ -559,12 +577,17 @@ class Trainer {
   void check_save_dir();
   void save(int64_t step);
   void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  // Writes `bytes` of host memory to input `d` in its tier's arena.
+  void write_input(const hmrt_tensor_desc& d, const void* data,
+                   uint64_t bytes);
 
   const Options& o_;
   const hmrt_program* p_;
   const char* argv0_;
-  std::unique_ptr<hmrt_arena, ArenaDeleter> arena_;
-  uint8_t* base_ = nullptr;
+  // The device outlives the execution context (declared first, destroyed
+  // last).
+  std::unique_ptr<hmrt_device, DeviceCloser> device_;
+  std::unique_ptr<hmrt_exec, ExecDeleter> exec_;
   std::vector<Input> inputs_;
   std::vector<std::unique_ptr<NpyHolder>> feeds_;
   std::unique_ptr<hmrt_tokens, TokensDeleter> tokens_;
@@ -572,6 +595,7 @@ class Trainer {
   int64_t batch_ = 0, seq_len_ = 0;  // of the loader's inputs
   int64_t examples_per_step_ = 1;
   std::vector<int64_t> tok_, tgt_;
+  std::vector<int32_t> tok32_;  // an int32 token input's ids
   int64_t step0_ = 0;     // steps completed before this run
   int64_t position_ = 0;  // loader draws made
   uint64_t seed_ = 1;
@@ -610,7 +634,7 @@ void Trainer::setup_inputs() {
   const hmrt_tensor_desc* first_token = nullptr;
   for (int32_t i = 0; i < p_->num_inputs; ++i) {
     const hmrt_tensor_desc& d = p_->inputs[i];
-    Input in{&d, base_ + d.offset, nullptr};
+    Input in{&d, nullptr};
     const std::pair<std::string, std::string>* feed = nullptr;
     for (const auto& f : o_.feeds)
       if (f.first == d.name) feed = &f;
@@ -673,7 +697,7 @@ void Trainer::load_state() {
   std::memset(&meta, 0, sizeof(meta));
   const bool has_tensors = p_->num_params + p_->num_states > 0;
   if (!o_.resume.empty()) {
-    if (hmrt_checkpoint_load(o_.resume.c_str(), p_, arena_.get(), &meta) !=
+    if (hmrt_checkpoint_load(o_.resume.c_str(), p_, exec_.get(), &meta) !=
         HMRT_OK)
       die("--resume %s", last_error().c_str());
     if (o_.seed_set && o_.seed != meta.seed)
@@ -694,7 +718,7 @@ void Trainer::load_state() {
   std::error_code ec;
   if (!o_.state_set && !has_tensors && !fs::exists(dir, ec)) return;
   const char* flag = o_.state_set ? "--state" : "the default --state";
-  if (hmrt_checkpoint_load(dir.c_str(), p_, arena_.get(), &meta) != HMRT_OK)
+  if (hmrt_checkpoint_load(dir.c_str(), p_, exec_.get(), &meta) != HMRT_OK)
     die("%s %s", flag, last_error().c_str());
 }
 
@@ -718,6 +742,13 @@ void Trainer::open_data() {
   tgt_.resize(tok_.size());
 }
 
+void Trainer::write_input(const hmrt_tensor_desc& d, const void* data,
+                           uint64_t bytes) {
+  if (hmrt_copy_from_host(hmrt_exec_arena(exec_.get(), d.tier), d.offset, data,
+                          bytes) != HMRT_OK)
+    die("cannot write input '%s': %s", d.name, last_error().c_str());
+}
+
 // Fills every input: --feed copies, token inputs from loader draw `draw`.
 void Trainer::write_inputs(int64_t draw) {
   if (use_loader_) {
@@ -727,21 +758,22 @@ void Trainer::write_inputs(int64_t draw) {
   }
   for (const Input& in : inputs_) {
     if (in.feed) {
-      if (in.desc->bytes) std::memcpy(in.ptr, in.feed->npy.data, in.desc->bytes);
+      write_input(*in.desc, in.feed->npy.data, in.desc->bytes);
       continue;
     }
     const std::vector<int64_t>& src =
         in.desc->role == HMRT_ROLE_TOKENS ? tok_ : tgt_;
     if (in.desc->dtype == HMRT_DTYPE_I64) {
-      std::memcpy(in.ptr, src.data(), src.size() * sizeof(int64_t));
+      write_input(*in.desc, src.data(), src.size() * sizeof(int64_t));
     } else {
-      int32_t* dst = static_cast<int32_t*>(in.ptr);
+      tok32_.resize(src.size());
       for (size_t i = 0; i < src.size(); ++i) {
         if (src[i] > INT32_MAX)
           die("--data %s: token id %lld does not fit input '%s' (int32)",
               o_.data.c_str(), (long long)src[i], in.desc->name);
-        dst[i] = static_cast<int32_t>(src[i]);
+        tok32_[i] = static_cast<int32_t>(src[i]);
       }
+      write_input(*in.desc, tok32_.data(), tok32_.size() * sizeof(int32_t));
     }
   }
 }
@@ -821,7 +853,7 @@ int Trainer::eval() {
   write_inputs(position_ + 1);
   const int64_t t1 = tracer ? tracer->now() : 0;
   hmrt_clear_error();
-  const hmrt_status st = p_->forward(base_);
+  const hmrt_status st = p_->forward(exec_.get());
   if (st != HMRT_OK)
     die("the forward pass failed: %s%s%s", hmrt_status_string(st),
         last_error().empty() ? "" : ": ", last_error().c_str());
@@ -839,9 +871,14 @@ int Trainer::eval() {
       die("--dump-outputs %s: cannot create the directory: %s",
           o_.dump_outputs.c_str(), ec.message().c_str());
   }
+  std::vector<uint8_t> host;  // the output, copied out of its arena
   for (int32_t i = 0; i < p_->num_outputs; ++i) {
     const hmrt_tensor_desc& d = p_->outputs[i];
-    const void* data = base_ + d.offset;
+    host.resize(static_cast<size_t>(d.bytes));
+    if (hmrt_copy_to_host(host.data(), hmrt_exec_arena(exec_.get(), d.tier),
+                          d.offset, d.bytes) != HMRT_OK)
+      die("cannot read output '%s': %s", d.name, last_error().c_str());
+    const void* data = host.data();
     const int64_t count =
         static_cast<int64_t>(d.bytes / hmrt_dtype_size(d.dtype));
     if (!o_.quiet) {
@@ -902,7 +939,7 @@ void Trainer::save(int64_t step) {
   meta.step = step;
   meta.data_position = position_;
   meta.seed = seed_;
-  if (hmrt_checkpoint_save(o_.save.c_str(), p_, arena_.get(), &meta) != HMRT_OK)
+  if (hmrt_checkpoint_save(o_.save.c_str(), p_, exec_.get(), &meta) != HMRT_OK)
     die("--save %s", last_error().c_str());
   log("saved checkpoint %s (step %lld)\n", o_.save.c_str(), (long long)step);
 }
@@ -975,7 +1012,7 @@ int Trainer::train() {
     const float lr = hmrt_lr_at(&p_->hyper, s, last);
     float grad_norm = 0.0f;
     hmrt_clear_error();
-    const hmrt_status st = p_->step(base_, s, lr, &loss, &grad_norm);
+    const hmrt_status st = p_->step(exec_.get(), s, lr, &loss, &grad_norm);
     if (st != HMRT_OK)
       die("step %lld failed: %s%s%s", (long long)s, hmrt_status_string(st),
           last_error().empty() ? "" : ": ", last_error().c_str());
@@ -1054,17 +1091,32 @@ int Trainer::run() {
   check_program(p_);
   if (o_.threads > 0 && hmrt_set_num_threads(o_.threads) != HMRT_OK)
     die("--threads: %s", last_error().c_str());
-  hmrt_arena* a = nullptr;
-  if (hmrt_arena_create(static_cast<size_t>(p_->arena_bytes), &a) != HMRT_OK)
-    die("cannot allocate the program's arena of %s: %s",
-        human_bytes(double(p_->arena_bytes)).c_str(), last_error().c_str());
-  arena_.reset(a);
-  void* base = nullptr;
-  if (hmrt_arena_ptr(a, 0, p_->arena_bytes, &base) != HMRT_OK)
-    die("%s", last_error().c_str());
-  base_ = static_cast<uint8_t*>(base);
+  // The device the program was generated for, and its arenas.
+  const char* backend = p_->backend != nullptr && p_->backend[0] != '\0'
+                            ? p_->backend
+                            : hmrt_backend_name(0);
+  hmrt_device* dev = nullptr;
+  if (hmrt_device_open(backend, &dev) != HMRT_OK)
+    die("cannot open the program's device: %s", last_error().c_str());
+  device_.reset(dev);
+  hmrt_exec* x = nullptr;
+  if (hmrt_exec_create_for_program(dev, p_, &x) != HMRT_OK) {
+    std::string sizes = human_bytes(double(p_->arena_bytes));
+    if (p_->host_arena_bytes || p_->storage_arena_bytes)
+      sizes += " (device), " + human_bytes(double(p_->host_arena_bytes)) +
+               " (host), " + human_bytes(double(p_->storage_arena_bytes)) +
+               " (storage)";
+    die("cannot allocate the program's arena of %s: %s", sizes.c_str(),
+        last_error().c_str());
+  }
+  exec_.reset(x);
   // Deterministic contents for whatever the program reads before writing.
-  if (p_->arena_bytes) std::memset(base_, 0, p_->arena_bytes);
+  for (int32_t t = 0; t < HMRT_TIER_COUNT; ++t) {
+    hmrt_buffer* arena = hmrt_exec_arena(x, t);
+    if (hmrt_memset(arena, 0, 0, hmrt_buffer_size(arena)) != HMRT_OK)
+      die("cannot zero the program's %s arena: %s", hmrt_tier_name(t),
+          last_error().c_str());
+  }
 
   check_save_dir();
   setup_inputs();

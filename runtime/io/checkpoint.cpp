@@ -1,6 +1,7 @@
 // Checkpoints and initial-state directories: manifest.json + tensors.bin.
 //
-// manifest.json (written by hand, read with io/json.h):
+// manifest.json (written by hand, one tensor per line; read with nlohmann/json
+// through io/json_util.h):
 //   {
 //     "format": "hmrt-checkpoint",
 //     "format_version": 1,
@@ -18,16 +19,26 @@
 //   }
 // tensors.bin holds each tensor's raw little-endian bytes at its offset
 // (64-byte aligned, zero padding between tensors).
+//
+// hmrt_checkpoint_save and hmrt_checkpoint_load move a program's tensors
+// between the files and its execution context's arenas through the device
+// interface (hmrt/device.h): piece by piece through a pinned host-tier
+// staging buffer, with hmrt_copy between it and the tensor's tier.
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
+#include <zlib.h>
+
 #include "io/io_internal.h"
-#include "io/json.h"
+#include "io/json_util.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <fcntl.h>
@@ -44,32 +55,6 @@ constexpr const char* kFormat = "hmrt-checkpoint";
 constexpr const char* kManifest = "manifest.json";
 constexpr const char* kData = "tensors.bin";
 constexpr uint64_t kAlign = 64;
-
-// ---- CRC-32 (slicing by 8) ------------------------------------------------
-
-struct CrcTables {
-  uint32_t t[8][256];
-  CrcTables() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; ++i)
-      for (int s = 1; s < 8; ++s)
-        t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xff];
-  }
-};
-
-const CrcTables& crc_tables() {
-  static const CrcTables tables;
-  return tables;
-}
-
-inline uint32_t load_le32(const unsigned char* p) {
-  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) |
-         (uint32_t(p[3]) << 24);
-}
 
 const char* kind_name(int32_t kind) {
   return kind == HMRT_KIND_STATE ? "state" : "param";
@@ -152,6 +137,167 @@ void set_model(hmrt_checkpoint_meta* meta, const char* name) {
   std::snprintf(meta->model, sizeof(meta->model), "%s", name ? name : "");
 }
 
+// Parses and checks the manifest's text.  Every malformed manifest is one
+// message naming the file; nlohmann's exceptions are caught here.
+hmrt_status parse_manifest(const std::string& path, const std::string& text,
+                           Manifest* m) {
+  using hmrt::json::Json;
+  using hmrt::json::member;
+  const char* p = path.c_str();
+  try {
+    Json root;
+    std::string error;
+    if (!hmrt::json::parse(text, &root, &error))
+      return fail(HMRT_INVALID_ARGUMENT, "%s: invalid JSON: %s", p,
+                  error.c_str());
+    if (!root.is_object())
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: the manifest is not a JSON object", p);
+    const Json* v = member(root, "format");
+    if (!v || !v->is_string() || v->get_ref<const std::string&>() != kFormat)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"format\" must be \"%s\" (not an hmrt checkpoint)", p,
+                  kFormat);
+    int64_t version = 0;
+    v = member(root, "format_version");
+    if (!v || !hmrt::json::get_int64(*v, &version))
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"format_version\" is missing or not an integer", p);
+    if (version != HMRT_CHECKPOINT_FORMAT_VERSION)
+      return fail(HMRT_UNIMPLEMENTED,
+                  "%s: checkpoint format version %lld is not supported (this "
+                  "runtime reads version %d)",
+                  p, (long long)version, HMRT_CHECKPOINT_FORMAT_VERSION);
+
+    std::memset(&m->meta, 0, sizeof(m->meta));
+    v = member(root, "model");
+    if (!v || !v->is_string())
+      return fail(HMRT_INVALID_ARGUMENT, "%s: \"model\" must be a string", p);
+    set_model(&m->meta, v->get_ref<const std::string&>().c_str());
+    struct {
+      const char* key;
+      int64_t* out;
+    } ints[] = {{"step", &m->meta.step},
+                {"data_position", &m->meta.data_position}};
+    for (auto& e : ints) {
+      v = member(root, e.key);
+      if (!v || !hmrt::json::get_int64(*v, e.out) || *e.out < 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"%s\" must be a non-negative integer", p, e.key);
+    }
+    v = member(root, "seed");
+    if (!v || !hmrt::json::get_uint64(*v, &m->meta.seed))
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"seed\" must be an integer in [0, 2^64)", p);
+    v = member(root, "data_file");
+    m->data_file = kData;
+    if (v) {
+      if (!v->is_string() || v->get_ref<const std::string&>().empty() ||
+          v->get_ref<const std::string&>().find('/') != std::string::npos)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"data_file\" must be a file name in the directory",
+                    p);
+      m->data_file = v->get_ref<const std::string&>();
+    }
+
+    const Json* list = member(root, "tensors");
+    if (!list || !list->is_array())
+      return fail(HMRT_INVALID_ARGUMENT, "%s: \"tensors\" must be an array", p);
+    m->tensors.clear();
+    for (size_t i = 0; i < list->size(); ++i) {
+      const Json& t = (*list)[i];
+      Entry e;
+      if (!t.is_object())
+        return fail(HMRT_INVALID_ARGUMENT, "%s: tensors[%zu] is not an object",
+                    p, i);
+      v = member(t, "name");
+      if (!v || !v->is_string() || v->get_ref<const std::string&>().empty())
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensors[%zu]: \"name\" must be a non-empty string", p,
+                    i);
+      e.name = v->get_ref<const std::string&>();
+      const char* n = e.name.c_str();
+      v = member(t, "kind");
+      const std::string kind =
+          v && v->is_string() ? v->get_ref<const std::string&>() : "";
+      if (kind != "param" && kind != "state")
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"kind\" must be \"param\" or \"state\"",
+                    p, n);
+      e.kind = kind == "state" ? HMRT_KIND_STATE : HMRT_KIND_PARAM;
+      v = member(t, "dtype");
+      if (!v || !v->is_string() ||
+          (e.dtype = hmrt_dtype_from_name(
+               v->get_ref<const std::string&>().c_str())) == 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"dtype\" must be one of float32, "
+                    "float64, float16, bfloat16, int64, int32, int16, int8, "
+                    "uint64, uint32, uint16, uint8, bool",
+                    p, n);
+      v = member(t, "shape");
+      if (!v || !v->is_array())
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"shape\" must be an array", p, n);
+      for (const Json& d : *v) {
+        int64_t dim = 0;
+        if (!hmrt::json::get_int64(d, &dim) || dim < 0)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: tensor '%s': \"shape\" must hold non-negative "
+                      "integers",
+                      p, n);
+        e.shape.push_back(dim);
+      }
+      struct {
+        const char* key;
+        uint64_t* out;
+      } u64s[] = {{"offset", &e.offset}, {"bytes", &e.bytes}};
+      for (auto& f2 : u64s) {
+        int64_t x = 0;
+        v = member(t, f2.key);
+        if (!v || !hmrt::json::get_int64(*v, &x) || x < 0)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: tensor '%s': \"%s\" must be a non-negative integer",
+                      p, n, f2.key);
+        *f2.out = static_cast<uint64_t>(x);
+      }
+      uint64_t crc = 0;
+      v = member(t, "crc32");
+      if (!v || !hmrt::json::get_uint64(*v, &crc) || crc > 0xFFFFFFFFu)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': \"crc32\" must be an integer in [0, "
+                    "2^32)",
+                    p, n);
+      e.crc = static_cast<uint32_t>(crc);
+      const int64_t count = hmrt::io::checked_count(
+          static_cast<int32_t>(e.shape.size()), e.shape.data(),
+          hmrt_dtype_size(e.dtype));
+      if (count < 0 || uint64_t(count) * hmrt_dtype_size(e.dtype) != e.bytes)
+        return fail(
+            HMRT_INVALID_ARGUMENT,
+            "%s: tensor '%s': \"bytes\" is %llu but shape %s of %s needs %llu",
+            p, n, (unsigned long long)e.bytes,
+            hmrt::io::shape_string(static_cast<int32_t>(e.shape.size()),
+                                   e.shape.data())
+                .c_str(),
+            hmrt_dtype_name(e.dtype),
+            (unsigned long long)(count < 0 ? 0
+                                           : count * hmrt_dtype_size(e.dtype)));
+      for (const Entry& o : m->tensors)
+        if (o.kind == e.kind && o.name == e.name)
+          return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' is listed twice", p,
+                      kind_noun(e.kind), n);
+      m->tensors.push_back(std::move(e));
+    }
+    return HMRT_OK;
+  } catch (const std::bad_alloc&) {
+    return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory reading the manifest",
+                p);
+  } catch (const std::exception& e) {
+    return fail(HMRT_INVALID_ARGUMENT, "%s: invalid manifest: %s", p,
+                e.what());
+  }
+}
+
 hmrt_status read_manifest(const std::string& dir, Manifest* m) {
   const std::string path = dir + "/" + kManifest;
   std::error_code ec;
@@ -174,144 +320,7 @@ hmrt_status read_manifest(const std::string& dir, Manifest* m) {
   if (size > 0 && std::fread(&text[0], 1, text.size(), f.get()) != text.size())
     return fail(HMRT_IO_ERROR, "%s: cannot read", path.c_str());
 
-  hmrt::json::Value root;
-  std::string error;
-  if (!hmrt::json::parse(text, &root, &error))
-    return fail(HMRT_INVALID_ARGUMENT, "%s: invalid JSON: %s", path.c_str(),
-                error.c_str());
-  const char* p = path.c_str();
-  if (root.kind != hmrt::json::Value::kObject)
-    return fail(HMRT_INVALID_ARGUMENT, "%s: the manifest is not a JSON object",
-                p);
-  using hmrt::json::Value;
-  const Value* v = root.get("format");
-  if (!v || v->kind != Value::kString || v->str != kFormat)
-    return fail(HMRT_INVALID_ARGUMENT,
-                "%s: \"format\" must be \"%s\" (not an hmrt checkpoint)", p,
-                kFormat);
-  v = root.get("format_version");
-  if (!v || !v->is_int)
-    return fail(HMRT_INVALID_ARGUMENT,
-                "%s: \"format_version\" is missing or not an integer", p);
-  if (v->i != HMRT_CHECKPOINT_FORMAT_VERSION)
-    return fail(HMRT_UNIMPLEMENTED,
-                "%s: checkpoint format version %lld is not supported (this "
-                "runtime reads version %d)",
-                p, (long long)v->i, HMRT_CHECKPOINT_FORMAT_VERSION);
-
-  std::memset(&m->meta, 0, sizeof(m->meta));
-  v = root.get("model");
-  if (!v || v->kind != Value::kString)
-    return fail(HMRT_INVALID_ARGUMENT, "%s: \"model\" must be a string", p);
-  set_model(&m->meta, v->str.c_str());
-  struct {
-    const char* key;
-    int64_t* out;
-  } ints[] = {{"step", &m->meta.step}, {"data_position", &m->meta.data_position}};
-  for (auto& e : ints) {
-    v = root.get(e.key);
-    if (!v || !v->is_int || v->i < 0)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: \"%s\" must be a non-negative integer", p, e.key);
-    *e.out = v->i;
-  }
-  v = root.get("seed");
-  if (!v || !v->is_uint)
-    return fail(HMRT_INVALID_ARGUMENT,
-                "%s: \"seed\" must be an integer in [0, 2^64)", p);
-  m->meta.seed = v->u;
-  v = root.get("data_file");
-  m->data_file = kData;
-  if (v) {
-    if (v->kind != Value::kString || v->str.empty() ||
-        v->str.find('/') != std::string::npos)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: \"data_file\" must be a file name in the directory", p);
-    m->data_file = v->str;
-  }
-
-  const Value* list = root.get("tensors");
-  if (!list || list->kind != Value::kArray)
-    return fail(HMRT_INVALID_ARGUMENT, "%s: \"tensors\" must be an array", p);
-  m->tensors.clear();
-  for (size_t i = 0; i < list->array.size(); ++i) {
-    const Value& t = list->array[i];
-    Entry e;
-    if (t.kind != Value::kObject)
-      return fail(HMRT_INVALID_ARGUMENT, "%s: tensors[%zu] is not an object", p,
-                  i);
-    v = t.get("name");
-    if (!v || v->kind != Value::kString || v->str.empty())
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensors[%zu]: \"name\" must be a non-empty string", p, i);
-    e.name = v->str;
-    const char* n = e.name.c_str();
-    v = t.get("kind");
-    if (!v || v->kind != Value::kString ||
-        (v->str != "param" && v->str != "state"))
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"kind\" must be \"param\" or \"state\"", p,
-                  n);
-    e.kind = v->str == "state" ? HMRT_KIND_STATE : HMRT_KIND_PARAM;
-    v = t.get("dtype");
-    if (!v || v->kind != Value::kString ||
-        (e.dtype = hmrt_dtype_from_name(v->str.c_str())) == 0)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"dtype\" must be one of float32, float64, "
-                  "float16, bfloat16, int64, int32, int16, int8, uint64, "
-                  "uint32, uint16, uint8, bool",
-                  p, n);
-    v = t.get("shape");
-    if (!v || v->kind != Value::kArray)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"shape\" must be an array", p, n);
-    for (const Value& d : v->array) {
-      if (!d.is_int || d.i < 0)
-        return fail(HMRT_INVALID_ARGUMENT,
-                    "%s: tensor '%s': \"shape\" must hold non-negative "
-                    "integers",
-                    p, n);
-      e.shape.push_back(d.i);
-    }
-    struct {
-      const char* key;
-      uint64_t* out;
-    } u64s[] = {{"offset", &e.offset}, {"bytes", &e.bytes}};
-    for (auto& f2 : u64s) {
-      v = t.get(f2.key);
-      if (!v || !v->is_int || v->i < 0)
-        return fail(HMRT_INVALID_ARGUMENT,
-                    "%s: tensor '%s': \"%s\" must be a non-negative integer", p,
-                    n, f2.key);
-      *f2.out = static_cast<uint64_t>(v->i);
-    }
-    v = t.get("crc32");
-    if (!v || !v->is_uint || v->u > 0xFFFFFFFFu)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"crc32\" must be an integer in [0, 2^32)",
-                  p, n);
-    e.crc = static_cast<uint32_t>(v->u);
-    const int64_t count = hmrt::io::checked_count(
-        static_cast<int32_t>(e.shape.size()), e.shape.data(),
-        hmrt_dtype_size(e.dtype));
-    if (count < 0 || uint64_t(count) * hmrt_dtype_size(e.dtype) != e.bytes)
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: tensor '%s': \"bytes\" is %llu but shape %s of %s needs "
-                  "%llu",
-                  p, n, (unsigned long long)e.bytes,
-                  hmrt::io::shape_string(static_cast<int32_t>(e.shape.size()),
-                                         e.shape.data())
-                      .c_str(),
-                  hmrt_dtype_name(e.dtype),
-                  (unsigned long long)(count < 0 ? 0 : count *
-                                                           hmrt_dtype_size(e.dtype)));
-    for (const Entry& o : m->tensors)
-      if (o.kind == e.kind && o.name == e.name)
-        return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' is listed twice", p,
-                    kind_noun(e.kind), n);
-    m->tensors.push_back(std::move(e));
-  }
-  return HMRT_OK;
+  return parse_manifest(path, text, m);
 }
 
 // Opens the data file and checks that every tensor lies inside it.
@@ -334,15 +343,26 @@ hmrt_status open_data(const std::string& dir, const Manifest& m,
   return HMRT_OK;
 }
 
-// Reads one tensor's bytes to `dst` and checks its CRC.
+// Reads one tensor's bytes in pieces of at most `stage_bytes` into `stage`
+// (host memory), handing each piece to put(offset in the tensor, bytes), and
+// checks the CRC of the whole.
+template <class Put>
 hmrt_status read_tensor(std::FILE* f, const std::string& path, const Entry& e,
-                        void* dst) {
-  if (e.bytes > 0 &&
-      (!hmrt::io::seek(f, static_cast<int64_t>(e.offset)) ||
-       std::fread(dst, 1, e.bytes, f) != e.bytes))
+                        uint8_t* stage, uint64_t stage_bytes, Put&& put) {
+  if (e.bytes > 0 && !hmrt::io::seek(f, static_cast<int64_t>(e.offset)))
     return fail(HMRT_IO_ERROR, "%s: cannot read %s '%s'", path.c_str(),
                 kind_noun(e.kind), e.name.c_str());
-  const uint32_t crc = hmrt_crc32(0, dst, e.bytes);
+  uint32_t crc = 0;
+  for (uint64_t at = 0; at < e.bytes;) {
+    const uint64_t n = std::min(e.bytes - at, stage_bytes);
+    if (std::fread(stage, 1, n, f) != n)
+      return fail(HMRT_IO_ERROR, "%s: cannot read %s '%s'", path.c_str(),
+                  kind_noun(e.kind), e.name.c_str());
+    crc = hmrt_crc32(crc, stage, n);
+    const hmrt_status st = put(at, n);
+    if (st != HMRT_OK) return st;
+    at += n;
+  }
   if (crc != e.crc)
     return fail(HMRT_IO_ERROR,
                 "%s: checksum mismatch for %s '%s': the manifest says CRC-32 "
@@ -351,32 +371,129 @@ hmrt_status read_tensor(std::FILE* f, const std::string& path, const Entry& e,
   return HMRT_OK;
 }
 
-}  // namespace
+// Where the bytes of the tensors being saved come from.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // The largest piece chunk() hands out.
+  virtual uint64_t max_chunk() const = 0;
+  // *data = bytes [offset, offset + n) of tensor i in host memory, valid
+  // until the next call.
+  virtual hmrt_status chunk(int32_t i, uint64_t offset, uint64_t n,
+                            const void** data) = 0;
+};
 
-extern "C" {
-
-uint32_t hmrt_crc32(uint32_t crc, const void* data, size_t bytes) {
-  const CrcTables& tb = crc_tables();
-  const auto& t = tb.t;
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  while (bytes >= 8) {
-    const uint32_t one = crc ^ load_le32(p);
-    const uint32_t two = load_le32(p + 4);
-    crc = t[7][one & 0xff] ^ t[6][(one >> 8) & 0xff] ^
-          t[5][(one >> 16) & 0xff] ^ t[4][one >> 24] ^ t[3][two & 0xff] ^
-          t[2][(two >> 8) & 0xff] ^ t[1][(two >> 16) & 0xff] ^ t[0][two >> 24];
-    p += 8;
-    bytes -= 8;
+// hmrt_checkpoint_write: the tensors' own host memory.
+class HostSource final : public Source {
+ public:
+  explicit HostSource(const hmrt_checkpoint_tensor* t) : t_(t) {}
+  uint64_t max_chunk() const override { return UINT64_MAX; }
+  hmrt_status chunk(int32_t i, uint64_t offset, uint64_t,
+                    const void** data) override {
+    *data = static_cast<const uint8_t*>(t_[i].data) + offset;
+    return HMRT_OK;
   }
-  while (bytes-- > 0) crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-  return ~crc;
+
+ private:
+  const hmrt_checkpoint_tensor* t_;
+};
+
+// Bytes of each piece copied through a host-tier staging buffer between the
+// files and the arenas (hmrt::io::set_stage_bytes changes it for tests).
+uint64_t g_stage_bytes = uint64_t{64} << 20;
+
+// A pinned (host-tier) buffer for moving tensors between the files and an
+// execution context's arenas in pieces.
+class Stage {
+ public:
+  ~Stage() { hmrt_buffer_free(buf_); }
+  // Room for pieces of up to min(largest, g_stage_bytes) bytes.
+  hmrt_status init(const char* fn, hmrt_device* dev, uint64_t largest) {
+    bytes_ = std::max<uint64_t>(1, std::min(largest, g_stage_bytes));
+    hmrt_status st = hmrt_buffer_alloc(dev, HMRT_TIER_HOST, bytes_, &buf_);
+    if (st != HMRT_OK)
+      return fail(st, "%s: cannot allocate a staging buffer: %s", fn,
+                  std::string(hmrt_last_error()).c_str());
+    void* p = nullptr;
+    st = hmrt_buffer_host_ptr(buf_, 0, bytes_, &p);
+    if (st != HMRT_OK)
+      return fail(st, "%s: %s", fn, std::string(hmrt_last_error()).c_str());
+    host_ = static_cast<uint8_t*>(p);
+    return HMRT_OK;
+  }
+  hmrt_buffer* buffer() const { return buf_; }
+  uint8_t* host() const { return host_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  hmrt_buffer* buf_ = nullptr;
+  uint8_t* host_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+// hmrt_checkpoint_save: the program's tensors in the context's arenas,
+// copied piece by piece into the staging buffer.
+class ExecSource final : public Source {
+ public:
+  ExecSource(const hmrt_exec* x, const Stage* stage,
+             std::vector<const hmrt_tensor_desc*> descs)
+      : x_(x), stage_(stage), descs_(std::move(descs)) {}
+  uint64_t max_chunk() const override { return stage_->bytes(); }
+  hmrt_status chunk(int32_t i, uint64_t offset, uint64_t n,
+                    const void** data) override {
+    const hmrt_tensor_desc& d = *descs_[i];
+    hmrt_status st = hmrt_copy(stage_->buffer(), 0,
+                               hmrt_exec_arena(x_, d.tier), d.offset + offset,
+                               n);
+    if (st != HMRT_OK)
+      return fail(st, "hmrt_checkpoint_save: %s",
+                  std::string(hmrt_last_error()).c_str());
+    *data = stage_->host();
+    return HMRT_OK;
+  }
+
+ private:
+  const hmrt_exec* x_;
+  const Stage* stage_;
+  std::vector<const hmrt_tensor_desc*> descs_;
+};
+
+// Checks the arguments of a C function and turns exceptions (out of memory,
+// a filesystem error) into a status and message: none escapes the C API.
+template <class F>
+hmrt_status guarded(const char* fn, F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
+  } catch (const std::exception& e) {
+    return fail(HMRT_INTERNAL, "%s: %s", fn, e.what());
+  }
 }
 
-hmrt_status hmrt_checkpoint_write(const char* dir_c,
-                                  const hmrt_checkpoint_meta* meta,
-                                  int32_t count,
-                                  const hmrt_checkpoint_tensor* tensors) {
+// A parameter or state descriptor of the program lies in a known tier and
+// inside the context's arena of that tier.
+hmrt_status check_placed(const char* fn, const hmrt_exec* exec, int32_t kind,
+                         const hmrt_tensor_desc& t) {
+  const char* name = t.name ? t.name : "?";
+  if (t.tier < 0 || t.tier >= HMRT_TIER_COUNT)
+    return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' has unknown tier %d", fn,
+                kind_noun(kind), name, t.tier);
+  const uint64_t size = hmrt_buffer_size(hmrt_exec_arena(exec, t.tier));
+  if (t.offset > size || t.bytes > size - t.offset)
+    return fail(HMRT_OUT_OF_RANGE,
+                "%s: %s '%s' (bytes [%llu, %llu)) lies outside the %s arena "
+                "of %llu bytes",
+                fn, kind_noun(kind), name, (unsigned long long)t.offset,
+                (unsigned long long)(t.offset + t.bytes),
+                hmrt_tier_name(t.tier), (unsigned long long)size);
+  return HMRT_OK;
+}
+
+hmrt_status write_checkpoint(const char* dir_c,
+                             const hmrt_checkpoint_meta* meta, int32_t count,
+                             const hmrt_checkpoint_tensor* tensors,
+                             Source* source) {
   HMRT_CHECK_ARG(dir_c != nullptr && dir_c[0] != '\0',
                  "hmrt_checkpoint_write: dir is NULL or empty");
   HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_write: meta is NULL");
@@ -386,7 +503,9 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
                  "hmrt_checkpoint_write: step and data_position must be >= 0");
   const std::string dir = clean_dir(dir_c);
   const char* d = dir.c_str();
-
+  const bool host_data = source == nullptr;
+  HostSource host_source(tensors);
+  if (host_data) source = &host_source;
   // Check the tensors and lay them out.
   std::vector<uint64_t> offsets(count), sizes(count);
   uint64_t end = 0;
@@ -394,6 +513,10 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
     const hmrt_checkpoint_tensor& t = tensors[i];
     HMRT_CHECK_ARG(t.name != nullptr && t.name[0] != '\0',
                    "hmrt_checkpoint_write: %s: tensor %d has no name", d, i);
+    HMRT_CHECK_ARG(hmrt::json::is_utf8(t.name),
+                   "hmrt_checkpoint_write: %s: the name of tensor %d is not "
+                   "valid UTF-8 (a JSON manifest cannot hold it)",
+                   d, i);
     HMRT_CHECK_ARG(t.kind == HMRT_KIND_PARAM || t.kind == HMRT_KIND_STATE,
                    "hmrt_checkpoint_write: %s: tensor '%s' has kind %d", d,
                    t.name, t.kind);
@@ -406,7 +529,7 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
                    "hmrt_checkpoint_write: %s: tensor '%s' has an invalid shape",
                    d, t.name);
     sizes[i] = uint64_t(n) * elem;
-    HMRT_CHECK_ARG(t.data != nullptr || sizes[i] == 0,
+    HMRT_CHECK_ARG(!host_data || t.data != nullptr || sizes[i] == 0,
                    "hmrt_checkpoint_write: %s: tensor '%s' has no data", d,
                    t.name);
     for (int32_t j = 0; j < i; ++j)
@@ -453,9 +576,17 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
     for (int32_t i = 0; i < count && ok; ++i) {
       if (offsets[i] > at)
         ok = std::fwrite(zeros, 1, offsets[i] - at, f.get()) == offsets[i] - at;
-      if (ok && sizes[i] > 0)
-        ok = std::fwrite(tensors[i].data, 1, sizes[i], f.get()) == sizes[i];
-      crcs[i] = hmrt_crc32(0, tensors[i].data, sizes[i]);
+      uint32_t crc = 0;
+      for (uint64_t done = 0; ok && done < sizes[i];) {
+        const uint64_t n = std::min(sizes[i] - done, source->max_chunk());
+        const void* data = nullptr;
+        const hmrt_status st = source->chunk(i, done, n, &data);
+        if (st != HMRT_OK) return st;
+        ok = std::fwrite(data, 1, n, f.get()) == n;
+        crc = hmrt_crc32(crc, data, n);
+        done += n;
+      }
+      crcs[i] = crc;
       at = offsets[i] + sizes[i];
     }
     if (!ok || !hmrt::io::sync_file(f.get()) || !f.close())
@@ -527,59 +658,106 @@ hmrt_status hmrt_checkpoint_write(const char* dir_c,
   return HMRT_OK;
 }
 
-hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
-                                 const hmrt_arena* arena,
-                                 const hmrt_checkpoint_meta* meta) {
-  HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_save: dir is NULL");
-  HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_save: program is NULL");
-  HMRT_CHECK_ARG(arena != nullptr, "hmrt_checkpoint_save: arena is NULL");
-  HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_save: meta is NULL");
-  std::vector<hmrt_checkpoint_tensor> list;
-  for (int kind = 0; kind < 2; ++kind) {
-    const int32_t n = kind == 0 ? program->num_params : program->num_states;
-    const hmrt_tensor_desc* descs =
-        kind == 0 ? program->params : program->states;
-    for (int32_t i = 0; i < n; ++i) {
-      const hmrt_tensor_desc& t = descs[i];
-      void* ptr = nullptr;
-      hmrt_status st = hmrt_arena_ptr(arena, t.offset, t.bytes, &ptr);
-      if (st != HMRT_OK)
-        return fail(st, "hmrt_checkpoint_save: %s '%s' lies outside the arena",
-                    kind_noun(kind), t.name ? t.name : "?");
-      const int64_t count =
-          hmrt::io::checked_count(t.rank, t.shape, hmrt_dtype_size(t.dtype));
-      if (count < 0 || uint64_t(count) * hmrt_dtype_size(t.dtype) != t.bytes)
-        return fail(HMRT_INVALID_ARGUMENT,
-                    "hmrt_checkpoint_save: %s '%s': %llu bytes do not match "
-                    "its dtype and shape",
-                    kind_noun(kind), t.name ? t.name : "?",
-                    (unsigned long long)t.bytes);
-      list.push_back({t.name, kind, t.dtype, t.rank, t.shape, ptr});
-    }
+}  // namespace
+
+namespace hmrt {
+namespace io {
+void set_checkpoint_stage_bytes(uint64_t bytes) {
+  g_stage_bytes = bytes > 0 ? bytes : uint64_t{64} << 20;
+}
+}  // namespace io
+}  // namespace hmrt
+
+extern "C" {
+
+uint32_t hmrt_crc32(uint32_t crc, const void* data, size_t bytes) {
+  // zlib's crc32 takes a 32-bit length: feed it pieces of at most 1 GiB.
+  // (crc32(crc, NULL, 0) would return 0, not crc, so empty input returns
+  // here.)
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  uLong c = crc;
+  while (bytes > 0) {
+    const size_t n = bytes < (size_t{1} << 30) ? bytes : (size_t{1} << 30);
+    c = ::crc32(c, p, static_cast<uInt>(n));
+    p += n;
+    bytes -= n;
   }
-  hmrt_checkpoint_meta m = *meta;
-  set_model(&m, program->model_name);
-  return hmrt_checkpoint_write(dir, &m, static_cast<int32_t>(list.size()),
-                               list.data());
+  return static_cast<uint32_t>(c);
+}
+
+hmrt_status hmrt_checkpoint_write(const char* dir,
+                                  const hmrt_checkpoint_meta* meta,
+                                  int32_t count,
+                                  const hmrt_checkpoint_tensor* tensors) {
+  return guarded("hmrt_checkpoint_write", [&] {
+    return write_checkpoint(dir, meta, count, tensors, nullptr);
+  });
+}
+
+hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
+                                 const hmrt_exec* exec,
+                                 const hmrt_checkpoint_meta* meta) {
+  return guarded("hmrt_checkpoint_save", [&]() -> hmrt_status {
+    HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_save: dir is NULL");
+    HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_save: program is NULL");
+    HMRT_CHECK_ARG(exec != nullptr, "hmrt_checkpoint_save: exec is NULL");
+    HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_save: meta is NULL");
+    std::vector<hmrt_checkpoint_tensor> list;
+    std::vector<const hmrt_tensor_desc*> descs;
+    uint64_t largest = 0;
+    for (int kind = 0; kind < 2; ++kind) {
+      const int32_t n = kind == 0 ? program->num_params : program->num_states;
+      const hmrt_tensor_desc* ds =
+          kind == 0 ? program->params : program->states;
+      for (int32_t i = 0; i < n; ++i) {
+        const hmrt_tensor_desc& t = ds[i];
+        const hmrt_status st = check_placed("hmrt_checkpoint_save", exec, kind, t);
+        if (st != HMRT_OK) return st;
+        const int64_t count =
+            hmrt::io::checked_count(t.rank, t.shape, hmrt_dtype_size(t.dtype));
+        if (count < 0 || uint64_t(count) * hmrt_dtype_size(t.dtype) != t.bytes)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "hmrt_checkpoint_save: %s '%s': %llu bytes do not match "
+                      "its dtype and shape",
+                      kind_noun(kind), t.name ? t.name : "?",
+                      (unsigned long long)t.bytes);
+        list.push_back({t.name, kind, t.dtype, t.rank, t.shape, nullptr});
+        descs.push_back(&t);
+        largest = std::max(largest, t.bytes);
+      }
+    }
+    Stage stage;
+    hmrt_status st =
+        stage.init("hmrt_checkpoint_save", hmrt_exec_device(exec), largest);
+    if (st != HMRT_OK) return st;
+    ExecSource source(exec, &stage, std::move(descs));
+    hmrt_checkpoint_meta m = *meta;
+    set_model(&m, program->model_name);
+    return write_checkpoint(dir, &m, static_cast<int32_t>(list.size()),
+                            list.data(), &source);
+  });
 }
 
 hmrt_status hmrt_checkpoint_read_meta(const char* dir,
                                       hmrt_checkpoint_meta* meta) {
-  HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_read_meta: dir is NULL");
-  HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_read_meta: meta is NULL");
-  Manifest m;
-  hmrt_status st = read_manifest(clean_dir(dir), &m);
-  if (st != HMRT_OK) return st;
-  *meta = m.meta;
-  return HMRT_OK;
+  return guarded("hmrt_checkpoint_read_meta", [&]() -> hmrt_status {
+    HMRT_CHECK_ARG(dir != nullptr, "hmrt_checkpoint_read_meta: dir is NULL");
+    HMRT_CHECK_ARG(meta != nullptr, "hmrt_checkpoint_read_meta: meta is NULL");
+    Manifest m;
+    hmrt_status st = read_manifest(clean_dir(dir), &m);
+    if (st != HMRT_OK) return st;
+    *meta = m.meta;
+    return HMRT_OK;
+  });
 }
 
-hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
-                                 hmrt_arena* arena,
-                                 hmrt_checkpoint_meta* meta) {
+static hmrt_status checkpoint_load(const char* dir_c,
+                                   const hmrt_program* program,
+                                   hmrt_exec* exec,
+                                   hmrt_checkpoint_meta* meta) {
   HMRT_CHECK_ARG(dir_c != nullptr, "hmrt_checkpoint_load: dir is NULL");
   HMRT_CHECK_ARG(program != nullptr, "hmrt_checkpoint_load: program is NULL");
-  HMRT_CHECK_ARG(arena != nullptr, "hmrt_checkpoint_load: arena is NULL");
+  HMRT_CHECK_ARG(exec != nullptr, "hmrt_checkpoint_load: exec is NULL");
   const std::string dir = clean_dir(dir_c);
   const char* d = dir.c_str();
   Manifest m;
@@ -602,6 +780,7 @@ hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
     const Entry* entry;
   };
   std::vector<Job> jobs;
+  uint64_t largest = 0;
   for (int kind = 0; kind < 2; ++kind) {
     const int32_t n = kind == 0 ? program->num_params : program->num_states;
     const hmrt_tensor_desc* descs =
@@ -636,7 +815,11 @@ hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
                     "its shape %llu",
                     d, kind_noun(kind), tn, (unsigned long long)t.bytes,
                     (unsigned long long)e.bytes);
+      const hmrt_status placed =
+          check_placed("hmrt_checkpoint_load", exec, kind, t);
+      if (placed != HMRT_OK) return placed;
       jobs.push_back({&t, &e});
+      largest = std::max(largest, e.bytes);
     }
   }
   for (size_t i = 0; i < m.tensors.size(); ++i)
@@ -650,25 +833,39 @@ hmrt_status hmrt_checkpoint_load(const char* dir_c, const hmrt_program* program,
   std::string data_path;
   st = open_data(dir, m, &f, &data_path);
   if (st != HMRT_OK) return st;
-  // Read in file order.
+  // Read in file order, piece by piece through a pinned staging buffer.
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
     return a.entry->offset < b.entry->offset;
   });
+  Stage stage;
+  st = stage.init("hmrt_checkpoint_load", hmrt_exec_device(exec), largest);
+  if (st != HMRT_OK) return st;
   for (const Job& j : jobs) {
-    void* dst = nullptr;
-    st = hmrt_arena_ptr(arena, j.desc->offset, j.desc->bytes, &dst);
-    if (st != HMRT_OK)
-      return fail(st, "%s: %s '%s' lies outside the arena", d,
-                  kind_noun(j.entry->kind), j.entry->name.c_str());
-    st = read_tensor(f.get(), data_path, *j.entry, dst);
+    hmrt_buffer* arena = hmrt_exec_arena(exec, j.desc->tier);
+    st = read_tensor(f.get(), data_path, *j.entry, stage.host(), stage.bytes(),
+                     [&](uint64_t at, uint64_t n) -> hmrt_status {
+                       const hmrt_status c = hmrt_copy(
+                           arena, j.desc->offset + at, stage.buffer(), 0, n);
+                       if (c != HMRT_OK)
+                         return fail(c, "%s: %s", d,
+                                     std::string(hmrt_last_error()).c_str());
+                       return HMRT_OK;
+                     });
     if (st != HMRT_OK) return st;
   }
   if (meta != nullptr) *meta = m.meta;
   return HMRT_OK;
 }
 
-hmrt_status hmrt_checkpoint_read_tensor(const char* dir_c, const char* name,
-                                        hmrt_npy* out) {
+hmrt_status hmrt_checkpoint_load(const char* dir, const hmrt_program* program,
+                                 hmrt_exec* exec, hmrt_checkpoint_meta* meta) {
+  return guarded("hmrt_checkpoint_load", [&] {
+    return checkpoint_load(dir, program, exec, meta);
+  });
+}
+
+static hmrt_status checkpoint_read_tensor(const char* dir_c,
+                                          const char* name, hmrt_npy* out) {
   HMRT_CHECK_ARG(dir_c != nullptr && name != nullptr && out != nullptr,
                  "hmrt_checkpoint_read_tensor: NULL argument");
   const std::string dir = clean_dir(dir_c);
@@ -696,7 +893,9 @@ hmrt_status hmrt_checkpoint_read_tensor(const char* dir_c, const char* name,
       return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %llu bytes",
                   dir.c_str(), (unsigned long long)found->bytes);
   }
-  st = read_tensor(f.get(), data_path, *found, data);
+  st = read_tensor(f.get(), data_path, *found, static_cast<uint8_t*>(data),
+                   found->bytes,
+                   [](uint64_t, uint64_t) { return HMRT_OK; });
   if (st != HMRT_OK) {
     std::free(data);
     return st;
@@ -711,6 +910,12 @@ hmrt_status hmrt_checkpoint_read_tensor(const char* dir_c, const char* name,
   r.data = data;
   *out = r;
   return HMRT_OK;
+}
+
+hmrt_status hmrt_checkpoint_read_tensor(const char* dir, const char* name,
+                                        hmrt_npy* out) {
+  return guarded("hmrt_checkpoint_read_tensor",
+                 [&] { return checkpoint_read_tensor(dir, name, out); });
 }
 
 }  // extern "C"

@@ -65,6 +65,10 @@ int64_t checked_count(int32_t rank, const int64_t* shape, size_t elem_size);
 // "[2, 3]"
 std::string shape_string(int32_t rank, const int64_t* shape);
 
+// Size of the pieces hmrt_checkpoint_save/load move through their staging
+// buffer (default 64 MiB; 0 restores it).  For tests of the piecewise path.
+void set_checkpoint_stage_bytes(uint64_t bytes);
+
 }  // namespace io
 }  // namespace hmrt
 

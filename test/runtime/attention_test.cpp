@@ -8,7 +8,7 @@
 //   (reduction_tol(seq + D) + D*u*scale*max|q||k|) * scale_of_tensor.
 #include <cmath>
 
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include "driver_test_programs.h"
 #include "hmrt/driver.h"
 #include "hmrt/io.h"
-#include "io/json.h"
+#include "io/json_util.h"
 #include "io_test_util.h"
 #include "test_util.h"
 
@@ -98,34 +98,36 @@ class Driver : public ::testing::Test {
 };
 
 // Every line of a --metrics file, parsed; checks the keys and step numbers.
-std::vector<hmrt::json::Value> read_metrics(const std::string& path,
-                                            int64_t first_step,
-                                            const char* rate_key) {
-  std::vector<hmrt::json::Value> lines;
+std::vector<hmrt::json::Json> read_metrics(const std::string& path,
+                                           int64_t first_step,
+                                           const char* rate_key) {
+  std::vector<hmrt::json::Json> lines;
   std::istringstream in(read_bytes(path));
   std::string line;
   int64_t step = first_step;
   while (std::getline(in, line)) {
-    hmrt::json::Value v;
+    hmrt::json::Json v;
     std::string err;
     EXPECT_TRUE(hmrt::json::parse(line, &v, &err)) << line << ": " << err;
-    EXPECT_EQ(v.kind, hmrt::json::Value::kObject) << line;
+    EXPECT_TRUE(v.is_object()) << line;
     for (const char* key :
          {"step", "loss", "lr", "grad_norm", rate_key, "elapsed_s"}) {
-      const auto* f = v.get(key);
-      EXPECT_TRUE(f != nullptr && f->kind == hmrt::json::Value::kNumber)
-          << key << " in " << line;
+      const auto* f = hmrt::json::member(v, key);
+      EXPECT_TRUE(f != nullptr && f->is_number()) << key << " in " << line;
     }
-    EXPECT_EQ(v.object.size(), 6u) << line;
-    EXPECT_EQ(v.get("step")->i, step++) << line;
+    EXPECT_EQ(v.size(), 6u) << line;
+    int64_t got = -1;
+    const auto* s = hmrt::json::member(v, "step");
+    EXPECT_TRUE(s && hmrt::json::get_int64(*s, &got)) << line;
+    EXPECT_EQ(got, step++) << line;
     lines.push_back(v);
   }
   return lines;
 }
 
-double num(const hmrt::json::Value& v, const char* key) {
-  const auto* f = v.get(key);
-  return f ? f->number : NAN;
+double num(const hmrt::json::Json& v, const char* key) {
+  const auto* f = hmrt::json::member(v, key);
+  return f && f->is_number() ? f->get<double>() : NAN;
 }
 
 TEST_F(Driver, HelpDocumentsEveryFlag) {
@@ -334,23 +336,26 @@ namespace dtypes_prog {
 constexpr uint64_t kX = 0, kH = 64, kP = 128, kY = 192, kG = 256, kI16 = 320,
                    kU16 = 384, kU32 = 448, kU64 = 512, kArena = 576;
 const int64_t k4[] = {4}, k3[] = {3}, k2[] = {2};
+constexpr int32_t kDev = HMRT_TIER_DEVICE;
 const hmrt_tensor_desc kInputs[] = {
-    {"x", HMRT_DTYPE_BF16, 1, k4, kX, 8, HMRT_ROLE_OTHER},
-    {"h", HMRT_DTYPE_F16, 1, k3, kH, 6, HMRT_ROLE_OTHER},
+    {"x", HMRT_DTYPE_BF16, 1, k4, kX, 8, HMRT_ROLE_OTHER, kDev},
+    {"h", HMRT_DTYPE_F16, 1, k3, kH, 6, HMRT_ROLE_OTHER, kDev},
 };
 const hmrt_tensor_desc kOutputs[] = {
-    {"y", HMRT_DTYPE_BF16, 1, k4, kY, 8, 0},
-    {"g", HMRT_DTYPE_F16, 1, k3, kG, 6, 0},
-    {"i16", HMRT_DTYPE_I16, 1, k2, kI16, 4, 0},
-    {"u16", HMRT_DTYPE_U16, 1, k2, kU16, 4, 0},
-    {"u32", HMRT_DTYPE_U32, 1, k2, kU32, 8, 0},
-    {"u64", HMRT_DTYPE_U64, 1, k2, kU64, 16, 0},
+    {"y", HMRT_DTYPE_BF16, 1, k4, kY, 8, 0, kDev},
+    {"g", HMRT_DTYPE_F16, 1, k3, kG, 6, 0, kDev},
+    {"i16", HMRT_DTYPE_I16, 1, k2, kI16, 4, 0, kDev},
+    {"u16", HMRT_DTYPE_U16, 1, k2, kU16, 4, 0, kDev},
+    {"u32", HMRT_DTYPE_U32, 1, k2, kU32, 8, 0, kDev},
+    {"u64", HMRT_DTYPE_U64, 1, k2, kU64, 16, 0, kDev},
 };
 const hmrt_tensor_desc kParams[] = {
-    {"p", HMRT_DTYPE_F16, 1, k2, kP, 4, 0},
+    {"p", HMRT_DTYPE_F16, 1, k2, kP, 4, 0, kDev},
 };
 
-hmrt_status forward(uint8_t* a) {
+hmrt_status forward(hmrt_exec* x) {
+  uint8_t* a = hmrt_exec_base(x, HMRT_TIER_DEVICE);
+  if (a == nullptr) return HMRT_INVALID_ARGUMENT;
   std::memcpy(a + kY, a + kX, 8);
   std::memcpy(a + kG, a + kH, 4);
   std::memcpy(a + kG + 4, a + kP + 2, 2);
@@ -364,15 +369,15 @@ hmrt_status forward(uint8_t* a) {
   std::memcpy(a + kU64, u64, 16);
   return HMRT_OK;
 }
-hmrt_status step(uint8_t* a, int64_t, float, float* loss, float* grad_norm) {
+hmrt_status step(hmrt_exec* a, int64_t, float, float* loss, float* grad_norm) {
   *loss = 0.0f;
   *grad_norm = 0.0f;
   return forward(a);
 }
 
 const hmrt_program kProgram = {
-    HMRT_PROGRAM_ABI_VERSION, "dtypes", kArena, 2, kInputs, 6, kOutputs, 1,
-    kParams, 0, nullptr, 0,
+    HMRT_PROGRAM_ABI_VERSION, "dtypes", "cpu", kArena, 0, 0, 2, kInputs, 6,
+    kOutputs, 1, kParams, 0, nullptr, 0,
     {HMRT_OPT_NONE, 0.0f, 0.9f, 0.999f, 1e-8f, 0.0f, 0.0f, 0.0f,
      HMRT_LR_CONSTANT, 0, 0, 0.0f},
     step, forward, 0, nullptr, 0, nullptr,
@@ -595,7 +600,7 @@ TEST_F(Driver, ProgramChecks) {
   Result r = run_train(&p, {"--steps", "1"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(contains(r.err, "the program was generated for driver ABI "
-                              "version 99, this driver implements version 2"))
+                              "version 99, this driver implements version 3"))
       << r.err;
   r = run_train(nullptr, {"--steps", "1"});
   EXPECT_EQ(r.rc, 1);
@@ -614,12 +619,112 @@ TEST_F(Driver, ProgramChecks) {
   params[0].offset = 1900;
   r = run_train(&p, {"--steps", "1"});
   EXPECT_TRUE(contains(r.err, "lies outside its arena of 1920 bytes")) << r.err;
+  params[0] = progs::bigram::kParams[0];
+  params[0].tier = 5;
+  r = run_train(&p, {"--steps", "1"});
+  EXPECT_TRUE(contains(r.err, "the program's parameter 'wte' has unknown tier 5"))
+      << r.err;
+  params[0].tier = HMRT_TIER_HOST;  // the program has no host arena
+  r = run_train(&p, {"--steps", "1"});
+  EXPECT_TRUE(contains(r.err, "the program's parameter 'wte' (bytes [1024, "
+                              "1280)) lies outside its host arena of 0 bytes"))
+      << r.err;
+
+  p = *progs::bigram::program();
+  p.backend = "tpu";
+  r = run_train(&p, {"--steps", "1"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err,
+            "train: error: cannot open the program's device: "
+            "hmrt_device_open: unknown device backend 'tpu' (this runtime "
+            "has: cpu)\n");
 
   p = *progs::bigram::program();
   p.hyper.optimizer = HMRT_OPT_NONE;
   r = run_train(&p, {"--steps", "1", "--state", bigram_state(), "--data",
                      bigram_data()});
   EXPECT_TRUE(contains(r.err, "the program is forward-only")) << r.err;
+}
+
+// A program whose parameters live in the host tier's arena (as a planner may
+// place them) trains, saves, resumes and evaluates exactly as the same model
+// with everything in the device tier: the driver and the checkpoint code
+// reach every tensor through its tier.
+TEST_F(Driver, TensorsInTheHostTier) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(16), y(8);
+  for (int i = 0; i < 8; ++i) {
+    x[2 * i] = d(rng);
+    x[2 * i + 1] = d(rng);
+    y[i] = x[2 * i] + x[2 * i + 1] - 1.0f;
+  }
+  const std::string xf = dir_ / "x.npy", yf = dir_ / "y.npy";
+  const int64_t xs[] = {8, 2}, ys[] = {8};
+  HMRT_ASSERT_OK(hmrt_npy_write(xf.c_str(), HMRT_DTYPE_F32, 2, xs, x.data()));
+  HMRT_ASSERT_OK(hmrt_npy_write(yf.c_str(), HMRT_DTYPE_F32, 1, ys, y.data()));
+  const std::string state = dir_ / "state";
+  const float w0[2] = {0.25f, -0.5f}, b0 = 0.125f;
+  const hmrt_checkpoint_tensor list[] = {
+      {"w", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 1, progs::linreg::kWShape, w0},
+      {"b", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 0, nullptr, &b0},
+  };
+  hmrt_checkpoint_meta m;
+  std::memset(&m, 0, sizeof(m));
+  std::strcpy(m.model, "linreg");
+  HMRT_ASSERT_OK(hmrt_checkpoint_write(state.c_str(), &m, 2, list));
+
+  const std::vector<std::string> feeds = {"--feed", "x=" + xf, "--feed",
+                                          "y=" + yf};
+  auto train = [&](const hmrt_program* p, const std::string& tag,
+                   const std::string& steps, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--steps", steps, "--log-every", "5",
+                                     "--metrics", dir_ / (tag + ".jsonl")};
+    args.insert(args.end(), feeds.begin(), feeds.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    Result r = run_train(p, args);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return read_metrics(dir_ / (tag + ".jsonl"), 1, "examples_per_s");
+  };
+  const auto dev = train(progs::linreg::program(), "dev", "20",
+                         {"--state", state, "--save", dir_ / "dev_ck"});
+  const auto host = train(progs::linreg::host_program(), "host", "20",
+                          {"--state", state, "--save", dir_ / "host_ck"});
+  ASSERT_EQ(dev.size(), 20u);
+  ASSERT_EQ(host.size(), 20u);
+  for (size_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(num(dev[i], "loss"), num(host[i], "loss")) << i;
+    EXPECT_EQ(num(dev[i], "grad_norm"), num(host[i], "grad_norm")) << i;
+  }
+  EXPECT_LT(num(host[19], "loss"), num(host[0], "loss"));
+  // The same checkpoint, byte for byte.
+  EXPECT_EQ(read_bytes(dir_ / "dev_ck/tensors.bin"),
+            read_bytes(dir_ / "host_ck/tensors.bin"));
+  EXPECT_EQ(read_bytes(dir_ / "dev_ck/manifest.json"),
+            read_bytes(dir_ / "host_ck/manifest.json"));
+
+  // Resuming the host-tier program from a checkpoint halfway reproduces the
+  // rest of the run; --eval reads its outputs the same way.
+  train(progs::linreg::host_program(), "half", "10",
+        {"--state", state, "--save", dir_ / "half_ck"});
+  std::vector<std::string> args = {"--steps", "20", "--resume",
+                                   dir_ / "half_ck", "--metrics",
+                                   dir_ / "rest.jsonl"};
+  args.insert(args.end(), feeds.begin(), feeds.end());
+  Result r = run_train(progs::linreg::host_program(), args);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto rest = read_metrics(dir_ / "rest.jsonl", 11, "examples_per_s");
+  ASSERT_EQ(rest.size(), 10u);
+  for (size_t i = 0; i < 10; ++i)
+    EXPECT_EQ(num(rest[i], "loss"), num(dev[10 + i], "loss")) << i;
+  std::vector<std::string> eval = {"--eval", "--resume", dir_ / "dev_ck"};
+  eval.insert(eval.end(), feeds.begin(), feeds.end());
+  const Result a = run_train(progs::linreg::program(), eval);
+  const Result b = run_train(progs::linreg::host_program(), eval);
+  ASSERT_EQ(a.rc, 0) << a.err;
+  ASSERT_EQ(b.rc, 0) << b.err;
+  EXPECT_TRUE(contains(a.out, "output pred float32[8] = [")) << a.out;
+  EXPECT_EQ(a.out, b.out);
 }
 
 TEST(DriverLr, Schedules) {

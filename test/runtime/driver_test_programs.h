@@ -10,6 +10,11 @@
 //  - linreg: linear regression fed with --feed.  Inputs x [8, 2] and y [8]
 //    float32, parameters w [2] and b (a scalar), no optimizer state, outputs
 //    loss and pred [8].  Plain SGD, constant learning rate.
+//  - linreg_host: linreg with its parameters in the host tier's arena (a
+//    plan a later planner may make), for the driver's per-tier paths.
+//
+// Each entry point starts as generated code does: the base of the device
+// tier's arena (and here of the host tier's) from hmrt_exec_base.
 //
 // Failure injection for the driver's error paths: g_fail_at_step makes step
 // number N return HMRT_INTERNAL (as a crash would stop the run), and
@@ -39,18 +44,20 @@ inline const int64_t kTokShape[] = {B, T};
 inline const int64_t kWShape[] = {V, V};
 
 inline const hmrt_tensor_desc kInputs[] = {
-    {"idx", HMRT_DTYPE_I64, 2, kTokShape, kIdx, B * T * 8, HMRT_ROLE_TOKENS},
+    {"idx", HMRT_DTYPE_I64, 2, kTokShape, kIdx, B * T * 8, HMRT_ROLE_TOKENS,
+     HMRT_TIER_DEVICE},
     {"targets", HMRT_DTYPE_I64, 2, kTokShape, kTgt, B * T * 8,
-     HMRT_ROLE_TARGETS},
+     HMRT_ROLE_TARGETS, HMRT_TIER_DEVICE},
 };
 inline const hmrt_tensor_desc kOutputs[] = {
-    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0},
+    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0, HMRT_TIER_DEVICE},
 };
 inline const hmrt_tensor_desc kParams[] = {
-    {"wte", HMRT_DTYPE_F32, 2, kWShape, kW, V * V * 4, 0},
+    {"wte", HMRT_DTYPE_F32, 2, kWShape, kW, V * V * 4, 0, HMRT_TIER_DEVICE},
 };
 inline const hmrt_tensor_desc kStates[] = {
-    {"wte.momentum_buffer", HMRT_DTYPE_F32, 2, kWShape, kMom, V * V * 4, 0},
+    {"wte.momentum_buffer", HMRT_DTYPE_F32, 2, kWShape, kMom, V * V * 4, 0,
+     HMRT_TIER_DEVICE},
 };
 
 // Loss (and, when train, the gradient in the grad slot) of the batch.
@@ -85,8 +92,10 @@ inline hmrt_status loss_and_grad(uint8_t* arena, bool train, float* loss) {
 
 inline const hmrt_program* program();
 
-inline hmrt_status step(uint8_t* arena, int64_t step, float lr, float* loss,
+inline hmrt_status step(hmrt_exec* exec, int64_t step, float lr, float* loss,
                         float* grad_norm) {
+  uint8_t* arena = hmrt_exec_base(exec, HMRT_TIER_DEVICE);
+  if (arena == nullptr) return HMRT_INVALID_ARGUMENT;
   if (step == g_fail_at_step) return HMRT_INTERNAL;
   float l = 0.0f;
   hmrt_status st = loss_and_grad(arena, true, &l);
@@ -110,7 +119,9 @@ inline hmrt_status step(uint8_t* arena, int64_t step, float lr, float* loss,
   return HMRT_OK;
 }
 
-inline hmrt_status forward(uint8_t* arena) {
+inline hmrt_status forward(hmrt_exec* exec) {
+  uint8_t* arena = hmrt_exec_base(exec, HMRT_TIER_DEVICE);
+  if (arena == nullptr) return HMRT_INVALID_ARGUMENT;
   float l = 0.0f;
   hmrt_status st = loss_and_grad(arena, false, &l);
   *reinterpret_cast<float*>(arena + kLoss) = l;
@@ -120,7 +131,8 @@ inline hmrt_status forward(uint8_t* arena) {
 inline const hmrt_program kProgram = {
     HMRT_PROGRAM_ABI_VERSION,
     "bigram",
-    kArena,
+    "cpu",
+    kArena, 0, 0,  // device, host and storage arenas
     2, kInputs,
     1, kOutputs,
     1, kParams,
@@ -146,31 +158,56 @@ namespace linreg {
 constexpr int64_t N = 8, D = 2;
 constexpr uint64_t kX = 0, kY = 64, kWt = 128, kB = 192, kLoss = 256,
                    kPred = 320, kArena = 384;
+// linreg_host: w and b in the host tier's arena, the rest where it was.
+constexpr uint64_t kHostWt = 0, kHostB = 64, kHostArena = 128;
 
 inline const int64_t kXShape[] = {N, D};
 inline const int64_t kYShape[] = {N};
 inline const int64_t kWShape[] = {D};
 
 inline const hmrt_tensor_desc kInputs[] = {
-    {"x", HMRT_DTYPE_F32, 2, kXShape, kX, N * D * 4, HMRT_ROLE_OTHER},
-    {"y", HMRT_DTYPE_F32, 1, kYShape, kY, N * 4, HMRT_ROLE_OTHER},
+    {"x", HMRT_DTYPE_F32, 2, kXShape, kX, N * D * 4, HMRT_ROLE_OTHER,
+     HMRT_TIER_DEVICE},
+    {"y", HMRT_DTYPE_F32, 1, kYShape, kY, N * 4, HMRT_ROLE_OTHER,
+     HMRT_TIER_DEVICE},
 };
 inline const hmrt_tensor_desc kOutputs[] = {
-    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0},
-    {"pred", HMRT_DTYPE_F32, 1, kYShape, kPred, N * 4, 0},
+    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0, HMRT_TIER_DEVICE},
+    {"pred", HMRT_DTYPE_F32, 1, kYShape, kPred, N * 4, 0, HMRT_TIER_DEVICE},
 };
 inline const hmrt_tensor_desc kParams[] = {
-    {"w", HMRT_DTYPE_F32, 1, kWShape, kWt, D * 4, 0},
-    {"b", HMRT_DTYPE_F32, 0, nullptr, kB, 4, 0},
+    {"w", HMRT_DTYPE_F32, 1, kWShape, kWt, D * 4, 0, HMRT_TIER_DEVICE},
+    {"b", HMRT_DTYPE_F32, 0, nullptr, kB, 4, 0, HMRT_TIER_DEVICE},
+};
+inline const hmrt_tensor_desc kHostParams[] = {
+    {"w", HMRT_DTYPE_F32, 1, kWShape, kHostWt, D * 4, 0, HMRT_TIER_HOST},
+    {"b", HMRT_DTYPE_F32, 0, nullptr, kHostB, 4, 0, HMRT_TIER_HOST},
 };
 
+// The arena bases and where w and b are.
+struct Bases {
+  uint8_t* dev;
+  float* w;
+  float* b;
+};
+
+template <bool kHost>
+inline bool bases(hmrt_exec* exec, Bases* out) {
+  out->dev = hmrt_exec_base(exec, HMRT_TIER_DEVICE);
+  uint8_t* par = kHost ? hmrt_exec_base(exec, HMRT_TIER_HOST) : out->dev;
+  if (out->dev == nullptr || par == nullptr) return false;
+  out->w = reinterpret_cast<float*>(par + (kHost ? kHostWt : kWt));
+  out->b = reinterpret_cast<float*>(par + (kHost ? kHostB : kB));
+  return true;
+}
+
 // pred = x w + b and the mean squared error; returns the loss.
-inline float forward_pass(uint8_t* arena) {
-  const float* x = reinterpret_cast<const float*>(arena + kX);
-  const float* y = reinterpret_cast<const float*>(arena + kY);
-  const float* w = reinterpret_cast<const float*>(arena + kWt);
-  const float b = *reinterpret_cast<const float*>(arena + kB);
-  float* pred = reinterpret_cast<float*>(arena + kPred);
+inline float forward_pass(const Bases& a) {
+  const float* x = reinterpret_cast<const float*>(a.dev + kX);
+  const float* y = reinterpret_cast<const float*>(a.dev + kY);
+  const float* w = a.w;
+  const float b = *a.b;
+  float* pred = reinterpret_cast<float*>(a.dev + kPred);
   double total = 0.0;
   for (int64_t i = 0; i < N; ++i) {
     float p = b;
@@ -179,19 +216,22 @@ inline float forward_pass(uint8_t* arena) {
     total += double(p - y[i]) * double(p - y[i]);
   }
   const float loss = static_cast<float>(total / double(N));
-  *reinterpret_cast<float*>(arena + kLoss) = loss;
+  *reinterpret_cast<float*>(a.dev + kLoss) = loss;
   return loss;
 }
 
-inline hmrt_status step(uint8_t* arena, int64_t step, float lr, float* loss,
+template <bool kHost>
+inline hmrt_status step(hmrt_exec* exec, int64_t step, float lr, float* loss,
                         float* grad_norm) {
+  Bases a;
+  if (!bases<kHost>(exec, &a)) return HMRT_INVALID_ARGUMENT;
   if (step == g_fail_at_step) return HMRT_INTERNAL;
-  const float l = forward_pass(arena);
-  const float* x = reinterpret_cast<const float*>(arena + kX);
-  const float* y = reinterpret_cast<const float*>(arena + kY);
-  const float* pred = reinterpret_cast<const float*>(arena + kPred);
-  float* w = reinterpret_cast<float*>(arena + kWt);
-  float* b = reinterpret_cast<float*>(arena + kB);
+  const float l = forward_pass(a);
+  const float* x = reinterpret_cast<const float*>(a.dev + kX);
+  const float* y = reinterpret_cast<const float*>(a.dev + kY);
+  const float* pred = reinterpret_cast<const float*>(a.dev + kPred);
+  float* w = a.w;
+  float* b = a.b;
   double dw[D] = {0.0, 0.0}, db = 0.0;
   for (int64_t i = 0; i < N; ++i) {
     const double e = 2.0 * (pred[i] - y[i]) / double(N);
@@ -209,15 +249,19 @@ inline hmrt_status step(uint8_t* arena, int64_t step, float lr, float* loss,
   return HMRT_OK;
 }
 
-inline hmrt_status forward(uint8_t* arena) {
-  forward_pass(arena);
+template <bool kHost>
+inline hmrt_status forward(hmrt_exec* exec) {
+  Bases a;
+  if (!bases<kHost>(exec, &a)) return HMRT_INVALID_ARGUMENT;
+  forward_pass(a);
   return HMRT_OK;
 }
 
 inline const hmrt_program kProgram = {
     HMRT_PROGRAM_ABI_VERSION,
     "linreg",
-    kArena,
+    "cpu",
+    kArena, 0, 0,  // device, host and storage arenas
     2, kInputs,
     2, kOutputs,
     2, kParams,
@@ -225,13 +269,35 @@ inline const hmrt_program kProgram = {
     0,
     {HMRT_OPT_SGD, 0.1f, 0.9f, 0.999f, 1e-8f, 0.0f, 0.0f, 0.0f,
      HMRT_LR_CONSTANT, 0, 0, 0.0f},
-    step,
-    forward,
+    step<false>,
+    forward<false>,
     0, nullptr,  // no op names: these programs do not call hmrt_trace_op
     0, nullptr,
 };
 
 inline const hmrt_program* program() { return &kProgram; }
+
+// The same model with w and b in the host tier; the backend left to the
+// default (NULL).
+inline const hmrt_program kHostProgram = {
+    HMRT_PROGRAM_ABI_VERSION,
+    "linreg",
+    nullptr,
+    kArena, kHostArena, 0,
+    2, kInputs,
+    2, kOutputs,
+    2, kHostParams,
+    0, nullptr,
+    0,
+    {HMRT_OPT_SGD, 0.1f, 0.9f, 0.999f, 1e-8f, 0.0f, 0.0f, 0.0f,
+     HMRT_LR_CONSTANT, 0, 0, 0.0f},
+    step<true>,
+    forward<true>,
+    0, nullptr,
+    0, nullptr,
+};
+
+inline const hmrt_program* host_program() { return &kHostProgram; }
 
 }  // namespace linreg
 }  // namespace hmrt_test_programs

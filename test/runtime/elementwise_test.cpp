@@ -7,7 +7,7 @@
 // the terms, |dy| * (1 + |x|), not by the size of the result.
 #include <functional>
 
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // Forward is a copy (exact).  Backward adds float rows in token order; the
 // double reference differs only by float rounding of those sums, bounded by
 // (count of the id) * u * sum|dout|, at most reduction_tol(n) * max sum.
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -3,7 +3,7 @@
 // float rounding is the final one: 2 u relative.
 #include <cmath>
 
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

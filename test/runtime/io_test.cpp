@@ -1,5 +1,5 @@
 // File I/O (hmrt/io.h): .npy, token data and the batch rule, checkpoints;
-// and the internal JSON reader they use.
+// and the JSON helpers around nlohmann/json they use (io/json_util.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "hmrt/io.h"
-#include "io/json.h"
+#include "io/io_internal.h"
+#include "io/json_util.h"
 #include "io_test_util.h"
 #include "test_util.h"
 
@@ -28,58 +29,77 @@ std::string last_error() { return hmrt_last_error(); }
 
 // ---- JSON ---------------------------------------------------------------------
 
+using hmrt::json::Json;
+using hmrt::json::member;
+
 TEST(IoJson, ParsesValues) {
-  hmrt::json::Value v;
+  Json v;
   std::string err;
   ASSERT_TRUE(hmrt::json::parse(
-      " {\"a\": [1, -2, 3.5, 1e3, 18446744073709551615], \"s\": "
+      " {\"a\": [1, -2, 3.5, 1e3, 18446744073709551615, -0], \"s\": "
       "\"x\\\"\\\\\\n\\u00e9\\ud83d\\ude00\", \"t\": true, \"f\": false, "
       "\"n\": null, \"o\": {}} ",
       &v, &err))
       << err;
-  ASSERT_EQ(v.kind, hmrt::json::Value::kObject);
-  const auto* a = v.get("a");
+  ASSERT_TRUE(v.is_object());
+  const Json* a = member(v, "a");
   ASSERT_NE(a, nullptr);
-  ASSERT_EQ(a->array.size(), 5u);
-  EXPECT_TRUE(a->array[0].is_int);
-  EXPECT_EQ(a->array[0].i, 1);
-  EXPECT_EQ(a->array[1].i, -2);
-  EXPECT_FALSE(a->array[1].is_uint);
-  EXPECT_FALSE(a->array[2].is_int);
-  EXPECT_EQ(a->array[2].number, 3.5);
-  EXPECT_FALSE(a->array[3].is_int);  // 1e3 is written as a float
-  EXPECT_EQ(a->array[3].number, 1000.0);
-  EXPECT_FALSE(a->array[4].is_int);
-  EXPECT_TRUE(a->array[4].is_uint);
-  EXPECT_EQ(a->array[4].u, UINT64_MAX);
-  EXPECT_EQ(v.get("s")->str, "x\"\\\n\xc3\xa9\xf0\x9f\x98\x80");
-  EXPECT_TRUE(v.get("t")->boolean);
-  EXPECT_FALSE(v.get("f")->boolean);
-  EXPECT_EQ(v.get("n")->kind, hmrt::json::Value::kNull);
-  EXPECT_EQ(v.get("missing"), nullptr);
+  ASSERT_EQ(a->size(), 6u);
+  int64_t i = 0;
+  uint64_t u = 0;
+  EXPECT_TRUE(hmrt::json::get_int64((*a)[0], &i));
+  EXPECT_EQ(i, 1);
+  EXPECT_TRUE(hmrt::json::get_int64((*a)[1], &i));
+  EXPECT_EQ(i, -2);
+  EXPECT_FALSE(hmrt::json::get_uint64((*a)[1], &u));
+  EXPECT_FALSE(hmrt::json::get_int64((*a)[2], &i));
+  EXPECT_EQ((*a)[2].get<double>(), 3.5);
+  EXPECT_FALSE(hmrt::json::get_int64((*a)[3], &i));  // 1e3 is written as a float
+  EXPECT_EQ((*a)[3].get<double>(), 1000.0);
+  EXPECT_FALSE(hmrt::json::get_int64((*a)[4], &i));  // above INT64_MAX
+  EXPECT_TRUE(hmrt::json::get_uint64((*a)[4], &u));
+  EXPECT_EQ(u, UINT64_MAX);
+  EXPECT_TRUE(hmrt::json::get_uint64((*a)[5], &u));  // "-0"
+  EXPECT_EQ(u, 0u);
+  EXPECT_EQ(member(v, "s")->get<std::string>(), "x\"\\\n\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_TRUE(member(v, "t")->get<bool>());
+  EXPECT_FALSE(member(v, "f")->get<bool>());
+  EXPECT_TRUE(member(v, "n")->is_null());
+  EXPECT_EQ(member(v, "missing"), nullptr);
+  EXPECT_EQ(member(*a, "a"), nullptr);  // not an object
 }
 
 TEST(IoJson, ErrorsHaveLineAndColumn) {
   const char* bad[] = {"", "{", "{\"a\" 1}", "[1,]", "[1 2]", "01", "\"abc",
-                       "tru", "{\"a\": 1} x", "\"\\x\"", "\"\\ud800\"", "-"};
+                       "tru", "{\"a\": 1} x", "\"\\x\"", "\"\\ud800\"", "-",
+                       "\"\xff\""};
   for (const char* text : bad) {
-    hmrt::json::Value v;
+    Json v;
     std::string err;
     EXPECT_FALSE(hmrt::json::parse(text, &v, &err)) << text;
-    EXPECT_TRUE(contains(err, "line 1, column")) << text << ": " << err;
+    EXPECT_TRUE(err.rfind("line 1, column", 0) == 0) << text << ": " << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
   }
-  hmrt::json::Value v;
+  Json v;
   std::string err;
   EXPECT_FALSE(hmrt::json::parse("{\n  \"a\": 1,\n  \"b\": ?\n}", &v, &err));
   EXPECT_TRUE(contains(err, "line 3, column 8")) << err;
+  // Deep nesting is neither a crash nor an error (nlohmann parses and frees
+  // without recursion).
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_TRUE(hmrt::json::parse(deep, &v, &err)) << err;
 }
 
 TEST(IoJson, QuoteRoundTrips) {
-  const std::string s = std::string("a\"b\\c\n\t\x01 z", 11);
-  hmrt::json::Value v;
+  const std::string s = std::string("a\"b\\c\n\t\x01 z\xc3\xa9", 13);
+  Json v;
   std::string err;
   ASSERT_TRUE(hmrt::json::parse(hmrt::json::quote(s), &v, &err)) << err;
-  EXPECT_EQ(v.str, s);
+  EXPECT_EQ(v.get<std::string>(), s);
+  EXPECT_TRUE(hmrt::json::is_utf8(s));
+  // Bytes that are not UTF-8 cannot be JSON text: quote replaces them.
+  EXPECT_FALSE(hmrt::json::is_utf8("a\xff"));
+  EXPECT_EQ(hmrt::json::quote("a\xff"), "\"a\xef\xbf\xbd\"");
   EXPECT_EQ(hmrt::json::number_f32(NAN), "null");
   EXPECT_EQ(hmrt::json::number_f32(0.1f), "0.100000001");
 }
@@ -595,12 +615,16 @@ struct FakeProgram {
   hmrt_tensor_desc states[1];
   hmrt_program program;
   FakeProgram() {
-    params[0] = {"layer.w", HMRT_DTYPE_F32, 2, w_shape, 0, 60, 0};
-    params[1] = {"step_count", HMRT_DTYPE_I64, 0, nullptr, 64, 8, 0};
-    states[0] = {"layer.w.m", HMRT_DTYPE_F64, 1, s_shape, 128, 56, 0};
+    params[0] = {"layer.w", HMRT_DTYPE_F32, 2, w_shape, 0, 60, 0,
+                 HMRT_TIER_DEVICE};
+    params[1] = {"step_count", HMRT_DTYPE_I64, 0, nullptr, 64, 8, 0,
+                 HMRT_TIER_DEVICE};
+    states[0] = {"layer.w.m", HMRT_DTYPE_F64, 1, s_shape, 128, 56, 0,
+                 HMRT_TIER_DEVICE};
     std::memset(&program, 0, sizeof(program));
     program.abi_version = HMRT_PROGRAM_ABI_VERSION;
     program.model_name = "fake";
+    program.backend = "cpu";
     program.arena_bytes = 192;
     program.num_params = 2;
     program.params = params;
@@ -611,14 +635,22 @@ struct FakeProgram {
 
 class IoCheckpoint : public ::testing::Test {
  protected:
+  // The checkpoint functions see the program's arenas only through the
+  // execution context; the test fills the device arena through its
+  // host-visible base (the CPU backend has one).
   void SetUp() override {
-    HMRT_ASSERT_OK(hmrt_arena_create(192, &arena_));
-    void* p = nullptr;
-    HMRT_ASSERT_OK(hmrt_arena_ptr(arena_, 0, 192, &p));
-    base_ = static_cast<uint8_t*>(p);
+    HMRT_ASSERT_OK(hmrt_device_open("cpu", &device_));
+    const uint64_t bytes[HMRT_TIER_COUNT] = {192, 192, 192};
+    HMRT_ASSERT_OK(hmrt_exec_create(device_, bytes, &arena_));
+    base_ = hmrt_exec_base(arena_, HMRT_TIER_DEVICE);
+    ASSERT_NE(base_, nullptr) << hmrt_last_error();
     fill(1);
   }
-  void TearDown() override { hmrt_arena_destroy(arena_); }
+  void TearDown() override {
+    hmrt_exec_destroy(arena_);
+    hmrt_device_close(device_);
+    hmrt::io::set_checkpoint_stage_bytes(0);
+  }
   void fill(int salt) {
     std::memset(base_, 0, 192);
     float* w = reinterpret_cast<float*>(base_);
@@ -639,8 +671,9 @@ class IoCheckpoint : public ::testing::Test {
 
   TempDir dir_;
   FakeProgram fake_;
-  hmrt_arena* arena_ = nullptr;
-  uint8_t* base_ = nullptr;
+  hmrt_device* device_ = nullptr;
+  hmrt_exec* arena_ = nullptr;  // the program's execution context
+  uint8_t* base_ = nullptr;     // its device arena
 };
 
 TEST_F(IoCheckpoint, SaveLoadRoundTrip) {
@@ -659,23 +692,25 @@ TEST_F(IoCheckpoint, SaveLoadRoundTrip) {
   EXPECT_EQ(got.seed, 0x8000000000000005ull);
 
   // The manifest is valid JSON with the documented fields.
-  hmrt::json::Value v;
+  Json v;
   std::string err;
   ASSERT_TRUE(hmrt::json::parse(read_bytes(ckpt() + "/manifest.json"), &v, &err))
       << err;
-  EXPECT_EQ(v.get("format")->str, "hmrt-checkpoint");
-  EXPECT_EQ(v.get("format_version")->i, 1);
-  const auto& list = v.get("tensors")->array;
+  EXPECT_EQ(v.at("format").get<std::string>(), "hmrt-checkpoint");
+  EXPECT_EQ(v.at("format_version").get<int64_t>(), 1);
+  EXPECT_EQ(v.at("seed").get<uint64_t>(), 0x8000000000000005ull);
+  const Json& list = v.at("tensors");
   ASSERT_EQ(list.size(), 3u);
-  EXPECT_EQ(list[0].get("name")->str, "layer.w");
-  EXPECT_EQ(list[0].get("kind")->str, "param");
-  EXPECT_EQ(list[0].get("dtype")->str, "float32");
-  EXPECT_EQ(list[0].get("shape")->array.size(), 2u);
-  EXPECT_EQ(list[1].get("shape")->array.size(), 0u);  // a scalar
-  EXPECT_EQ(list[2].get("kind")->str, "state");
-  EXPECT_EQ(list[2].get("dtype")->str, "float64");
-  for (const auto& t : list) EXPECT_EQ(t.get("offset")->i % 64, 0);
-  EXPECT_EQ(list[0].get("crc32")->u, hmrt_crc32(0, saved.data(), 60));
+  EXPECT_EQ(list[0].at("name").get<std::string>(), "layer.w");
+  EXPECT_EQ(list[0].at("kind").get<std::string>(), "param");
+  EXPECT_EQ(list[0].at("dtype").get<std::string>(), "float32");
+  EXPECT_EQ(list[0].at("shape").size(), 2u);
+  EXPECT_TRUE(list[1].at("shape").is_array());
+  EXPECT_EQ(list[1].at("shape").size(), 0u);  // a scalar
+  EXPECT_EQ(list[2].at("kind").get<std::string>(), "state");
+  EXPECT_EQ(list[2].at("dtype").get<std::string>(), "float64");
+  for (const Json& t : list) EXPECT_EQ(t.at("offset").get<int64_t>() % 64, 0);
+  EXPECT_EQ(list[0].at("crc32").get<uint64_t>(), hmrt_crc32(0, saved.data(), 60));
   // No temporaries are left behind.
   EXPECT_FALSE(fs::exists(ckpt() + ".tmp"));
   EXPECT_FALSE(fs::exists(ckpt() + ".old"));
@@ -897,6 +932,202 @@ TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
             HMRT_INVALID_ARGUMENT);
   // The failed writes did not touch the existing state.
   HMRT_ASSERT_OK(hmrt_checkpoint_load(state.c_str(), &fake_.program, arena_, &got));
+}
+
+// A checkpoint written by the runtime before it used zlib and nlohmann/json
+// (its own CRC-32 and JSON code) loads, and saving the same contents now
+// writes the same bytes: the formats and checksums did not change.
+TEST_F(IoCheckpoint, LoadsCheckpointsOfEarlierRuntimes) {
+  const std::string manifest =
+      "{\n"
+      "  \"format\": \"hmrt-checkpoint\",\n"
+      "  \"format_version\": 1,\n"
+      "  \"model\": \"fake\",\n"
+      "  \"step\": 12,\n"
+      "  \"data_position\": 24,\n"
+      "  \"seed\": 9223372036854775813,\n"
+      "  \"data_file\": \"tensors.bin\",\n"
+      "  \"data_bytes\": 184,\n"
+      "  \"tensors\": [\n"
+      "    {\"name\": \"layer.w\", \"kind\": \"param\", \"dtype\": \"float32\", \"shape\": [3, 5], \"offset\": 0, \"bytes\": 60, \"crc32\": 1074405846},\n"
+      "    {\"name\": \"step_count\", \"kind\": \"param\", \"dtype\": \"int64\", \"shape\": [], \"offset\": 64, \"bytes\": 8, \"crc32\": 3361078206},\n"
+      "    {\"name\": \"layer.w.m\", \"kind\": \"state\", \"dtype\": \"float64\", \"shape\": [7], \"offset\": 128, \"bytes\": 56, \"crc32\": 892242641}\n"
+      "  ]\n"
+      "}\n";
+  const std::string hex =
+      "0000803f0000a03f0000c03f0000e03f00000040000010400000204000003040"
+      "0000404000005040000060400000704000008040000088400000904000000000"
+      "e903000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000080000000000000f8bf00000000000008c000000000000012c0"
+      "00000000000018c00000000000001ec000000000000022c0";
+  std::string data;
+  for (size_t i = 0; i < hex.size(); i += 2)
+    data.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  const std::string old = dir_ / "old";
+  fs::create_directories(old);
+  write_bytes(old + "/manifest.json", manifest);
+  write_bytes(old + "/tensors.bin", data);
+  std::memset(base_, 0xee, 192);
+  hmrt_checkpoint_meta got;
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(old.c_str(), &fake_.program, arena_, &got));
+  EXPECT_EQ(got.step, 12);
+  EXPECT_EQ(got.seed, 0x8000000000000005ull);
+  std::vector<uint8_t> loaded(base_, base_ + 192);
+  fill(1);
+  EXPECT_EQ(std::memcmp(loaded.data(), base_, 60), 0);
+  EXPECT_EQ(std::memcmp(loaded.data() + 64, base_ + 64, 8), 0);
+  EXPECT_EQ(std::memcmp(loaded.data() + 128, base_ + 128, 56), 0);
+
+  const hmrt_checkpoint_meta m = meta(12);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  EXPECT_EQ(read_bytes(ckpt() + "/manifest.json"), manifest);
+  EXPECT_EQ(read_bytes(ckpt() + "/tensors.bin"), data);
+}
+
+// Every malformed manifest is one error, never an exception escaping the C
+// API: wrong JSON types where numbers, strings, arrays or objects belong.
+TEST_F(IoCheckpoint, ManifestTypeErrorsAreMessages) {
+  const hmrt_checkpoint_meta m = meta(1);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  const std::string manifest = read_bytes(ckpt() + "/manifest.json");
+  const std::pair<std::string, std::string> edits[] = {
+      {"\"format\": \"hmrt-checkpoint\"", "\"format\": 7"},
+      {"\"format_version\": 1", "\"format_version\": 1.0"},
+      {"\"format_version\": 1", "\"format_version\": 99999999999999999999"},
+      {"\"model\": \"fake\"", "\"model\": [\"fake\"]"},
+      {"\"step\": 1", "\"step\": \"1\""},
+      {"\"step\": 1", "\"step\": 18446744073709551615"},
+      {"\"seed\": 9223372036854775813", "\"seed\": -1"},
+      {"\"seed\": 9223372036854775813", "\"seed\": 1e3"},
+      {"\"data_file\": \"tensors.bin\"", "\"data_file\": {}"},
+      {"\"tensors\": [", "\"tensors\": \"x\", \"more\": ["},
+      {"{\"name\": \"layer.w\"", "7, {\"name\": \"layer.w\""},
+      {"\"name\": \"layer.w\"", "\"name\": null"},
+      {"\"kind\": \"param\"", "\"kind\": true"},
+      {"\"shape\": [3, 5]", "\"shape\": [3, \"5\"]"},
+      {"\"shape\": [3, 5]", "\"shape\": 15"},
+      {"\"offset\": 0", "\"offset\": -64"},
+      {"\"bytes\": 60", "\"bytes\": 60.5"},
+      {"\"crc32\": ", "\"crc32\": 4294967296, \"x\": "},
+  };
+  for (const auto& e : edits) {
+    std::string text = manifest;
+    const size_t at = text.find(e.first);
+    ASSERT_NE(at, std::string::npos) << e.first;
+    text.replace(at, e.first.size(), e.second);
+    write_bytes(ckpt() + "/manifest.json", text);
+    hmrt_clear_error();
+    hmrt_status st = HMRT_OK;
+    EXPECT_NO_THROW(st = hmrt_checkpoint_load(ckpt().c_str(), &fake_.program,
+                                              arena_, nullptr));
+    EXPECT_NE(st, HMRT_OK) << e.second;
+    EXPECT_TRUE(contains(last_error(), "manifest.json: ")) << last_error();
+    EXPECT_FALSE(contains(last_error(), "invalid JSON")) << last_error();
+    EXPECT_EQ(last_error().find('\n'), std::string::npos) << last_error();
+  }
+}
+
+// Tensors in every tier: the checkpoint code copies each from and to its
+// descriptor's tier through the device interface (the storage tier is a
+// file), in pieces smaller than the tensors.
+TEST_F(IoCheckpoint, TensorsInEveryTier) {
+  FakeProgram tiers;
+  tiers.params[0].tier = HMRT_TIER_STORAGE;  // layer.w
+  tiers.params[0].offset = 64;
+  tiers.params[1].tier = HMRT_TIER_HOST;     // step_count
+  tiers.params[1].offset = 128;
+  tiers.program.host_arena_bytes = 192;
+  tiers.program.storage_arena_bytes = 192;
+  hmrt::io::set_checkpoint_stage_bytes(16);  // layer.w in 4 pieces
+  // Fill the storage and host tiers through the interface.
+  std::vector<uint8_t> w(60), count(8);
+  for (int i = 0; i < 60; ++i) w[i] = static_cast<uint8_t>(3 * i + 1);
+  for (int i = 0; i < 8; ++i) count[i] = static_cast<uint8_t>(200 + i);
+  hmrt_buffer* storage = hmrt_exec_arena(arena_, HMRT_TIER_STORAGE);
+  hmrt_buffer* host = hmrt_exec_arena(arena_, HMRT_TIER_HOST);
+  ASSERT_EQ(hmrt_buffer_tier(storage), HMRT_TIER_STORAGE);
+  HMRT_ASSERT_OK(hmrt_copy_from_host(storage, 64, w.data(), 60));
+  HMRT_ASSERT_OK(hmrt_copy_from_host(host, 128, count.data(), 8));
+  const hmrt_checkpoint_meta m = meta(5);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &tiers.program, arena_, &m));
+  // The file holds the bytes (read back without any device).
+  hmrt_npy t;
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ckpt().c_str(), "layer.w", &t));
+  EXPECT_EQ(std::memcmp(t.data, w.data(), 60), 0);
+  hmrt_npy_free(&t);
+  // The device-tier state came from base_ + 128 as before.
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ckpt().c_str(), "layer.w.m", &t));
+  EXPECT_EQ(std::memcmp(t.data, base_ + 128, 56), 0);
+  hmrt_npy_free(&t);
+
+  HMRT_ASSERT_OK(hmrt_memset(storage, 0, 0xee, 192));
+  HMRT_ASSERT_OK(hmrt_memset(host, 0, 0xee, 192));
+  std::vector<uint8_t> state(base_ + 128, base_ + 184);
+  std::memset(base_, 0xee, 192);
+  hmrt_checkpoint_meta got;
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &tiers.program, arena_, &got));
+  EXPECT_EQ(got.step, 5);
+  std::vector<uint8_t> back(192);
+  HMRT_ASSERT_OK(hmrt_copy_to_host(back.data(), storage, 0, 192));
+  EXPECT_EQ(std::vector<uint8_t>(back.begin() + 64, back.begin() + 124), w);
+  EXPECT_EQ(back[63], 0xee);  // only the tensor's bytes were written
+  EXPECT_EQ(back[124], 0xee);
+  HMRT_ASSERT_OK(hmrt_copy_to_host(back.data(), host, 0, 192));
+  EXPECT_EQ(std::vector<uint8_t>(back.begin() + 128, back.begin() + 136), count);
+  EXPECT_EQ(std::vector<uint8_t>(base_ + 128, base_ + 184), state);
+  EXPECT_EQ(base_[0], 0xee);  // layer.w is not in the device tier any more
+
+  // A saved file is the same whatever the pieces: save the device-tier
+  // program with pieces of 16 bytes and of 64 MiB.
+  fill(2);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save((dir_ / "a").c_str(), &fake_.program, arena_, &m));
+  hmrt::io::set_checkpoint_stage_bytes(0);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save((dir_ / "b").c_str(), &fake_.program, arena_, &m));
+  EXPECT_EQ(read_bytes(dir_ / "a/tensors.bin"), read_bytes(dir_ / "b/tensors.bin"));
+  EXPECT_EQ(read_bytes(dir_ / "a/manifest.json"), read_bytes(dir_ / "b/manifest.json"));
+
+  // A corrupt piece in the middle of a tensor is still caught by its CRC.
+  hmrt::io::set_checkpoint_stage_bytes(16);
+  std::string data = read_bytes(dir_ / "a/tensors.bin");
+  data[40] ^= 1;  // inside layer.w, its third piece
+  write_bytes(dir_ / "a/tensors.bin", data);
+  EXPECT_EQ(hmrt_checkpoint_load((dir_ / "a").c_str(), &fake_.program, arena_,
+                                 nullptr),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "checksum mismatch for parameter 'layer.w'"))
+      << last_error();
+}
+
+// Descriptors that do not fit the context are errors before anything is
+// read or written.
+TEST_F(IoCheckpoint, PlacementErrors) {
+  const hmrt_checkpoint_meta m = meta(1);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  FakeProgram bad;
+  bad.states[0].tier = 7;
+  EXPECT_EQ(hmrt_checkpoint_save((dir_ / "x").c_str(), &bad.program, arena_, &m),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_save: optimizer state 'layer.w.m' has "
+                          "unknown tier 7");
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &bad.program, arena_, nullptr),
+            HMRT_INVALID_ARGUMENT);
+  bad.states[0].tier = HMRT_TIER_DEVICE;
+  bad.states[0].offset = 192;  // past the end of the 192-byte device arena
+  std::memset(base_, 0x11, 192);
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &bad.program, arena_, nullptr),
+            HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_load: optimizer state 'layer.w.m' "
+                          "(bytes [192, 248)) lies outside the device arena of "
+                          "192 bytes");
+  EXPECT_EQ(base_[0], 0x11);  // nothing was loaded
+  EXPECT_EQ(hmrt_checkpoint_save((dir_ / "x").c_str(), &bad.program, arena_, &m),
+            HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, nullptr, &m),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, nullptr, nullptr),
+            HMRT_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // times (|lse| + |x_t|); the mean adds nothing (double accumulation).  The
 // gradient elements are exp(x - lse) * dloss / count: the same relative
 // error on each.
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // The ONNX-semantics ops of hmrt/nn_ops.h against the double-precision
-// references of cpu/nn_ops_reference.h, plus hand-computed values, argument
+// references of reference/nn_ops_reference.h, plus hand-computed values, argument
 // checks, and the gradients (kernel and reference) against central finite
 // differences of the reference forward.
 //
@@ -26,7 +26,7 @@
 #include <functional>
 #include <string>
 
-#include "cpu/nn_ops_reference.h"
+#include "reference/nn_ops_reference.h"
 #include "hmrt/nn_ops.h"
 #include "test_util.h"
 

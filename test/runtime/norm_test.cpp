@@ -7,7 +7,7 @@
 // worth of gamma_n) relative to the largest value of the tensor.  dx is a
 // difference of terms of size rstd*|dy*w| that can cancel (for cols = 1 it
 // is ~0), so its bound is relative to that term size instead.
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -3,7 +3,7 @@
 // foreach=False) for a fixed 5-step problem.
 #include <cmath>
 
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -7,7 +7,7 @@
 // 1e-6 leaves a wide margin while any wrong term is an O(1) difference.
 #include <functional>
 
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

@@ -4,7 +4,7 @@
 // bounded by |x| (|cos|, |sin| <= 1), so 4 u * max|x| bounds the error.
 #include <cmath>
 
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

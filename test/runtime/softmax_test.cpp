@@ -4,7 +4,7 @@
 // of) a float sum of `cols` terms, and backward adds one more row sum, so
 // the error is bounded by reduction_tol(cols) relative to the row's scale
 // (max |y| for softmax, max |x| + log(cols) for log-softmax, max |dx|).
-#include "cpu/reference.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 namespace {

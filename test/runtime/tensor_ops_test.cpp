@@ -1,5 +1,5 @@
 // Generic tensor operations (hmrt/tensor_ops.h) against the scalar
-// references in cpu/tensor_ops_reference.h, plus hand-computed values so a
+// references in reference/tensor_ops_reference.h, plus hand-computed values so a
 // bug shared by kernel and reference cannot hide.
 //
 // Tolerances:
@@ -19,7 +19,7 @@
 #include <limits>
 #include <string>
 
-#include "cpu/tensor_ops_reference.h"
+#include "reference/tensor_ops_reference.h"
 #include "hmrt/tensor_ops.h"
 #include "test_util.h"
 

@@ -2,19 +2,22 @@
 //
 // The scheduled program (tg ops placed by hm-place-buffers) is lowered to the
 // EmitC dialect and printed by MLIR's C++ translator:
-//  - one emitc.func per entry (train_step, forward) taking the arena;
+//  - one emitc.func per entry (train_step, forward) taking the execution
+//    context (hmrt_exec) and reading the device arena's base from it;
 //  - one emitc.call_opaque of the runtime (runtime/include/hmrt/*.h) per op,
 //    checked with CHECK, on pointers into the arena at the placed offsets
 //    (emitc.expression: (T*)(A + offset));
 //  - shapes, permutations, reduction masks and small constants as static
 //    emitc.global arrays.
 // What EmitC cannot express - the hmcc_program() descriptor with its struct
-// initializers, extern "C" linkage and function pointers, and the CHECK
-// macro - is emitc.verbatim text.
+// initializers, extern "C" linkage and function pointers (written by
+// target/common/ProgramDescriptor), and the CHECK macros - is emitc.verbatim
+// text.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/target/cpu/EmitCpp.h"
+#include "compiler/target/common/ProgramDescriptor.h"
 #include "compiler/target/common/Runtime.h"
 #include "compiler/target/common/RuntimeCalls.h"
 #include "hm/IR/HMOps.h"
@@ -46,20 +49,6 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 namespace {
 
-/// A C++ float literal that reads back as the same float ("1.0f", "1e-08f").
-std::string floatLiteral(double v) {
-  if (std::isinf(v))
-    return v > 0 ? "HUGE_VALF" : "-HUGE_VALF";
-  if (std::isnan(v))
-    return "NAN";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  std::string text = buf;
-  if (text.find_first_of(".e") == std::string::npos)
-    text += ".0";
-  return text + "f";
-}
-
 /// One argument of a runtime call: an EmitC value, or C text (a number, an
 /// enumerator, nullptr).
 struct Arg {
@@ -71,7 +60,7 @@ using Args = SmallVector<Arg, 2>;
 Args lit(std::string text) { return {Arg{Value(), std::move(text)}}; }
 Args lit(int64_t v) { return lit(std::to_string(v)); }
 Args flag(bool v) { return lit(v ? "1" : "0"); }
-Args flt(double v) { return lit(floatLiteral(v)); }
+Args flt(double v) { return lit(cFloatLiteral(v)); }
 Args val(Value v) { return {Arg{v, ""}}; }
 
 class Lowering {
@@ -81,17 +70,8 @@ public:
         statusType(emitc::OpaqueType::get(ctx, "hmrt_status")) {}
 
   OwningOpRef<ModuleOp> run(func::FuncOp train, func::FuncOp eval) {
-    if (module.getOps<hm::ArenaOp>().empty()) {
-      module.emitError("codegen: the module is not scheduled (run hm-place-buffers)");
+    if (failed(checkScheduled(module, train, eval)))
       return nullptr;
-    }
-    for (func::FuncOp fn : {train, eval})
-      if (fn)
-        for (Value v : fn.getBody().front().getTerminator()->getOperands())
-          if (placedOffset(v) < 0) {
-            fn.emitError("codegen: a result of @") << fn.getSymName() << " is not placed";
-            return nullptr;
-          }
     for (auto p : module.getOps<ParameterOp>())
       symbolOffsets[p.getSymName()] = p->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt();
     for (auto s : module.getOps<StateOp>())
@@ -110,6 +90,8 @@ public:
     emitc::VerbatimOp::create(
         b, loc,
         "#define CHECK(call) do { hmrt_status s_ = (call); if (s_ != HMRT_OK) return s_; } "
+        "while (0)\n"
+        "#define CHECK_BASE(base) do { if ((base) == nullptr) return HMRT_INVALID_ARGUMENT; } "
         "while (0)");
     globals.setInsertionPointToEnd(out->getBody());
     if (train && failed(lowerFunction(train, /*isTrain=*/true)))
@@ -117,7 +99,15 @@ public:
     if (eval && failed(lowerFunction(eval, /*isTrain=*/false)))
       return nullptr;
     b.setInsertionPointToEnd(out->getBody());
-    describeProgram(train, eval);
+    auto shapeArray = [&](ArrayRef<int64_t> dims) { return arrayName(dims); };
+    ProgramSymbols symbols;
+    symbols.backend = "cpu";
+    symbols.stepFunction = train ? "train_step" : "";
+    symbols.forwardFunction = eval ? "forward" : "";
+    symbols.stepOps = stepOps;
+    symbols.forwardOps = forwardOps;
+    symbols.shapeArray = shapeArray;
+    emitc::VerbatimOp::create(b, module.getLoc(), programDescriptor(module, train, eval, symbols));
     if (failed(verify(*out)))
       return nullptr;
     return out;
@@ -334,15 +324,12 @@ private:
   // Functions
   //===--------------------------------------------------------------------===//
 
-  static int64_t placedOffset(Value v) { return hm::placedOffset(v).value_or(-1); }
-
   LogicalResult lowerFunction(func::FuncOp fn, bool train) {
     isTrain = train;
     offsets.clear();
     byValue.clear();
     addressOf.clear();
-    Type u8ptr = emitc::PointerType::get(b.getIntegerType(8, /*isSigned=*/false));
-    SmallVector<Type> params = {u8ptr};
+    SmallVector<Type> params = {pointer("hmrt_exec")};
     if (train)
       params.append({b.getI64Type(), b.getF32Type(), emitc::PointerType::get(b.getF32Type()),
                      emitc::PointerType::get(b.getF32Type())});
@@ -357,7 +344,12 @@ private:
     }
     Block *entry = func.addEntryBlock();
     b.setInsertionPointToStart(entry);
-    arena = entry->getArgument(0);
+    // The device arena's base address, once (program ABI 3).
+    loc = fn.getLoc();
+    arena = emitCall("hmrt_exec_base", {val(entry->getArgument(0)), lit("HMRT_TIER_DEVICE")},
+                     {pointer("uint8_t")})
+                .getResult(0);
+    emitCall("CHECK_BASE", {val(arena)}, {});
     Value step = train ? entry->getArgument(1) : Value(), lr = train ? entry->getArgument(2) : Value();
     lossOut = train ? entry->getArgument(3) : Value();
     normOut = train ? entry->getArgument(4) : Value();
@@ -501,152 +493,6 @@ private:
     }
     }
     llvm_unreachable("unknown argument kind");
-  }
-
-  //===--------------------------------------------------------------------===//
-  // hmcc_program(): the descriptor the driver reads (verbatim C++)
-  //===--------------------------------------------------------------------===//
-
-  /// `text` as a C string literal.
-  static std::string cString(StringRef text) {
-    std::string out = "\"";
-    for (char c : text) {
-      if (c == '"' || c == '\\')
-        out += '\\';
-      if (static_cast<unsigned char>(c) < 32)
-        out += "?"; // control characters have no place in a name
-      else
-        out += c;
-    }
-    return out + "\"";
-  }
-
-  std::string descriptor(StringRef name, Type type, int64_t offset, int role) {
-    auto t = cast<RankedTensorType>(type);
-    std::string out;
-    llvm::raw_string_ostream d(out);
-    d << "{" << cString(name) << ", " << hmrtDtypeOf(t.getElementType()) << ", " << t.getRank() << ", "
-      << arrayName(t.getShape()) << ", " << offset << "u, " << tg::tensorBytes(t) << "u, " << role
-      << "}";
-    return out;
-  }
-
-  void describeProgram(func::FuncOp train, func::FuncOp eval) {
-    func::FuncOp io = train ? train : eval;
-    // Data inputs and their roles: two integer [B, T] inputs of one shape
-    // are the token window and its next-token targets, in input order.
-    SmallVector<unsigned> tokenArgs;
-    for (unsigned k = 0; k < io.getNumArguments(); ++k) {
-      auto t = typeOf(io.getArgument(k));
-      if (io.getArgAttr(k, "tg.input") && t.getRank() == 2 && t.getElementType().isInteger(64))
-        tokenArgs.push_back(k);
-    }
-    bool tokenModel = tokenArgs.size() == 2 &&
-                      io.getArgument(tokenArgs[0]).getType() == io.getArgument(tokenArgs[1]).getType();
-    int64_t vocab = 0;
-    if (tokenModel)
-      io.walk([&](GatherOp g) {
-        if (g.getIndices() == io.getArgument(tokenArgs[0]))
-          if (g.getX().getDefiningOp<ParamOp>())
-            vocab = g.getX().getType().getDimSize(0);
-      });
-
-    std::vector<std::string> inputs, outputs, params, states;
-    for (unsigned k = 0; k < io.getNumArguments(); ++k) {
-      auto name = io.getArgAttrOfType<StringAttr>(k, "tg.input");
-      if (!name)
-        continue;
-      int role = !tokenModel ? 0 : k == tokenArgs[0] ? 1 : k == tokenArgs[1] ? 2 : 0;
-      inputs.push_back(descriptor(name.getValue(), io.getArgument(k).getType(),
-                                  io.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr).getInt(), role));
-    }
-    if (train) {
-      Value loss = train.getBody().front().getTerminator()->getOperand(0);
-      outputs.push_back(descriptor("loss", loss.getType(), placedOffset(loss), 0));
-    } else {
-      auto ret = cast<func::ReturnOp>(eval.getBody().front().getTerminator());
-      for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
-        std::string name = "output" + std::to_string(k);
-        if (auto n = eval.getResultAttrOfType<StringAttr>(k, "tg.output"))
-          name = n.str();
-        else if (auto g = eval.getResultAttrOfType<FlatSymbolRefAttr>(k, "tg.grad_of"))
-          name = "grad." + g.getValue().str();
-        outputs.push_back(descriptor(name, v.getType(), placedOffset(v), 0));
-      }
-    }
-    for (auto p : module.getOps<ParameterOp>())
-      params.push_back(descriptor(p.getSymName(), p.getType(), symbolOffsets.lookup(p.getSymName()), 0));
-    for (auto st : module.getOps<StateOp>())
-      states.push_back(descriptor(st.getSymName(), st.getType(), symbolOffsets.lookup(st.getSymName()), 0));
-
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    auto list = [&](const char *name, const std::vector<std::string> &items) {
-      os << "static const hmrt_tensor_desc " << name << "[] = {\n";
-      for (const std::string &item : items)
-        os << "  " << item << ",\n";
-      if (items.empty())
-        os << "  {nullptr, 0, 0, nullptr, 0, 0, 0},\n";
-      os << "};\n";
-    };
-    list("kInputs", inputs);
-    list("kOutputs", outputs);
-    list("kParams", params);
-    list("kStates", states);
-    auto names = [&](const char *name, const std::vector<std::string> &ops) {
-      os << "static const char* const " << name << "[] = {\n";
-      for (const std::string &op : ops)
-        os << "  " << cString(op) << ",\n";
-      if (ops.empty())
-        os << "  nullptr,\n";
-      os << "};\n";
-    };
-    names("kStepOps", stepOps);
-    names("kForwardOps", forwardOps);
-
-    auto hyper = module->getAttrOfType<DictionaryAttr>("tg.optimizer");
-    auto hp = [&](StringRef key) {
-      auto a = hyper ? hyper.getAs<FloatAttr>(key) : FloatAttr();
-      return floatLiteral(a ? a.getValueAsDouble() : 0.0);
-    };
-    std::string optimizer = "HMRT_OPT_NONE";
-    if (hyper && train) {
-      StringRef name = hyper.getAs<StringAttr>("name").getValue();
-      optimizer = name == "sgd"     ? "HMRT_OPT_SGD"
-                  : name == "adamw" ? "HMRT_OPT_ADAMW"
-                  : name == "onnx"  ? "HMRT_OPT_ONNX"
-                                    : "HMRT_OPT_ADAMW8BIT";
-    }
-    auto sched = module->getAttrOfType<DictionaryAttr>("tg.lr_schedule");
-    auto schedule = [&](StringRef key) { return sched ? sched.get(key) : Attribute(); };
-    auto kind = sched ? sched.getAs<StringAttr>("kind") : StringAttr();
-    bool cosine = kind && kind.getValue() == "cosine";
-    auto schedInt = [&](StringRef key) {
-      auto v = dyn_cast_or_null<IntegerAttr>(schedule(key));
-      return v ? v.getInt() : 0;
-    };
-    auto schedFloat = [&](StringRef key) {
-      auto v = dyn_cast_or_null<FloatAttr>(schedule(key));
-      return floatLiteral(v ? v.getValueAsDouble() : 0.0);
-    };
-    auto arenaOp = *module.getOps<hm::ArenaOp>().begin();
-    os << "\nextern \"C\" const hmrt_program* hmcc_program(void) {\n"
-       << "  static const hmrt_program program = {\n"
-       << "    HMRT_PROGRAM_ABI_VERSION, "
-       << cString(module.getSymName() ? module.getSymName()->str() : "model") << ", "
-       << arenaOp.getBytes() << "u,\n"
-       << "    " << inputs.size() << ", kInputs, " << outputs.size() << ", kOutputs,\n"
-       << "    " << params.size() << ", kParams, " << states.size() << ", kStates,\n"
-       << "    " << vocab << ",\n"
-       << "    {" << optimizer << ", " << hp("lr") << ", " << hp("beta1") << ", " << hp("beta2")
-       << ", " << hp("eps") << ", " << hp("weight_decay") << ", " << hp("momentum") << ", "
-       << hp("clip_norm") << ", " << (cosine ? "HMRT_LR_COSINE" : "HMRT_LR_CONSTANT") << ", "
-       << schedInt("warmup_steps") << ", " << schedInt("decay_steps") << ", "
-       << schedFloat("min_lr") << "},\n"
-       << "    " << (train ? "train_step" : "nullptr") << ", " << (eval ? "forward" : "nullptr")
-       << ",\n    " << stepOps.size() << ", kStepOps, " << forwardOps.size() << ", kForwardOps};\n"
-       << "  return &program;\n}";
-    emitc::VerbatimOp::create(b, module.getLoc(), text);
   }
 };
 

@@ -155,4 +155,19 @@ def TGSelectEntries : Pass<"tg-select-entries", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGInputRoles : Pass<"tg-input-roles", "::mlir::ModuleOp"> {
+  let summary = "Marks the token and target inputs of a language model for the data loader";
+  let description = [{
+    The generated program's driver fills data inputs either from `--feed`
+    files or, for a language model, from a token file: a window of ids and
+    the next ids. This pass decides which inputs those are, so that no
+    target has to guess. In every function, when exactly two data inputs
+    (`tg.input`) are int64 `[B, T]` tensors of one type, the first gets
+    `tg.input_role = "tokens"` and the second `tg.input_role = "targets"`.
+    When the tokens index a parameter along axis 0 (an embedding), the
+    tokens input also gets `tg.vocab_size`, the parameter's row count.
+    Other inputs get no role.
+  }];
+}
+
 #endif // HMCC_TG_TRANSFORMS_PASSES

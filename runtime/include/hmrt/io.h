@@ -163,20 +163,23 @@ hmrt_status hmrt_checkpoint_write(const char* dir,
                                   int32_t count,
                                   const hmrt_checkpoint_tensor* tensors);
 
-/* Saves every parameter and optimizer state of `program` (their arena ranges)
- * with hmrt_checkpoint_write. */
+/* Saves every parameter and optimizer state of `program` (their ranges in
+ * the arenas of `exec`, in each descriptor's tier) as hmrt_checkpoint_write
+ * does.  The bytes are read through the device interface (hmrt_copy into a
+ * host-tier staging buffer of the context's device, in pieces). */
 hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
-                                 const hmrt_arena* arena,
+                                 const hmrt_exec* exec,
                                  const hmrt_checkpoint_meta* meta);
 
-/* Loads `dir` into the arena of `program`: the checkpoint must hold exactly
- * the program's parameters and states (same kind, name, dtype and shape; a
- * missing or extra tensor is an error naming it) and every tensor's CRC-32
- * must match; the model names must agree when both are non-empty.  Writes
- * *meta (may be NULL).  On failure the arena may be partly overwritten. */
+/* Loads `dir` into the arenas of `exec`, the execution context of `program`:
+ * the checkpoint must hold exactly the program's parameters and states (same
+ * kind, name, dtype and shape; a missing or extra tensor is an error naming
+ * it) and every tensor's CRC-32 must match; the model names must agree when
+ * both are non-empty.  Each tensor is written to its descriptor's tier
+ * through the device interface.  Writes *meta (may be NULL).  On failure
+ * the arenas may be partly overwritten. */
 hmrt_status hmrt_checkpoint_load(const char* dir, const hmrt_program* program,
-                                 hmrt_arena* arena,
-                                 hmrt_checkpoint_meta* meta);
+                                 hmrt_exec* exec, hmrt_checkpoint_meta* meta);
 
 /* Reads only the manifest's metadata. */
 hmrt_status hmrt_checkpoint_read_meta(const char* dir,

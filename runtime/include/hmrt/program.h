@@ -2,25 +2,33 @@
  * generates and the runtime's driver (the `train` executable).
  *
  * hmcc emits one C++ file per model that defines hmcc_program(). Everything
- * the program touches lives in one arena of `arena_bytes` bytes at static
- * offsets: data inputs, parameters, optimizer states, gradients and
- * activations. The driver allocates the arena, loads parameters and states
- * from the state directory (or a checkpoint), writes each step's inputs at
- * their offsets, calls step(), and saves checkpoints by copying the
- * parameter and state ranges out of the arena.
+ * the program touches lives at static offsets in one arena per memory tier
+ * (hmrt/device.h): data inputs, parameters, optimizer states, gradients and
+ * activations; today every tensor is in the device tier. The driver opens
+ * the program's device backend, creates an execution context (hmrt_exec:
+ * the device, one arena buffer per tier of the planned size, its streams),
+ * loads parameters and states from the state directory (or a checkpoint),
+ * writes each step's inputs at their offsets, calls step(), and saves
+ * checkpoints by copying the parameter and state ranges out of the arenas,
+ * all through the device interface.
+ *
+ * ABI 3 (this header): step() and forward() take the execution context
+ * instead of the device arena's base pointer; the program names its backend;
+ * arena sizes per tier; a tier per tensor.
  *
  * Plain C (C99), usable from C++.
  */
 #ifndef HMRT_PROGRAM_H
 #define HMRT_PROGRAM_H
 
+#include "hmrt/device.h"
 #include "hmrt/hmrt.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define HMRT_PROGRAM_ABI_VERSION 2u
+#define HMRT_PROGRAM_ABI_VERSION 3u
 
 /* Element types, numbered as ONNX's TensorProto.DataType.  Storage is
  * little-endian; F16 is IEEE 754 binary16 and BF16 is bfloat16 (the top 16
@@ -53,9 +61,10 @@ typedef struct hmrt_tensor_desc {
   int32_t dtype;        /* hmrt_dtype */
   int32_t rank;
   const int64_t* shape; /* rank entries */
-  uint64_t offset;      /* byte offset in the arena, 64-byte aligned */
+  uint64_t offset;      /* byte offset in its tier's arena, 64-byte aligned */
   uint64_t bytes;       /* element count times element size */
   int32_t role;         /* hmrt_input_role, for data inputs; 0 otherwise */
+  int32_t tier;         /* hmrt_tier of the arena holding it; 0 (device) today */
 } hmrt_tensor_desc;
 
 typedef enum hmrt_optimizer {
@@ -86,10 +95,21 @@ typedef struct hmrt_hyperparams {
   float min_lr;
 } hmrt_hyperparams;
 
+/* The execution context a generated program runs in: the device, one
+ * arena buffer per tier (hmrt_exec_arena) and its streams.  The driver
+ * creates it; generated code only reads it. */
+typedef struct hmrt_exec hmrt_exec;
+
 typedef struct hmrt_program {
   uint32_t abi_version; /* HMRT_PROGRAM_ABI_VERSION */
   const char* model_name;
+  /* The device backend the code was generated for ("cpu"), opened with
+   * hmrt_device_open; NULL or "" means the default, hmrt_backend_name(0). */
+  const char* backend;
+  /* Bytes of the arena of each tier.  arena_bytes is the device tier's. */
   uint64_t arena_bytes;
+  uint64_t host_arena_bytes;    /* HMRT_TIER_HOST; 0 today */
+  uint64_t storage_arena_bytes; /* HMRT_TIER_STORAGE; 0 today */
   int32_t num_inputs;
   const hmrt_tensor_desc* inputs;
   int32_t num_outputs; /* outputs[0] is the loss in a training program */
@@ -101,14 +121,18 @@ typedef struct hmrt_program {
   int64_t vocab_size; /* rows of the token embedding; 0 when not a token model */
   hmrt_hyperparams hyper;
 
-  /* One training step on `arena`: forward, backward, optimizer update.
+  /* One training step in `exec`: forward, backward, optimizer update.
    * `step` counts from 1 (bias correction); `lr` is this step's learning
    * rate (the driver applies the schedule). Writes the loss computed before
-   * the update and the global L2 norm of the gradients before clipping. */
-  hmrt_status (*step)(uint8_t* arena, int64_t step, float lr, float* loss,
+   * the update and the global L2 norm of the gradients before clipping.
+   * Generated CPU code starts with
+   *   uint8_t* arena = hmrt_exec_base(exec, HMRT_TIER_DEVICE);
+   *   if (arena == NULL) return HMRT_INVALID_ARGUMENT;
+   * and addresses tensors as (T*)(arena + offset). */
+  hmrt_status (*step)(hmrt_exec* exec, int64_t step, float lr, float* loss,
                       float* grad_norm);
   /* Forward only: computes every output; parameters are unchanged. */
-  hmrt_status (*forward)(uint8_t* arena);
+  hmrt_status (*forward)(hmrt_exec* exec);
 
   /* The ops of step() and forward() in the order they run, by name ("tg.gemm
    * /fc1/Gemm": the op and the ONNX node it comes from): names for the
@@ -121,6 +145,39 @@ typedef struct hmrt_program {
 
 /* Defined by the generated code. */
 const hmrt_program* hmcc_program(void);
+
+/* ---- the execution context --------------------------------------------------
+ * Streams of an execution context: compute (the program's work) and copy
+ * (transfers between tiers beside it). */
+#define HMRT_EXEC_STREAM_COMPUTE 0
+#define HMRT_EXEC_STREAM_COPY 1
+#define HMRT_EXEC_STREAM_COUNT 2
+
+/* Allocates one arena buffer per tier on `device`, of tier_bytes[tier] bytes
+ * (0 allowed; contents unspecified), and the streams.  The device must
+ * outlive the context. */
+hmrt_status hmrt_exec_create(hmrt_device* device,
+                             const uint64_t tier_bytes[HMRT_TIER_COUNT],
+                             hmrt_exec** out);
+/* hmrt_exec_create with the program's arena_bytes, host_arena_bytes and
+ * storage_arena_bytes. */
+hmrt_status hmrt_exec_create_for_program(hmrt_device* device,
+                                         const hmrt_program* program,
+                                         hmrt_exec** out);
+void hmrt_exec_destroy(hmrt_exec* exec);
+/* The device; NULL for NULL. */
+hmrt_device* hmrt_exec_device(const hmrt_exec* exec);
+/* The arena buffer of `tier`; NULL for NULL or an unknown tier. */
+hmrt_buffer* hmrt_exec_arena(const hmrt_exec* exec, int32_t tier);
+/* Stream `which` (HMRT_EXEC_STREAM_*); NULL for NULL or an unknown index. */
+hmrt_stream* hmrt_exec_stream(const hmrt_exec* exec, int32_t which);
+/* The host-visible base address of the arena of `tier`, for generated code
+ * to call once at entry (cheap: no allocation, no system call).  NULL, with
+ * a message for hmrt_last_error, when exec is NULL, the tier is unknown or
+ * its arena has no host-visible memory (the storage tier; on a backend whose
+ * device memory the host cannot address, the device tier).  Never NULL for
+ * the device and host tiers of the CPU backend, also for an empty arena. */
+uint8_t* hmrt_exec_base(hmrt_exec* exec, int32_t tier);
 
 #ifdef __cplusplus
 } /* extern "C" */

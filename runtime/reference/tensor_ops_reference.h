@@ -4,8 +4,8 @@
 // Arithmetic is in double (int64 for integer ops).  The arguments are
 // assumed valid: the references check nothing.  Shapes are (rank, dims) as
 // in the C API.  Test-only, never built into hmrt.
-#ifndef HMRT_CPU_TENSOR_OPS_REFERENCE_H
-#define HMRT_CPU_TENSOR_OPS_REFERENCE_H
+#ifndef HMRT_REFERENCE_TENSOR_OPS_REFERENCE_H
+#define HMRT_REFERENCE_TENSOR_OPS_REFERENCE_H
 
 #include <cstddef>
 #include <cstdint>
@@ -69,4 +69,4 @@ void dropout(const double* x, double* y, uint8_t* mask, int64_t n,
 }  // namespace ref
 }  // namespace hmrt
 
-#endif  // HMRT_CPU_TENSOR_OPS_REFERENCE_H
+#endif  // HMRT_REFERENCE_TENSOR_OPS_REFERENCE_H

@@ -1,5 +1,5 @@
 // Scalar double-precision references for the CPU kernels; see reference.h.
-#include "cpu/reference.h"
+#include "reference/reference.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,8 +5,8 @@
 // kernels with these and check the backward functions against central
 // finite differences of the forward ones.
 // Built into the test-only library hmrt_reference, never into hmrt.
-#ifndef HMRT_CPU_NN_OPS_REFERENCE_H
-#define HMRT_CPU_NN_OPS_REFERENCE_H
+#ifndef HMRT_REFERENCE_NN_OPS_REFERENCE_H
+#define HMRT_REFERENCE_NN_OPS_REFERENCE_H
 
 #include <cstdint>
 #include <vector>
@@ -77,4 +77,4 @@ void sce_loss_backward(const std::vector<double>& scores, const Shape& shape,
 }  // namespace ref
 }  // namespace hmrt
 
-#endif  // HMRT_CPU_NN_OPS_REFERENCE_H
+#endif  // HMRT_REFERENCE_NN_OPS_REFERENCE_H

@@ -3,8 +3,8 @@
 // kernel).  The unit tests compare the optimised float kernels with these.
 // Same layouts and accumulate/overwrite rules as hmrt/kernels.h.
 // Built into the test-only library hmrt_reference, never into hmrt.
-#ifndef HMRT_CPU_REFERENCE_H
-#define HMRT_CPU_REFERENCE_H
+#ifndef HMRT_REFERENCE_REFERENCE_H
+#define HMRT_REFERENCE_REFERENCE_H
 
 #include <cstdint>
 
@@ -100,4 +100,4 @@ double global_norm(const double* const* buffers, const int64_t* sizes,
 }  // namespace ref
 }  // namespace hmrt
 
-#endif  // HMRT_CPU_REFERENCE_H
+#endif  // HMRT_REFERENCE_REFERENCE_H

@@ -1,6 +1,6 @@
 // Scalar references of the generic tensor operations; see
 // tensor_ops_reference.h.
-#include "cpu/tensor_ops_reference.h"
+#include "reference/tensor_ops_reference.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Double-precision references of the ops of hmrt/nn_ops.h; see
 // nn_ops_reference.h.  Shapes are assumed valid (the tests pass valid ones;
 // a mismatch aborts).
-#include "cpu/nn_ops_reference.h"
+#include "reference/nn_ops_reference.h"
 
 #include <algorithm>
 #include <cmath>

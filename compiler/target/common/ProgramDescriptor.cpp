@@ -1,0 +1,211 @@
+//===- ProgramDescriptor.cpp - hmcc_program() for every target ------------===//
+#include "compiler/target/common/ProgramDescriptor.h"
+#include "compiler/target/common/Runtime.h"
+#include "hm/IR/HMOps.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+using namespace mlir;
+using namespace hmcc::tg;
+
+namespace hmcc {
+
+std::string cFloatLiteral(double v) {
+  if (std::isinf(v))
+    return v > 0 ? "HUGE_VALF" : "-HUGE_VALF";
+  if (std::isnan(v))
+    return "NAN";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::string text = buf;
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text + "f";
+}
+
+std::string cStringLiteral(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 32)
+      out += "?"; // control characters have no place in a name
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+LogicalResult checkScheduled(ModuleOp module, func::FuncOp train, func::FuncOp eval) {
+  if (module.getOps<hm::ArenaOp>().empty())
+    return module.emitError("codegen: the module is not scheduled (run hm-place-buffers)");
+  for (func::FuncOp fn : {train, eval})
+    if (fn)
+      for (Value v : fn.getBody().front().getTerminator()->getOperands())
+        if (!hm::placedOffset(v))
+          return fn.emitError("codegen: a result of @") << fn.getSymName() << " is not placed";
+  return success();
+}
+
+namespace {
+
+class Descriptor {
+public:
+  Descriptor(ModuleOp module, const ProgramSymbols &symbols) : module(module), symbols(symbols) {
+    for (auto p : module.getOps<ParameterOp>())
+      symbolOffsets[p.getSymName()] = p->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt();
+    for (auto s : module.getOps<StateOp>())
+      symbolOffsets[s.getSymName()] = s->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt();
+  }
+
+  std::string write(func::FuncOp train, func::FuncOp eval) {
+    func::FuncOp io = train ? train : eval;
+    std::vector<std::string> inputs, outputs, params, states;
+    int64_t vocab = 0;
+    for (unsigned k = 0; k < io.getNumArguments(); ++k) {
+      auto name = io.getArgAttrOfType<StringAttr>(k, "tg.input");
+      if (!name)
+        continue;
+      auto role = io.getArgAttrOfType<StringAttr>(k, "tg.input_role");
+      if (auto v = io.getArgAttrOfType<IntegerAttr>(k, "tg.vocab_size"))
+        vocab = v.getInt();
+      inputs.push_back(tensor(name.getValue(), io.getArgument(k).getType(),
+                              io.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr).getInt(),
+                              !role                          ? "HMRT_ROLE_OTHER"
+                              : role.getValue() == "tokens" ? "HMRT_ROLE_TOKENS"
+                                                             : "HMRT_ROLE_TARGETS"));
+    }
+    if (train) {
+      Value loss = train.getBody().front().getTerminator()->getOperand(0);
+      outputs.push_back(tensor("loss", loss.getType(), *hm::placedOffset(loss)));
+    } else {
+      auto ret = cast<func::ReturnOp>(eval.getBody().front().getTerminator());
+      for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+        std::string name = "output" + std::to_string(k);
+        if (auto n = eval.getResultAttrOfType<StringAttr>(k, "tg.output"))
+          name = n.str();
+        else if (auto g = eval.getResultAttrOfType<FlatSymbolRefAttr>(k, "tg.grad_of"))
+          name = "grad." + g.getValue().str();
+        outputs.push_back(tensor(name, v.getType(), *hm::placedOffset(v)));
+      }
+    }
+    for (auto p : module.getOps<ParameterOp>())
+      params.push_back(tensor(p.getSymName(), p.getType(), symbolOffsets.lookup(p.getSymName())));
+    for (auto st : module.getOps<StateOp>())
+      states.push_back(tensor(st.getSymName(), st.getType(), symbolOffsets.lookup(st.getSymName())));
+
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    auto list = [&](const char *name, const std::vector<std::string> &items) {
+      os << "static const hmrt_tensor_desc " << name << "[] = {\n";
+      for (const std::string &item : items)
+        os << "  " << item << ",\n";
+      if (items.empty())
+        os << "  {nullptr, 0, 0, nullptr, 0, 0, 0, 0},\n";
+      os << "};\n";
+    };
+    list("kInputs", inputs);
+    list("kOutputs", outputs);
+    list("kParams", params);
+    list("kStates", states);
+    auto names = [&](const char *name, ArrayRef<std::string> ops) {
+      os << "static const char* const " << name << "[] = {\n";
+      for (const std::string &op : ops)
+        os << "  " << cStringLiteral(op) << ",\n";
+      if (ops.empty())
+        os << "  nullptr,\n";
+      os << "};\n";
+    };
+    names("kStepOps", symbols.stepOps);
+    names("kForwardOps", symbols.forwardOps);
+
+    auto function = [](StringRef name) { return name.empty() ? std::string("nullptr") : name.str(); };
+    auto arena = *module.getOps<hm::ArenaOp>().begin();
+    os << "\nextern \"C\" const hmrt_program* hmcc_program(void) {\n"
+       << "  static const hmrt_program program = {\n"
+       << "    HMRT_PROGRAM_ABI_VERSION, "
+       << cStringLiteral(module.getSymName() ? module.getSymName()->str() : "model") << ", "
+       << cStringLiteral(symbols.backend) << ",\n"
+       << "    " << arena.getBytes() << "u, 0u, 0u,\n"
+       << "    " << inputs.size() << ", kInputs, " << outputs.size() << ", kOutputs,\n"
+       << "    " << params.size() << ", kParams, " << states.size() << ", kStates,\n"
+       << "    " << vocab << ",\n"
+       << "    " << hyperparams(static_cast<bool>(train)) << ",\n"
+       << "    " << function(symbols.stepFunction) << ", " << function(symbols.forwardFunction)
+       << ",\n    " << symbols.stepOps.size() << ", kStepOps, " << symbols.forwardOps.size()
+       << ", kForwardOps};\n"
+       << "  return &program;\n}";
+    return text;
+  }
+
+private:
+  ModuleOp module;
+  const ProgramSymbols &symbols;
+  llvm::StringMap<int64_t> symbolOffsets;
+
+  /// One hmrt_tensor_desc initializer; every tensor is in the device arena.
+  std::string tensor(StringRef name, Type type, int64_t offset,
+                     StringRef role = "HMRT_ROLE_OTHER") {
+    auto t = cast<RankedTensorType>(type);
+    std::string out;
+    llvm::raw_string_ostream d(out);
+    d << "{" << cStringLiteral(name) << ", " << hmrtDtypeOf(t.getElementType()) << ", "
+      << t.getRank() << ", " << symbols.shapeArray(t.getShape()) << ", " << offset << "u, "
+      << tg::tensorBytes(t) << "u, " << role << ", HMRT_TIER_DEVICE}";
+    return out;
+  }
+
+  /// The hmrt_hyperparams initializer: the optimizer (tg.optimizer) and the
+  /// learning-rate schedule (tg.lr_schedule).
+  std::string hyperparams(bool training) {
+    auto hyper = module->getAttrOfType<DictionaryAttr>("tg.optimizer");
+    auto hp = [&](StringRef key) {
+      auto a = hyper ? hyper.getAs<FloatAttr>(key) : FloatAttr();
+      return cFloatLiteral(a ? a.getValueAsDouble() : 0.0);
+    };
+    std::string optimizer = "HMRT_OPT_NONE";
+    if (hyper && training) {
+      StringRef name = hyper.getAs<StringAttr>("name").getValue();
+      optimizer = name == "sgd"     ? "HMRT_OPT_SGD"
+                  : name == "adamw" ? "HMRT_OPT_ADAMW"
+                  : name == "onnx"  ? "HMRT_OPT_ONNX"
+                                    : "HMRT_OPT_ADAMW8BIT";
+    }
+    auto lrSchedule = module->getAttrOfType<DictionaryAttr>("tg.lr_schedule");
+    auto get = [&](StringRef key) { return lrSchedule ? lrSchedule.get(key) : Attribute(); };
+    auto kind = dyn_cast_or_null<StringAttr>(get("kind"));
+    auto integer = [&](StringRef key) {
+      auto v = dyn_cast_or_null<IntegerAttr>(get(key));
+      return v ? v.getInt() : 0;
+    };
+    auto real = [&](StringRef key) {
+      auto v = dyn_cast_or_null<FloatAttr>(get(key));
+      return cFloatLiteral(v ? v.getValueAsDouble() : 0.0);
+    };
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    os << "{" << optimizer << ", " << hp("lr") << ", " << hp("beta1") << ", " << hp("beta2")
+       << ", " << hp("eps") << ", " << hp("weight_decay") << ", " << hp("momentum") << ", "
+       << hp("clip_norm") << ", "
+       << (kind && kind.getValue() == "cosine" ? "HMRT_LR_COSINE" : "HMRT_LR_CONSTANT") << ", "
+       << integer("warmup_steps") << ", " << integer("decay_steps") << ", " << real("min_lr")
+       << "}";
+    return out;
+  }
+};
+
+} // namespace
+
+std::string programDescriptor(ModuleOp module, func::FuncOp train, func::FuncOp eval,
+                              const ProgramSymbols &symbols) {
+  return Descriptor(module, symbols).write(train, eval);
+}
+
+} // namespace hmcc

@@ -1,0 +1,230 @@
+/* hmrt/device.h: the device interface.  Everything the driver, checkpoint
+ * I/O and generated programs do with memory goes through it: a device
+ * (backend) opened by name, buffers in three memory tiers, copies and memset
+ * between them, streams and events, and the kernels the backend provides.
+ *
+ * Backends.  A backend is opened by name from one registry
+ * (runtime/core/registry.cpp, the only place a backend is added):
+ * hmrt_backend_count() / hmrt_backend_name(i) list them.  This build has
+ * "cpu" (runtime/cpu/device_cpu.cpp).
+ *
+ * Tiers.
+ *  - HMRT_TIER_DEVICE: the device arena, the memory the backend's kernels
+ *    compute on.  CPU: 64-byte aligned host memory.
+ *  - HMRT_TIER_HOST: the pinned host pool, host memory the device copies to
+ *    and from at full speed (staging for files, offloaded tensors).  CPU:
+ *    64-byte aligned host memory.
+ *  - HMRT_TIER_STORAGE: files (NVMe), large and slow, not addressable: only
+ *    copies and memset reach it.  CPU: one unlinked temporary file per
+ *    buffer in $HMRT_STORAGE_DIR (else $TMPDIR, else /tmp), read and written
+ *    with pread/pwrite.
+ * A new buffer's contents are unspecified (a storage buffer reads as zeros).
+ *
+ * Copies.  hmrt_copy* move bytes between any two buffers of one device, or
+ * between a buffer and ordinary host memory (hmrt_copy_from_host,
+ * hmrt_copy_to_host), at byte offsets.  Each range is checked against its
+ * buffer (offset + bytes <= size, overflow-safe): otherwise
+ * HMRT_OUT_OF_RANGE with a message such as "hmrt_copy: destination bytes
+ * [1000, 1000 + 25) are outside the device buffer of 1024 bytes".  Two
+ * ranges of the same buffer must not overlap.  The blocking forms return
+ * when the bytes have arrived; the _async forms are queued on a stream and
+ * the memory they name must stay valid (and unchanged, for sources) until
+ * the stream has reached them.
+ *
+ * Streams and events, as CUDA's: work on one stream runs in submission
+ * order; hmrt_event_record marks the point a stream has reached;
+ * hmrt_stream_wait_event makes later work on a stream wait for an event; an
+ * event never recorded counts as complete.  On the CPU backend a stream runs
+ * its work inline, at submission, in order: an _async call has finished when
+ * it returns (its errors are its return value), events are complete when
+ * recorded, waits and synchronizes return at once.
+ *
+ * Threads: handles may be used from several threads as long as no two
+ * calls write the same bytes at once; destroying a handle in use is
+ * undefined.  Conventions of hmrt.h: status codes, hmrt_last_error(),
+ * outputs written only on success, destroy functions accept NULL.
+ *
+ * Plain C (C99), usable from C++.
+ */
+#ifndef HMRT_DEVICE_H
+#define HMRT_DEVICE_H
+
+#include "hmrt/hmrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- tiers -------------------------------------------------------------- */
+
+typedef enum hmrt_tier {
+  HMRT_TIER_DEVICE = 0,  /* the device arena */
+  HMRT_TIER_HOST = 1,    /* the pinned host pool */
+  HMRT_TIER_STORAGE = 2  /* files */
+} hmrt_tier;
+#define HMRT_TIER_COUNT 3
+
+/* "device", "host", "storage"; "unknown" for other values. */
+const char* hmrt_tier_name(int32_t tier);
+
+/* ---- backends and devices ----------------------------------------------- */
+
+typedef struct hmrt_device hmrt_device;
+typedef struct hmrt_kernels hmrt_kernels;
+
+/* Backends this build has, in registry order; index 0 is the default. */
+int32_t hmrt_backend_count(void);
+/* Name of backend `index` ("cpu"); NULL when index is out of range. */
+const char* hmrt_backend_name(int32_t index);
+
+/* Opens a device of backend `name`.  An unknown name is
+ * HMRT_INVALID_ARGUMENT: "hmrt_device_open: unknown device backend 'cuda'
+ * (this runtime has: cpu)". */
+hmrt_status hmrt_device_open(const char* name, hmrt_device** out);
+/* Closes the device.  Free its buffers, streams, events and execution
+ * contexts first. */
+void hmrt_device_close(hmrt_device* device);
+/* The backend's name; "" for NULL. */
+const char* hmrt_device_backend(const hmrt_device* device);
+/* The backend's kernel table (below); NULL for NULL. */
+const hmrt_kernels* hmrt_device_kernels(const hmrt_device* device);
+
+/* ---- buffers ------------------------------------------------------------ */
+
+typedef struct hmrt_buffer hmrt_buffer;
+
+/* Allocates `bytes` (0 is allowed) in `tier`.  HMRT_INVALID_ARGUMENT for an
+ * unknown tier, HMRT_OUT_OF_MEMORY (or HMRT_IO_ERROR for a storage file)
+ * when it cannot. */
+hmrt_status hmrt_buffer_alloc(hmrt_device* device, int32_t tier,
+                              uint64_t bytes, hmrt_buffer** out);
+void hmrt_buffer_free(hmrt_buffer* buffer);
+/* Size given at allocation; 0 for NULL. */
+uint64_t hmrt_buffer_size(const hmrt_buffer* buffer);
+/* Its tier; -1 for NULL. */
+int32_t hmrt_buffer_tier(const hmrt_buffer* buffer);
+/* Its device; NULL for NULL. */
+hmrt_device* hmrt_buffer_device(const hmrt_buffer* buffer);
+/* *out = the host-visible address of bytes [offset, offset + bytes) after
+ * checking the range like the copies (HMRT_OUT_OF_RANGE).  Only tiers with
+ * host-visible memory have one: on the CPU backend the device and host
+ * tiers; a storage buffer is HMRT_INVALID_ARGUMENT ("... has no host-visible
+ * pointer: copy it to a device or host buffer").  Never NULL on success,
+ * also for an empty buffer. */
+hmrt_status hmrt_buffer_host_ptr(hmrt_buffer* buffer, uint64_t offset,
+                                 uint64_t bytes, void** out);
+
+/* ---- copies and memset ---------------------------------------------------- */
+
+typedef struct hmrt_stream hmrt_stream;
+typedef struct hmrt_event hmrt_event;
+
+/* dst[dst_offset ..] = src[src_offset ..], `bytes` bytes, between buffers
+ * of the same device in any tiers. */
+hmrt_status hmrt_copy(hmrt_buffer* dst, uint64_t dst_offset,
+                      const hmrt_buffer* src, uint64_t src_offset,
+                      uint64_t bytes);
+/* From ordinary host memory `src` (NULL only when bytes == 0). */
+hmrt_status hmrt_copy_from_host(hmrt_buffer* dst, uint64_t dst_offset,
+                                const void* src, uint64_t bytes);
+/* To ordinary host memory `dst` (NULL only when bytes == 0). */
+hmrt_status hmrt_copy_to_host(void* dst, const hmrt_buffer* src,
+                              uint64_t src_offset, uint64_t bytes);
+/* Sets `bytes` bytes at `offset` to (unsigned char)value. */
+hmrt_status hmrt_memset(hmrt_buffer* dst, uint64_t offset, int value,
+                        uint64_t bytes);
+
+/* The same, queued on `stream` (of the buffers' device). */
+hmrt_status hmrt_copy_async(hmrt_buffer* dst, uint64_t dst_offset,
+                            const hmrt_buffer* src, uint64_t src_offset,
+                            uint64_t bytes, hmrt_stream* stream);
+hmrt_status hmrt_copy_from_host_async(hmrt_buffer* dst, uint64_t dst_offset,
+                                      const void* src, uint64_t bytes,
+                                      hmrt_stream* stream);
+hmrt_status hmrt_copy_to_host_async(void* dst, const hmrt_buffer* src,
+                                    uint64_t src_offset, uint64_t bytes,
+                                    hmrt_stream* stream);
+hmrt_status hmrt_memset_async(hmrt_buffer* dst, uint64_t offset, int value,
+                              uint64_t bytes, hmrt_stream* stream);
+
+/* ---- streams and events --------------------------------------------------- */
+
+hmrt_status hmrt_stream_create(hmrt_device* device, hmrt_stream** out);
+void hmrt_stream_destroy(hmrt_stream* stream);
+/* Waits until everything queued on the stream has finished. */
+hmrt_status hmrt_stream_synchronize(hmrt_stream* stream);
+/* *done = 1 when everything queued has finished, else 0. */
+hmrt_status hmrt_stream_query(hmrt_stream* stream, int* done);
+
+hmrt_status hmrt_event_create(hmrt_device* device, hmrt_event** out);
+void hmrt_event_destroy(hmrt_event* event);
+/* Marks the current end of `stream`'s work; the event completes when the
+ * stream gets there.  Re-recording replaces the previous mark. */
+hmrt_status hmrt_event_record(hmrt_event* event, hmrt_stream* stream);
+/* Work queued on `stream` after this call waits for `event`. */
+hmrt_status hmrt_stream_wait_event(hmrt_stream* stream, hmrt_event* event);
+/* Waits until the event has completed. */
+hmrt_status hmrt_event_synchronize(hmrt_event* event);
+/* *done = 1 when the event has completed (or was never recorded), else 0. */
+hmrt_status hmrt_event_query(hmrt_event* event, int* done);
+
+/* ---- the kernels a backend provides ----------------------------------------
+ * A table of function pointers per backend (hmrt_device_kernels), each with
+ * the signature and semantics of the C function named in its comment
+ * (hmrt/kernels.h, hmrt/tensor_ops.h); pointer arguments are addresses in the
+ * backend's device tier (on the CPU backend: host pointers such as
+ * hmrt_exec_base(x, HMRT_TIER_DEVICE) + offset).  The CPU backend fills it
+ * with the runtime's CPU kernels.
+ *
+ * What it covers, and why only this: the driver and the checkpoint code run
+ * no kernel on device memory (zeroing the arena and writing inputs are the
+ * memset and copies above, reached through the backend like every other
+ * device call; converting token ids to int32 and printing float16 outputs
+ * happen on host copies).  The table holds the kernels a backend must
+ * provide first, those every training step of a generated program runs
+ * (GEMM, cast and fill, gradient norm and scaling, the optimizer updates),
+ * so a second backend can be checked against the CPU one through it.
+ * Generated code still calls the CPU kernels directly; the table grows as
+ * code generation moves to it.  `size` is sizeof(hmrt_kernels) of the
+ * runtime that filled it: entries are only ever added at the end. */
+struct hmrt_kernels {
+  uint32_t size;
+  const char* backend;
+  /* hmrt_sgemm */
+  hmrt_status (*sgemm)(int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, float alpha, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float beta, float* c,
+                       int64_t ldc);
+  /* hmrt_sgemm_strided_batched */
+  hmrt_status (*sgemm_strided_batched)(
+      int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+      const float* a, int64_t lda, int64_t stride_a, const float* b,
+      int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
+      int64_t stride_c, int64_t batch_count);
+  /* hmrt_cast */
+  hmrt_status (*cast)(int32_t from_dtype, const void* x, int32_t to_dtype,
+                      void* y, int64_t n);
+  /* hmrt_fill */
+  hmrt_status (*fill)(void* y, int64_t n, const void* value, size_t elem_size);
+  /* hmrt_global_norm */
+  hmrt_status (*global_norm)(const float* const* buffers, const int64_t* sizes,
+                             int64_t count, float* out);
+  /* hmrt_scale */
+  hmrt_status (*scale)(float* x, int64_t n, float s);
+  /* hmrt_adamw_step */
+  hmrt_status (*adamw_step)(float* param, const float* grad, float* exp_avg,
+                            float* exp_avg_sq, int64_t n, double lr,
+                            double beta1, double beta2, double eps,
+                            double weight_decay, int64_t step);
+  /* hmrt_sgd_step */
+  hmrt_status (*sgd_step)(float* param, const float* grad,
+                          float* momentum_buf, int64_t n, double lr,
+                          double momentum, double dampening,
+                          double weight_decay, int nesterov, int first_step);
+};
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HMRT_DEVICE_H */
