@@ -23,6 +23,9 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     of the program, not arena memory. The functions share the activation
     memory, so the arena is the persistent bytes plus the largest function's
     activation high-water mark.
+
+    The pass first writes the places and releases, then packs the offsets
+    as the hm liveness replay (hm/Analysis/Liveness.h) has the values live.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/Passes.h"
+#include "hm/Analysis/Liveness.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -154,6 +155,16 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
   /// Places the values of one function above `base`; returns the
   /// high-water mark.
   int64_t placeFunction(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
+    scheduleLifetimes(fn, arena, base);
+    return packFunction(fn, base);
+  }
+
+  /// Writes when each value of `fn` is in memory: an hm.place right after
+  /// the op that defines it, an hm.release right after its last reader. The
+  /// offsets are provisional: every value in bytes of its own above `base`,
+  /// except that a view of a value read for the last time is placed in that
+  /// value's bytes.
+  void scheduleLifetimes(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
     Block &body = fn.getBody().front();
     OpBuilder b(fn.getContext());
     // Results without memory of their own get a placed copy, made before
@@ -183,7 +194,7 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
           dying[last].push_back(r);
       }
 
-    Allocator alloc(base);
+    int64_t next = base;
     DenseMap<Value, int64_t> offsets;
     for (Operation &op : llvm::make_early_inc_range(body)) {
       b.setInsertionPointAfter(&op);
@@ -199,19 +210,38 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
         hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
         continue;
       }
-      // Results first: they never share memory with the op's operands.
       for (Value r : op.getResults()) {
         if (!needsMemory(r))
           continue;
-        int64_t offset = alloc.allocate(hm::arenaBytes(r.getType()));
-        offsets[r] = offset;
-        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offset));
+        offsets[r] = next;
+        next += hm::arenaBytes(r.getType());
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[r]));
       }
-      if (it == dying.end())
-        continue;
-      for (Value v : it->second)
+      if (it != dying.end())
+        hm::ReleaseOp::create(b, op.getLoc(), it->second);
+    }
+  }
+
+  /// Gives the values of `fn` their offsets, first fit in program order as
+  /// the replay (hm::replayFunction) has them live: the results of an op
+  /// get memory first, so they never share it with the op's operands; the
+  /// bytes of values freed after the op are free for the next. Returns the
+  /// high-water mark.
+  int64_t packFunction(func::FuncOp fn, int64_t base) {
+    hm::FunctionLiveness liveness = hm::replayFunction(fn);
+    assert(!liveness.broken && "hm-place-buffers wrote a broken schedule");
+    Allocator alloc(base);
+    DenseMap<Value, int64_t> offsets; // of each value with bytes of its own
+    for (const hm::LiveStep &step : liveness.steps) {
+      for (Value v : step.born)
+        offsets[v] = alloc.allocate(hm::arenaBytes(v.getType()));
+      for (Value v : step.freed)
         alloc.release(offsets[v], hm::arenaBytes(v.getType()));
-      hm::ReleaseOp::create(b, op.getLoc(), it->second);
+    }
+    OpBuilder b(fn.getContext());
+    for (auto place : fn.getOps<hm::PlaceOp>()) {
+      Value owner = liveness.lifetimes.lookup(place.getValue()).owner;
+      place.setOffsetAttr(b.getI64IntegerAttr(offsets[owner]));
     }
     return alloc.top;
   }
