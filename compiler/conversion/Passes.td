@@ -26,10 +26,18 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
 
     The pass first writes the places and releases, then packs the offsets
     as the hm liveness replay (hm/Analysis/Liveness.h) has the values live.
+    `test-fault` breaks the packing on purpose, to show that
+    hm-verify-memory, which checks the offsets on its own, catches it.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
                "The entry functions to place (default: every function)">,
+    Option<"testFault", "test-fault", "std::string", /*default=*/"\"\"",
+           "For tests of hm-verify-memory only: place wrongly on purpose. "
+           "overlap: one value in the bytes of an operand of its op; "
+           "early-release: the bytes an op reads for the last time given to "
+           "its results; no-release: bytes reused but the hm.release ops "
+           "left out">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }

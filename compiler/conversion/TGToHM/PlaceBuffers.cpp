@@ -99,6 +99,10 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (!llvm::is_contained({"", "overlap", "early-release", "no-release"}, testFault)) {
+      module.emitError() << "hm-place-buffers: unknown test-fault '" << testFault << "'";
+      return signalPassFailure();
+    }
     if (!module.getOps<hm::ArenaOp>().empty()) {
       module.emitError("hm-place-buffers: the module is placed already");
       return signalPassFailure();
@@ -232,17 +236,41 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
     assert(!liveness.broken && "hm-place-buffers wrote a broken schedule");
     Allocator alloc(base);
     DenseMap<Value, int64_t> offsets; // of each value with bytes of its own
-    for (const hm::LiveStep &step : liveness.steps) {
-      for (Value v : step.born)
-        offsets[v] = alloc.allocate(hm::arenaBytes(v.getType()));
+    auto releaseFreed = [&](const hm::LiveStep &step) {
       for (Value v : step.freed)
         alloc.release(offsets[v], hm::arenaBytes(v.getType()));
+    };
+    bool earlyRelease = testFault == "early-release";
+    for (const hm::LiveStep &step : liveness.steps) {
+      if (earlyRelease) // test fault: an op's results may reuse its operands
+        releaseFreed(step);
+      for (Value v : step.born)
+        offsets[v] = alloc.allocate(hm::arenaBytes(v.getType()));
+      if (!earlyRelease)
+        releaseFreed(step);
     }
+    if (testFault == "overlap")
+      // Test fault: the first value computed from a placed operand goes in
+      // that operand's bytes, which are live while it is written.
+      for (const hm::LiveStep &step : liveness.steps) {
+        OperandRange operands = step.op->getOperands();
+        auto placed = llvm::find_if(operands, [&](Value x) { return liveness.lifetimes.count(x); });
+        if (step.born.empty() || placed == operands.end())
+          continue;
+        offsets[step.born.front()] = offsets[liveness.lifetimes.lookup(*placed).owner];
+        break;
+      }
+
     OpBuilder b(fn.getContext());
     for (auto place : fn.getOps<hm::PlaceOp>()) {
       Value owner = liveness.lifetimes.lookup(place.getValue()).owner;
       place.setOffsetAttr(b.getI64IntegerAttr(offsets[owner]));
     }
+    if (testFault == "no-release")
+      // Test fault: the memory is reused but the program never says that
+      // its values are dead.
+      for (auto release : llvm::make_early_inc_range(fn.getOps<hm::ReleaseOp>()))
+        release.erase();
     return alloc.top;
   }
 };
