@@ -23,10 +23,21 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     of the program, not arena memory. The functions share the activation
     memory, so the arena is the persistent bytes plus the largest function's
     activation high-water mark.
+
+    The pass first writes the places and releases, then packs the offsets
+    as the hm liveness replay (hm/Analysis/Liveness.h) has the values live.
+    `test-fault` breaks the packing on purpose, to show that
+    hm-verify-memory, which checks the offsets on its own, catches it.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
                "The entry functions to place (default: every function)">,
+    Option<"testFault", "test-fault", "std::string", /*default=*/"\"\"",
+           "For tests of hm-verify-memory only: place wrongly on purpose. "
+           "overlap: one value in the bytes of an operand of its op; "
+           "early-release: the bytes an op reads for the last time given to "
+           "its results; no-release: bytes reused but the hm.release ops "
+           "left out">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }

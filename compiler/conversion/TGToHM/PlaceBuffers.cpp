@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/Passes.h"
+#include "hm/Analysis/Liveness.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -98,6 +99,10 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (!llvm::is_contained({"", "overlap", "early-release", "no-release"}, testFault)) {
+      module.emitError() << "hm-place-buffers: unknown test-fault '" << testFault << "'";
+      return signalPassFailure();
+    }
     if (!module.getOps<hm::ArenaOp>().empty()) {
       module.emitError("hm-place-buffers: the module is placed already");
       return signalPassFailure();
@@ -154,6 +159,16 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
   /// Places the values of one function above `base`; returns the
   /// high-water mark.
   int64_t placeFunction(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
+    scheduleLifetimes(fn, arena, base);
+    return packFunction(fn, base);
+  }
+
+  /// Writes when each value of `fn` is in memory: an hm.place right after
+  /// the op that defines it, an hm.release right after its last reader. The
+  /// offsets are provisional: every value in bytes of its own above `base`,
+  /// except that a view of a value read for the last time is placed in that
+  /// value's bytes.
+  void scheduleLifetimes(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
     Block &body = fn.getBody().front();
     OpBuilder b(fn.getContext());
     // Results without memory of their own get a placed copy, made before
@@ -183,7 +198,7 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
           dying[last].push_back(r);
       }
 
-    Allocator alloc(base);
+    int64_t next = base;
     DenseMap<Value, int64_t> offsets;
     for (Operation &op : llvm::make_early_inc_range(body)) {
       b.setInsertionPointAfter(&op);
@@ -199,20 +214,63 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
         hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
         continue;
       }
-      // Results first: they never share memory with the op's operands.
       for (Value r : op.getResults()) {
         if (!needsMemory(r))
           continue;
-        int64_t offset = alloc.allocate(hm::arenaBytes(r.getType()));
-        offsets[r] = offset;
-        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offset));
+        offsets[r] = next;
+        next += hm::arenaBytes(r.getType());
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[r]));
       }
-      if (it == dying.end())
-        continue;
-      for (Value v : it->second)
-        alloc.release(offsets[v], hm::arenaBytes(v.getType()));
-      hm::ReleaseOp::create(b, op.getLoc(), it->second);
+      if (it != dying.end())
+        hm::ReleaseOp::create(b, op.getLoc(), it->second);
     }
+  }
+
+  /// Gives the values of `fn` their offsets, first fit in program order as
+  /// the replay (hm::replayFunction) has them live: the results of an op
+  /// get memory first, so they never share it with the op's operands; the
+  /// bytes of values freed after the op are free for the next. Returns the
+  /// high-water mark.
+  int64_t packFunction(func::FuncOp fn, int64_t base) {
+    hm::FunctionLiveness liveness = hm::replayFunction(fn);
+    assert(!liveness.broken && "hm-place-buffers wrote a broken schedule");
+    Allocator alloc(base);
+    DenseMap<Value, int64_t> offsets; // of each value with bytes of its own
+    auto releaseFreed = [&](const hm::LiveStep &step) {
+      for (Value v : step.freed)
+        alloc.release(offsets[v], hm::arenaBytes(v.getType()));
+    };
+    bool earlyRelease = testFault == "early-release";
+    for (const hm::LiveStep &step : liveness.steps) {
+      if (earlyRelease) // test fault: an op's results may reuse its operands
+        releaseFreed(step);
+      for (Value v : step.born)
+        offsets[v] = alloc.allocate(hm::arenaBytes(v.getType()));
+      if (!earlyRelease)
+        releaseFreed(step);
+    }
+    if (testFault == "overlap")
+      // Test fault: the first value computed from a placed operand goes in
+      // that operand's bytes, which are live while it is written.
+      for (const hm::LiveStep &step : liveness.steps) {
+        OperandRange operands = step.op->getOperands();
+        auto placed = llvm::find_if(operands, [&](Value x) { return liveness.lifetimes.count(x); });
+        if (step.born.empty() || placed == operands.end())
+          continue;
+        offsets[step.born.front()] = offsets[liveness.lifetimes.lookup(*placed).owner];
+        break;
+      }
+
+    OpBuilder b(fn.getContext());
+    for (auto place : fn.getOps<hm::PlaceOp>()) {
+      Value owner = liveness.lifetimes.lookup(place.getValue()).owner;
+      place.setOffsetAttr(b.getI64IntegerAttr(offsets[owner]));
+    }
+    if (testFault == "no-release")
+      // Test fault: the memory is reused but the program never says that
+      // its values are dead.
+      for (auto release : llvm::make_early_inc_range(fn.getOps<hm::ReleaseOp>()))
+        release.erase();
     return alloc.top;
   }
 };

@@ -1,10 +1,11 @@
 //===- Memory.cpp - what a scheduled program holds and does ---------------===//
 #include "hm/Analysis/Memory.h"
+#include "hm/Analysis/Liveness.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "lib/support/Size.h"
 
-#include "llvm/ADT/DenseSet.h"
+#include <algorithm>
 
 using namespace mlir;
 using namespace hmcc::tg;
@@ -35,26 +36,12 @@ OpCost functionCost(func::FuncOp fn) {
 ScheduleMemory scheduleMemory(ModuleOp module) {
   ScheduleMemory m;
   m.arena = (*module.getOps<hm::ArenaOp>().begin()).getBytes();
-  for (auto p : module.getOps<ParameterOp>())
-    m.parameters += hm::arenaBytes(p.getType());
-  for (auto s : module.getOps<StateOp>())
-    m.states += hm::arenaBytes(s.getType());
-  llvm::DenseSet<int64_t> inputOffsets;
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    for (unsigned k = 0; k < fn.getNumArguments(); ++k)
-      if (auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr))
-        if (inputOffsets.insert(offset.getInt()).second)
-          m.inputs += hm::arenaBytes(fn.getArgument(k).getType());
-    int64_t live = 0;
-    for (Operation &op : fn.getBody().front()) {
-      if (auto place = dyn_cast<hm::PlaceOp>(op))
-        live += hm::arenaBytes(place.getValue().getType());
-      else if (auto release = dyn_cast<hm::ReleaseOp>(op))
-        for (Value v : release.getValues())
-          live -= hm::arenaBytes(v.getType());
-      m.activations = std::max(m.activations, live);
-    }
+  for (const hm::PersistentTensor &t : hm::persistentTensors(module)) {
+    int64_t &sum = t.kind == "param" ? m.parameters : t.kind == "state" ? m.states : m.inputs;
+    sum += hm::arenaBytes(t.type);
   }
+  for (auto fn : module.getOps<func::FuncOp>())
+    m.activations = std::max(m.activations, hm::replayFunction(fn).peakBytes);
   return m;
 }
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hm/Export/ScheduleJson.h"
+#include "hm/Analysis/Liveness.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
@@ -18,8 +19,6 @@
 #include "mlir/Support/DebugStringHelper.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -49,17 +48,8 @@ public:
         j.attribute("bytes", arena.getBytes());
       });
       j.attributeArray("persistent", [&] {
-        for (auto p : module.getOps<ParameterOp>())
-          persistent("param", p.getSymName(), p, p.getType());
-        for (auto s : module.getOps<StateOp>())
-          persistent("state", s.getSymName(), s, s.getType());
-        for (auto fn : module.getOps<func::FuncOp>())
-          for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
-            auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input");
-            auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr);
-            if (name && offset && inputsSeen.insert(name.getValue()).second)
-              entry("input", name.getValue(), offset.getInt(), fn.getArgument(k).getType());
-          }
+        for (const hm::PersistentTensor &t : hm::persistentTensors(module))
+          persistent(t);
       });
       j.attributeArray("functions", [&] {
         for (auto fn : module.getOps<func::FuncOp>())
@@ -71,23 +61,18 @@ public:
 private:
   ModuleOp module;
   llvm::json::OStream &j;
-  llvm::StringSet<> inputsSeen;
   int64_t persistentBytes = 0;
 
-  void entry(StringRef kind, StringRef name, int64_t offset, Type type) {
-    auto t = cast<RankedTensorType>(type);
-    int64_t bytes = tg::tensorBytes(t);
+  void persistent(const hm::PersistentTensor &t) {
+    int64_t bytes = tg::tensorBytes(t.type);
     persistentBytes += hm::alignedSize(bytes);
     j.object([&] {
-      j.attribute("kind", kind);
-      j.attribute("name", name);
-      j.attribute("offset", offset);
+      j.attribute("kind", t.kind);
+      j.attribute("name", t.name);
+      j.attribute("offset", t.offset);
       j.attribute("bytes", bytes);
-      j.attribute("type", debugString(t));
+      j.attribute("type", debugString(t.type));
     });
-  }
-  void persistent(StringRef kind, StringRef name, Operation *op, Type type) {
-    entry(kind, name, op->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(), type);
   }
 
   void function(func::FuncOp fn) {
@@ -129,30 +114,15 @@ private:
       });
     };
 
-    int64_t live = persistentBytes, peak = live;
-    llvm::DenseSet<Value> takenOver;
+    hm::FunctionLiveness liveness = hm::replayFunction(fn);
     j.object([&] {
       j.attribute("name", fn.getSymName());
       j.attributeArray("ops", [&] {
         unsigned index = 0;
-        for (Operation &op : body) {
-          if (isa<hm::PlaceOp>(op))
-            continue; // counted with the op that defines the value
-          if (auto release = dyn_cast<hm::ReleaseOp>(op)) {
-            for (Value v : release.getValues())
-              if (!takenOver.count(v)) // a view holds those bytes now
-                live -= hm::arenaBytes(v.getType());
-            continue;
-          }
+        for (const hm::LiveStep &step : liveness.steps) {
+          Operation &op = *step.op;
           if (!runsInProgram(op))
             continue;
-          if (hm::isAliasingView(&op))
-            takenOver.insert(op.getOperand(0));
-          else
-            for (Value r : op.getResults())
-              if (places.count(r))
-                live += hm::arenaBytes(r.getType());
-          peak = std::max(peak, live);
           j.object([&] {
             j.attribute("index", index++);
             j.attribute("op", op.getName().getStringRef());
@@ -175,14 +145,14 @@ private:
                     writePlace(symbolPlace("state", ref.getValue()));
                 }
             });
-            j.attribute("live_bytes", live);
+            j.attribute("live_bytes", persistentBytes + step.liveBytes);
             OpCost cost = scheduledCost(op);
             j.attribute("flops", cost.flops);
             j.attribute("traffic_bytes", cost.bytes);
           });
         }
       });
-      j.attribute("peak_bytes", peak);
+      j.attribute("peak_bytes", persistentBytes + liveness.peakBytes);
       OpCost total = functionCost(fn);
       j.attribute("flops", total.flops);
       j.attribute("traffic_bytes", total.bytes);

@@ -7,7 +7,9 @@ include "mlir/Pass/PassBase.td"
 def HMVerifyMemory : Pass<"hm-verify-memory", "::mlir::ModuleOp"> {
   let summary = "Proves that a scheduled program stays inside its arena";
   let description = [{
-    Replays every function's places and releases in program order and fails
+    Follows every function in program order, the values live where the hm
+    liveness replay (hm/Analysis/Liveness.h) has them, the bytes each one
+    occupies read from its `hm.place` (never from the allocator), and fails
     on the first violation: a persistent tensor or a placed value outside
     the arena, two persistent tensors that overlap, a placement that
     overlaps a live value or a persistent tensor, a value placed twice, a

@@ -1,13 +1,17 @@
 //===- VerifyMemory.cpp - a scheduled program stays inside its arena ------===//
 //
-// hm-verify-memory replays each function of a scheduled program (see
-// Passes.td): persistent tensors are fixed intervals, hm.place opens an
-// interval and hm.release closes it. Any read of a value must find it in
-// memory; no two live intervals may overlap; everything lies in the arena.
+// hm-verify-memory checks each function of a scheduled program (see
+// Passes.td). Which values are live when comes from the one replay of the
+// places and releases (hm/Analysis/Liveness.h); the bytes each occupies are
+// read from the IR here: persistent tensors are fixed intervals, a value
+// born opens an interval and one freed closes it. Any read of a value must
+// find it in memory; no two live intervals may overlap; everything lies in
+// the arena.
 //
 //===----------------------------------------------------------------------===//
 
 #include "hm/Transforms/Passes.h"
+#include "hm/Analysis/Liveness.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -152,77 +156,81 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
   }
 
   LogicalResult verifyFunction(func::FuncOp fn, int64_t size, const std::vector<Interval> &fixed) {
+    // Which values are in memory when comes from the replay; where they are
+    // is read from the hm.place ops here, so that no offset the allocator
+    // chose is taken on trust.
+    hm::FunctionLiveness liveness = hm::replayFunction(fn);
+    DenseMap<Value, hm::PlaceOp> places; // the first placement of each value
+    for (auto place : fn.getOps<hm::PlaceOp>())
+      places.try_emplace(place.getValue(), place);
     Occupancy occupancy;
     for (const Interval &interval : fixed)
       occupancy.add(interval);
-    DenseMap<Value, int64_t> live; // placed value -> offset
-    DenseSet<Value> released;
-    DenseMap<Value, int64_t> placedAt; // every placement of the function
-    for (auto place : fn.getOps<hm::PlaceOp>())
-      placedAt.try_emplace(place.getValue(), place.getByteOffset());
     auto fail = [&](Operation *op) {
       return op->emitError() << "hm-verify-memory: in @" << fn.getSymName() << ": ";
     };
-    auto readable = [&](Value v) {
-      if (live.count(v))
-        return true;
+    // What is readable without a placement: arguments in memory or passed
+    // by value, parameters (persistent) and small constants (static data).
+    auto unplacedReadable = [&](Value v) {
       if (auto arg = dyn_cast<BlockArgument>(v))
         return fn.getArgAttr(arg.getArgNumber(), hm::kOffsetAttr) ||
                fn.getArgAttr(arg.getArgNumber(), "tg.role");
-      Operation *def = v.getDefiningOp();
-      // Parameters are persistent; small constants are static data.
-      return isa<ParamOp>(def) || (isa<ConstantOp>(def) && !released.count(v));
+      return isa<ParamOp, ConstantOp>(v.getDefiningOp());
     };
-    for (Operation &op : fn.getBody().front()) {
-      if (auto place = dyn_cast<hm::PlaceOp>(op)) {
-        Value v = place.getValue();
-        if (live.count(v) || released.count(v))
-          return fail(&op) << describe(v) << " is placed twice";
-        Interval interval{place.getByteOffset(), place.getByteOffset() + bytesOf(v.getType()),
-                          describe(v) + " (placed at " + std::to_string(place.getByteOffset()) + ")"};
-        if (interval.end > size)
-          return fail(&op) << describe(v) << " lies beyond the arena's " << size << " bytes";
-        if (const Interval *other = occupancy.add(interval))
-          return fail(&op) << describe(v) << " at [" << interval.begin << ", " << interval.end
-                           << ") overlaps " << other->what;
-        live[v] = place.getByteOffset();
-        continue;
+    for (auto [index, step] : llvm::enumerate(liveness.steps)) {
+      unsigned i = index;
+      Operation *op = step.op;
+      for (Value v : op->getOperands()) {
+        auto lifetime = liveness.lifetimes.find(v);
+        bool placed = lifetime != liveness.lifetimes.end();
+        if (placed ? lifetime->second.readableAt(i) : unplacedReadable(v))
+          continue;
+        return fail(op) << "reads " << describe(v)
+                        << (placed && i > lifetime->second.end ? " after its release"
+                                                               : ", which has no memory");
       }
-      if (auto release = dyn_cast<hm::ReleaseOp>(op)) {
-        for (Value v : release.getValues()) {
-          auto it = live.find(v);
-          if (it == live.end())
-            return fail(&op) << "releases " << describe(v) << ", which is not in memory";
-          occupancy.remove(it->second);
-          live.erase(it);
-          released.insert(v);
-        }
-        continue;
-      }
-      for (Value v : op.getOperands())
-        if (!readable(v))
-          return fail(&op) << "reads " << describe(v)
-                           << (released.count(v) ? " after its release" : ", which has no memory");
       // The op writes its results when it runs: their bytes must be free
       // then, except that a view may sit in its operand's own bytes.
-      for (Value r : op.getResults()) {
-        auto where = placedAt.find(r);
-        if (where == placedAt.end()) {
+      for (Value r : op->getResults()) {
+        auto where = places.find(r);
+        if (where == places.end()) {
           if (isa<ParamOp, ConstantOp>(op))
             continue; // the parameter's memory; static data
-          return fail(&op) << describe(r) << " has no memory (no hm.place)";
+          return fail(op) << describe(r) << " has no memory (no hm.place)";
         }
-        int64_t begin = where->second, end = begin + bytesOf(r.getType());
+        int64_t begin = where->second.getByteOffset(), end = begin + bytesOf(r.getType());
         const Interval *other = occupancy.overlapping(begin, end);
         if (!other)
           continue;
-        Value x = tg::isView(&op) ? op.getOperand(0) : Value();
-        bool ownOperand = x && live.count(x) && live.lookup(x) == begin && other->begin == begin &&
+        // (The operand is in memory: the reads are checked above.)
+        Value x = tg::isView(op) ? op->getOperand(0) : Value();
+        hm::PlaceOp xPlace = x ? places.lookup(x) : hm::PlaceOp();
+        bool ownOperand = xPlace && xPlace.getByteOffset() == begin && other->begin == begin &&
                           other->end == begin + bytesOf(x.getType());
         if (!ownOperand)
-          return fail(&op) << "writes " << describe(r) << " at [" << begin << ", " << end
-                           << ") over " << other->what << ", which is live";
+          return fail(op) << "writes " << describe(r) << " at [" << begin << ", " << end
+                          << ") over " << other->what << ", which is live";
       }
+      // Values with bytes of their own occupy them from here on.
+      for (Value v : step.born) {
+        hm::PlaceOp place = places.lookup(v);
+        int64_t offset = place.getByteOffset();
+        Interval interval{offset, offset + bytesOf(v.getType()),
+                          describe(v) + " (placed at " + std::to_string(offset) + ")"};
+        if (interval.end > size)
+          return fail(place) << describe(v) << " lies beyond the arena's " << size << " bytes";
+        if (const Interval *other = occupancy.add(interval))
+          return fail(place) << describe(v) << " at [" << interval.begin << ", " << interval.end
+                             << ") overlaps " << other->what;
+      }
+      for (Value v : step.freed)
+        occupancy.remove(places.lookup(v).getByteOffset());
+    }
+    if (Operation *op = liveness.broken) {
+      if (isa<hm::PlaceOp>(op))
+        return fail(op) << describe(liveness.brokenValue) << " is placed twice";
+      return fail(op) << "releases " << describe(liveness.brokenValue)
+                      << ", which is not in memory";
     }
     return success();
   }
