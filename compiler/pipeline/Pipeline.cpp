@@ -52,12 +52,12 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
     t.clipNorm = o.clipNorm;
     pm.addPass(createTGOptimizer(t));
   }
-  TGLrScheduleOptions schedule;
-  schedule.kind = o.lrSchedule;
-  schedule.warmupSteps = o.warmupSteps;
-  schedule.decaySteps = o.decaySteps;
-  schedule.minLr = o.minLr;
-  pm.addPass(createTGLrSchedule(schedule));
+  TGLrScheduleOptions lrSchedule;
+  lrSchedule.kind = o.lrSchedule;
+  lrSchedule.warmupSteps = o.warmupSteps;
+  lrSchedule.decaySteps = o.decaySteps;
+  lrSchedule.minLr = o.minLr;
+  pm.addPass(createTGLrSchedule(lrSchedule));
   if (o.until == "training")
     return;
 

@@ -12,6 +12,7 @@
 //   -- until=training stops here: the training graph (hmcc --emit=mlir) --
 //   tg-legalize-cpu-types
 //   tg-select-entries       (the entry function of `program`)
+//   tg-input-roles          (tokens / targets, for the driver's loader)
 //   hm-place-buffers        (tg -> hm)
 //   hm-verify-memory
 //   hm-check-budget         (vram)

@@ -727,7 +727,7 @@ TEST_F(Driver, TensorsInTheHostTier) {
   EXPECT_EQ(a.out, b.out);
 }
 
-TEST(DriverLr, Schedules) {
+TEST(DriverLr, LrSchedules) {
   hmrt_hyperparams h;
   std::memset(&h, 0, sizeof(h));
   h.lr = 1e-3f;

@@ -6,7 +6,7 @@
 //    TOKENS / TARGETS), one parameter wte [8, 8] (row i holds the logits of
 //    the token after token i), its SGD momentum buffer as optimizer state, and
 //    the mean cross-entropy loss as output.  SGD with momentum 0.9 (PyTorch
-//    semantics), gradient clipping at clip_norm, cosine schedule.
+//    semantics), gradient clipping at clip_norm, cosine learning-rate schedule.
 //  - linreg: linear regression fed with --feed.  Inputs x [8, 2] and y [8]
 //    float32, parameters w [2] and b (a scalar), no optimizer state, outputs
 //    loss and pred [8].  Plain SGD, constant learning rate.

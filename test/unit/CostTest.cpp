@@ -1,6 +1,6 @@
 //===- CostTest.cpp - FLOP and byte counts of tg ops ----------------------===//
 //
-// compiler/Cost.h against counts written out by hand from the shapes: the
+// dialects/tg/Analysis/Cost.h against counts written out by hand from the shapes: the
 // multiply-adds of matmul and gemm, per-element ops, and the traffic of an
 // in-place update (its parameter and states are read and written).
 //

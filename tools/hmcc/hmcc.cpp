@@ -147,13 +147,13 @@ cl::opt<std::string> lrSchedule("lr-schedule", cl::value_desc("constant|cosine")
                                 cl::desc("Learning-rate schedule (default constant); cosine "
                                          "warms up linearly, then decays to --min-lr"),
                                 cl::init("constant"), cl::cat(trainingCategory));
-cl::opt<int64_t> warmupSteps("warmup-steps", cl::desc("Warm-up steps of the cosine schedule"),
+cl::opt<int64_t> warmupSteps("warmup-steps", cl::desc("Warm-up steps of the cosine learning-rate schedule"),
                              cl::init(0), cl::cat(trainingCategory));
 cl::opt<int64_t> decaySteps("decay-steps",
-                            cl::desc("Step at which the cosine schedule reaches --min-lr "
+                            cl::desc("Step at which the cosine learning-rate schedule reaches --min-lr "
                                      "(default: the run's --steps)"),
                             cl::init(0), cl::cat(trainingCategory));
-cl::opt<float> minLr("min-lr", cl::desc("Final learning rate of the cosine schedule (default 0)"),
+cl::opt<float> minLr("min-lr", cl::desc("Final learning rate of the cosine learning-rate schedule (default 0)"),
                      cl::init(0.0f), cl::cat(trainingCategory));
 cl::opt<bool> listOps("list-ops", cl::desc("List the supported ONNX operators and exit"),
                       cl::cat(outputCategory));

@@ -104,7 +104,7 @@ def TGTrainingInfo : Pass<"tg-training-info", "::mlir::ModuleOp"> {
     - The gradient norm is the global L2 norm of every tg.gradient result
       (0 without Gradient ops).
     - A scalar f32 data input that an optimizer op takes as its learning
-      rate R is fed by the `lr` argument (so `--lr` and the schedule drive
+      rate R is fed by the `lr` argument (so `--lr` and the learning-rate schedule drive
       it); a scalar i64 data input that an optimizer op takes as its
       iteration count T is fed by `step - 1` (ONNX counts updates from 0).
 
@@ -132,11 +132,11 @@ def TGLrSchedule : Pass<"tg-lr-schedule", "::mlir::ModuleOp"> {
     Option<"kind", "kind", "std::string", /*default=*/"\"constant\"",
            "constant, or cosine (linear warm-up, then cosine decay to min-lr)">,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
-           "Warm-up steps of the cosine schedule">,
+           "Warm-up steps of the cosine learning-rate schedule">,
     Option<"decaySteps", "decay-steps", "int64_t", /*default=*/"0",
-           "Step at which the cosine schedule reaches min-lr (0: the run's --steps)">,
+           "Step at which the cosine learning-rate schedule reaches min-lr (0: the run's --steps)">,
     Option<"minLr", "min-lr", "float", /*default=*/"0.0f",
-           "Final learning rate of the cosine schedule">,
+           "Final learning rate of the cosine learning-rate schedule">,
   ];
 }
 

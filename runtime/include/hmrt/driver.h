@@ -27,7 +27,7 @@ extern "C" {
 int hmrt_train_main(int argc, char** argv, const hmrt_program* program);
 
 /* The learning rate of step `step` (counting from 1) of a run of
- * `total_steps` steps under the program's schedule:
+ * `total_steps` steps under the program's learning-rate schedule:
  *   HMRT_LR_CONSTANT: lr
  *   HMRT_LR_COSINE:   with W = warmup_steps and D = decay_steps, or
  *                     total_steps when decay_steps is 0,
@@ -36,7 +36,7 @@ int hmrt_train_main(int argc, char** argv, const hmrt_program* program);
  *                     (D - W))) / 2
  *     step > D:       min_lr
  * computed in double precision and rounded to float.  Returns NaN for an
- * unknown schedule. */
+ * unknown learning-rate schedule. */
 float hmrt_lr_at(const hmrt_hyperparams* hyper, int64_t step,
                  int64_t total_steps);
 

@@ -123,7 +123,7 @@ typedef struct hmrt_program {
 
   /* One training step in `exec`: forward, backward, optimizer update.
    * `step` counts from 1 (bias correction); `lr` is this step's learning
-   * rate (the driver applies the schedule). Writes the loss computed before
+   * rate (the driver applies the learning-rate schedule). Writes the loss computed before
    * the update and the global L2 norm of the gradients before clipping.
    * Generated CPU code starts with
    *   uint8_t* arena = hmrt_exec_base(exec, HMRT_TIER_DEVICE);
