@@ -41,9 +41,8 @@ mlir::LogicalResult checkScheduled(mlir::ModuleOp module, mlir::func::FuncOp tra
 
 /// The C++ text defining hmcc_program() for the scheduled program in
 /// `module` (after hm-place-buffers and tg-input-roles; checkScheduled
-/// holds). `train` (the step
-/// entry) and `eval` (the forward entry, whose results are the outputs) may
-/// each be null, not both.
+/// holds). `train` (the step entry) and `eval` (the forward entry, whose
+/// results are the outputs) may each be null, not both.
 std::string programDescriptor(mlir::ModuleOp module, mlir::func::FuncOp train,
                               mlir::func::FuncOp eval, const ProgramSymbols &symbols);
 
