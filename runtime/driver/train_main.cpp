@@ -917,20 +917,8 @@ int Trainer::eval() {
 // replace (hmrt_checkpoint_write would refuse it at the first save).
 void Trainer::check_save_dir() {
   if (o_.save.empty()) return;
-  std::error_code ec;
-  const fs::path dir(o_.save);
-  if (!fs::exists(dir, ec)) return;
-  const char* why = nullptr;
-  if (!fs::is_directory(dir, ec)) {
-    why = "it exists and is not a directory";
-  } else if (!fs::exists(dir / "manifest.json", ec) &&
-             !fs::is_empty(dir, ec)) {
-    why = "it is a non-empty directory without manifest.json (not a "
-          "checkpoint)";
-  }
-  if (why)
-    die("--save %s: refusing to replace it with a checkpoint: %s",
-        o_.save.c_str(), why);
+  if (hmrt_checkpoint_check_target(o_.save.c_str()) != HMRT_OK)
+    die("--save %s", last_error().c_str());
 }
 
 void Trainer::save(int64_t step) {

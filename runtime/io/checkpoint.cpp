@@ -72,35 +72,99 @@ std::string clean_dir(const char* dir) {
   return s;
 }
 
-// True when `p` is absent, an empty directory, or a directory holding only
-// files a checkpoint writer creates (so it is safe to delete or replace).
-bool replaceable(const fs::path& p, bool need_manifest, std::string* why) {
+// Reads a small file whole (at most `limit` bytes); false on any failure.
+bool read_small_file(const fs::path& p, uint64_t limit, std::string* out) {
+  hmrt::io::File f(p.c_str(), "rb");
+  if (!f) return false;
+  const int64_t size = hmrt::io::file_size(f.get());
+  if (size < 0 || uint64_t(size) > limit) return false;
+  out->assign(static_cast<size_t>(size), '\0');
+  return size == 0 ||
+         std::fread(&(*out)[0], 1, out->size(), f.get()) == out->size();
+}
+
+// Whether a save may delete or replace `p` (the target directory, or its
+// "<dir>.tmp" / "<dir>.old" sibling).  Only these may go: nothing (absent),
+// an empty directory, or one of hmrt's own checkpoints: a real directory
+// (not a symbolic link) holding nothing but regular files named
+// manifest.json and the data file that manifest names, where manifest.json
+// parses as JSON with "format": "hmrt-checkpoint" (any format version).
+// With `partial_ok` (the ".tmp" and ".old" siblings, which an interrupted
+// save leaves behind) the manifest may be missing, and then only
+// tensors.bin may be there.  Otherwise *why says what is in the way.
+bool replaceable(const fs::path& p, bool partial_ok, std::string* why) {
   std::error_code ec;
-  if (!fs::exists(p, ec)) return true;
-  if (!fs::is_directory(p, ec)) {
+  const fs::file_status st = fs::symlink_status(p, ec);
+  if (st.type() == fs::file_type::not_found) return true;
+  if (ec) {
+    *why = "cannot inspect it: " + ec.message();
+    return false;
+  }
+  if (fs::is_symlink(st)) {
+    *why = "it is a symbolic link (a checkpoint is never written through one)";
+    return false;
+  }
+  if (!fs::is_directory(st)) {
     *why = "it exists and is not a directory";
     return false;
   }
-  bool empty = true, has_manifest = false;
-  for (const auto& e : fs::directory_iterator(p, ec)) {
-    empty = false;
-    const std::string name = e.path().filename().string();
-    if (name == kManifest) has_manifest = true;
-    if (need_manifest) continue;
-    if (name != kManifest && name != kData) {
-      *why = "it holds '" + name + "', which a checkpoint does not";
+  std::vector<std::string> names;
+  fs::directory_iterator it(p, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code ec2;
+    const fs::file_status es = fs::symlink_status(it->path(), ec2);
+    if (ec2 || !fs::is_regular_file(es)) {
+      *why = "it holds '" + name + "', which is not a regular file";
       return false;
     }
+    names.push_back(name);
   }
   if (ec) {
     *why = "cannot list it: " + ec.message();
     return false;
   }
-  if (need_manifest && !empty && !has_manifest) {
+  if (names.empty()) return true;
+  const bool has_manifest =
+      std::find(names.begin(), names.end(), kManifest) != names.end();
+  std::string data_file = kData;
+  if (has_manifest) {
+    std::string text;
+    hmrt::json::Json root;
+    std::string error;
+    if (!read_small_file(p / kManifest, uint64_t{256} << 20, &text)) {
+      *why = "cannot read its manifest.json";
+      return false;
+    }
+    if (!hmrt::json::parse(text, &root, &error)) {
+      *why = "its manifest.json is not JSON (" + error +
+             "), so it is not an hmrt checkpoint";
+      return false;
+    }
+    const hmrt::json::Json* f = hmrt::json::member(root, "format");
+    if (f == nullptr || !f->is_string() ||
+        f->get_ref<const std::string&>() != kFormat) {
+      *why = "its manifest.json is not an hmrt checkpoint manifest (no "
+             "\"format\": \"hmrt-checkpoint\")";
+      return false;
+    }
+    const hmrt::json::Json* d = hmrt::json::member(root, "data_file");
+    if (d != nullptr && d->is_string()) {
+      const std::string& n = d->get_ref<const std::string&>();
+      if (!n.empty() && n.find('/') == std::string::npos && n != "." &&
+          n != "..")
+        data_file = n;
+    }
+  } else if (!partial_ok) {
     *why = "it is a non-empty directory without manifest.json (not a "
            "checkpoint)";
     return false;
   }
+  for (const std::string& n : names)
+    if (n != kManifest && n != data_file) {
+      *why = "it holds '" + n + "', which a checkpoint does not";
+      return false;
+    }
   return true;
 }
 
@@ -490,6 +554,24 @@ hmrt_status check_placed(const char* fn, const hmrt_exec* exec, int32_t kind,
   return HMRT_OK;
 }
 
+// Refuses a save into `dir` (without trailing slashes) when `dir`, "<dir>.tmp"
+// or "<dir>.old" is something a save may not delete or replace (see
+// replaceable()).
+hmrt_status check_targets(const std::string& dir) {
+  const fs::path final_dir(dir), tmp(dir + ".tmp"), old(dir + ".old");
+  std::string why;
+  if (!replaceable(final_dir, /*partial_ok=*/false, &why))
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: refusing to replace it with a checkpoint: %s",
+                dir.c_str(), why.c_str());
+  for (const fs::path& p : {tmp, old})
+    if (!replaceable(p, /*partial_ok=*/true, &why))
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: refusing to delete it to save a checkpoint: %s",
+                  p.c_str(), why.c_str());
+  return HMRT_OK;
+}
+
 hmrt_status write_checkpoint(const char* dir_c,
                              const hmrt_checkpoint_meta* meta, int32_t count,
                              const hmrt_checkpoint_tensor* tensors,
@@ -542,16 +624,8 @@ hmrt_status write_checkpoint(const char* dir_c,
   }
 
   const fs::path final_dir(dir), tmp(dir + ".tmp"), old(dir + ".old");
-  std::string why;
-  if (!replaceable(final_dir, /*need_manifest=*/true, &why))
-    return fail(HMRT_INVALID_ARGUMENT,
-                "%s: refusing to replace it with a checkpoint: %s", d,
-                why.c_str());
-  for (const fs::path& p : {tmp, old})
-    if (!replaceable(p, /*need_manifest=*/false, &why))
-      return fail(HMRT_INVALID_ARGUMENT,
-                  "%s: refusing to delete it to save a checkpoint: %s",
-                  p.c_str(), why.c_str());
+  hmrt_status st = check_targets(d);
+  if (st != HMRT_OK) return st;
   std::error_code ec;
   fs::remove_all(tmp, ec);
   if (ec)
@@ -580,8 +654,8 @@ hmrt_status write_checkpoint(const char* dir_c,
       for (uint64_t done = 0; ok && done < sizes[i];) {
         const uint64_t n = std::min(sizes[i] - done, source->max_chunk());
         const void* data = nullptr;
-        const hmrt_status st = source->chunk(i, done, n, &data);
-        if (st != HMRT_OK) return st;
+        const hmrt_status cst = source->chunk(i, done, n, &data);
+        if (cst != HMRT_OK) return cst;
         ok = std::fwrite(data, 1, n, f.get()) == n;
         crc = hmrt_crc32(crc, data, n);
         done += n;
@@ -639,8 +713,12 @@ hmrt_status write_checkpoint(const char* dir_c,
   sync_dir(tmp);
 
   // Swap it in.  Until the second rename the previous checkpoint is intact
-  // at `dir` (or, between the renames, at "<dir>.old").
-  const bool had_old = fs::exists(final_dir, ec);
+  // at `dir` (or, between the renames, at "<dir>.old").  The targets are
+  // checked again: they may have changed while the data was written.
+  st = check_targets(d);
+  if (st != HMRT_OK) return st;
+  const bool had_old =
+      fs::symlink_status(final_dir, ec).type() != fs::file_type::not_found;
   if (had_old) {
     fs::remove_all(old, ec);
     fs::rename(final_dir, old, ec);
@@ -691,6 +769,14 @@ hmrt_status hmrt_checkpoint_write(const char* dir,
                                   const hmrt_checkpoint_tensor* tensors) {
   return guarded("hmrt_checkpoint_write", [&] {
     return write_checkpoint(dir, meta, count, tensors, nullptr);
+  });
+}
+
+hmrt_status hmrt_checkpoint_check_target(const char* dir) {
+  return guarded("hmrt_checkpoint_check_target", [&]() -> hmrt_status {
+    HMRT_CHECK_ARG(dir != nullptr && dir[0] != '\0',
+                   "hmrt_checkpoint_check_target: dir is NULL or empty");
+    return check_targets(clean_dir(dir));
   });
 }
 

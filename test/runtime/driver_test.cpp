@@ -581,6 +581,40 @@ TEST_F(Driver, ErrorsAreOneClearLine) {
   EXPECT_EQ(read_bytes(data).size(), 8000u);  // --save did not touch the file
 }
 
+// --save into a directory that only looks like a checkpoint (a file called
+// manifest.json among others) is refused before any step, naming the
+// reason, and every file there survives; also when it is a symbolic link.
+TEST_F(Driver, SaveNeverDeletesForeignFiles) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const std::string site = dir_ / "site";
+  fs::create_directories(site);
+  write_bytes(site + "/manifest.json", "{\"short_name\": \"app\"}");
+  write_bytes(site + "/app.js", "main();");
+  Result r = run_train(progs::bigram::program(),
+                       {"--state", state, "--data", data, "--steps", "3",
+                        "--save", site});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --save " + site +
+                       ": refusing to replace it with a checkpoint: its "
+                       "manifest.json is not an hmrt checkpoint manifest (no "
+                       "\"format\": \"hmrt-checkpoint\")\n");
+  EXPECT_FALSE(contains(r.out, "step 1/3")) << r.out;  // refused before work
+  EXPECT_EQ(read_bytes(site + "/manifest.json"), "{\"short_name\": \"app\"}");
+  EXPECT_EQ(read_bytes(site + "/app.js"), "main();");
+  EXPECT_FALSE(fs::exists(site + ".tmp"));
+
+  const std::string link = dir_ / "link";
+  fs::create_directory_symlink(dir_ / "elsewhere", link);
+  r = run_train(progs::bigram::program(),
+                {"--state", state, "--data", data, "--steps", "3", "--save",
+                 link});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "--save " + link + ": refusing to replace it "
+                              "with a checkpoint: it is a symbolic link"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "elsewhere"));
+}
+
 TEST_F(Driver, NonFiniteLossStops) {
   const std::string state = bigram_state(), data = bigram_data();
   const std::string metrics = dir_ / "m.jsonl";

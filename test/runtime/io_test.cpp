@@ -898,6 +898,94 @@ TEST_F(IoCheckpoint, AtomicReplace) {
   HMRT_ASSERT_OK(hmrt_checkpoint_save(empty.c_str(), &fake_.program, arena_, &m));
 }
 
+// A save deletes or replaces only what is hmrt's own: a directory that
+// merely holds a file called manifest.json, a checkpoint with other files
+// beside it, or a symbolic link is refused, and every file in it survives.
+TEST_F(IoCheckpoint, NeverReplacesForeignDirectories) {
+  const hmrt_checkpoint_meta m = meta(1);
+  auto refused = [&](const std::string& dir, const std::string& why) {
+    hmrt_clear_error();
+    EXPECT_EQ(hmrt_checkpoint_check_target(dir.c_str()), HMRT_INVALID_ARGUMENT)
+        << dir;
+    EXPECT_TRUE(contains(last_error(), why)) << last_error();
+    hmrt_clear_error();
+    EXPECT_EQ(hmrt_checkpoint_save(dir.c_str(), &fake_.program, arena_, &m),
+              HMRT_INVALID_ARGUMENT)
+        << dir;
+    EXPECT_TRUE(contains(last_error(), why)) << last_error();
+    EXPECT_EQ(last_error().find('\n'), std::string::npos) << last_error();
+  };
+  // An unrelated manifest.json (another tool's) with other files.
+  const std::string web = dir_ / "web";
+  fs::create_directories(web + "/icons");
+  write_bytes(web + "/manifest.json", "{\"name\": \"my app\"}");
+  write_bytes(web + "/index.html", "<html>");
+  write_bytes(web + "/tensors.bin", "mine");
+  refused(web, "its manifest.json is not an hmrt checkpoint manifest");
+  EXPECT_EQ(read_bytes(web + "/manifest.json"), "{\"name\": \"my app\"}");
+  EXPECT_EQ(read_bytes(web + "/index.html"), "<html>");
+  EXPECT_EQ(read_bytes(web + "/tensors.bin"), "mine");
+  EXPECT_TRUE(fs::is_directory(web + "/icons"));
+  // A manifest.json that is not JSON at all.
+  const std::string text = dir_ / "text";
+  fs::create_directories(text);
+  write_bytes(text + "/manifest.json", "CACHE MANIFEST\n");
+  refused(text, "its manifest.json is not JSON");
+  EXPECT_EQ(read_bytes(text + "/manifest.json"), "CACHE MANIFEST\n");
+
+  // A real checkpoint with something else put beside it.
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
+  write_bytes(ckpt() + "/notes.txt", "keep me");
+  refused(ckpt(), "it holds 'notes.txt', which a checkpoint does not");
+  EXPECT_EQ(read_bytes(ckpt() + "/notes.txt"), "keep me");
+  fs::remove(ckpt() + "/notes.txt");
+  fs::create_directories(ckpt() + "/sub");
+  refused(ckpt(), "it holds 'sub', which is not a regular file");
+  fs::remove(ckpt() + "/sub");
+  HMRT_ASSERT_OK(hmrt_checkpoint_check_target(ckpt().c_str()));
+
+  // Symbolic links are never written through: not the directory itself...
+  const std::string target = dir_ / "target";
+  fs::create_directories(target);
+  const std::string link = dir_ / "link";
+  fs::create_directory_symlink(target, link);
+  refused(link, "symbolic link");
+  EXPECT_TRUE(fs::is_empty(target));
+  EXPECT_TRUE(fs::is_symlink(link));
+  // ... nor a link to a checkpoint, nor a ".tmp" / ".old" sibling that is one.
+  const std::string link2 = dir_ / "link2";
+  fs::create_directory_symlink(ckpt(), link2);
+  refused(link2, "symbolic link");
+  fs::create_directory_symlink(target, ckpt() + ".tmp");
+  refused(ckpt(), "symbolic link");
+  EXPECT_TRUE(fs::is_symlink(ckpt() + ".tmp"));
+  fs::remove(ckpt() + ".tmp");
+  // A file in the checkpoint that is a link (to a file outside).
+  write_bytes(target + "/precious", "keep me");
+  fs::create_symlink(target + "/precious", ckpt() + "/tensors.bin.link");
+  refused(ckpt(), "it holds 'tensors.bin.link', which is not a regular file");
+  fs::remove(ckpt() + "/tensors.bin.link");
+  EXPECT_EQ(read_bytes(target + "/precious"), "keep me");
+
+  // The siblings follow the same rule, and may also hold a partial save.
+  fs::create_directories(ckpt() + ".old");
+  write_bytes(ckpt() + ".old/manifest.json", "{\"format\": \"other\"}");
+  write_bytes(ckpt() + ".old/tensors.bin", "x");
+  refused(ckpt(), "not an hmrt checkpoint manifest");
+  EXPECT_EQ(read_bytes(ckpt() + ".old/manifest.json"), "{\"format\": \"other\"}");
+  fs::remove_all(ckpt() + ".old");
+  fs::create_directories(ckpt() + ".tmp");
+  write_bytes(ckpt() + ".tmp/tensors.bin", "partial");
+  HMRT_ASSERT_OK(hmrt_checkpoint_check_target(ckpt().c_str()));
+  // A plain file where the checkpoint should go.
+  const std::string file = dir_ / "file";
+  write_bytes(file, "data");
+  refused(file, "it exists and is not a directory");
+  EXPECT_EQ(read_bytes(file), "data");
+  // And all this time the real checkpoint stayed loadable.
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, nullptr));
+}
+
 TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
   // The compiler's initial state directory: step 0, written with
   // hmrt_checkpoint_write; loads into the program like any checkpoint.

@@ -154,14 +154,23 @@ uint32_t hmrt_crc32(uint32_t crc, const void* data, size_t bytes);
 /* Writes a checkpoint of `count` tensors to `dir` atomically: everything is
  * written to "<dir>.tmp" first and renamed to `dir` only once complete; an
  * existing checkpoint at `dir` is replaced only then (it is renamed to
- * "<dir>.old" and removed after the rename).  `dir` may not exist yet; if it
- * exists it must be an empty directory or a checkpoint (holding
- * manifest.json), otherwise HMRT_INVALID_ARGUMENT and nothing is touched.
- * Names must be unique within a kind. */
+ * "<dir>.old" and removed after the rename).  `dir` may not exist yet.  A
+ * save deletes or replaces `dir`, "<dir>.tmp" and "<dir>.old" only when each
+ * is absent, an empty directory, or one of hmrt's own checkpoints: a
+ * directory (not a symbolic link) holding only regular files named
+ * manifest.json and the data file it names, whose manifest.json is JSON with
+ * "format": "hmrt-checkpoint" ("<dir>.tmp" and "<dir>.old" may also hold
+ * tensors.bin alone, as an interrupted save leaves them).  Anything else is
+ * HMRT_INVALID_ARGUMENT, with a message saying what is in the way, and
+ * nothing is touched.  Names must be unique within a kind. */
 hmrt_status hmrt_checkpoint_write(const char* dir,
                                   const hmrt_checkpoint_meta* meta,
                                   int32_t count,
                                   const hmrt_checkpoint_tensor* tensors);
+
+/* Checks, without writing anything, that a save into `dir` would be allowed
+ * by the rule of hmrt_checkpoint_write (the same status and message). */
+hmrt_status hmrt_checkpoint_check_target(const char* dir);
 
 /* Saves every parameter and optimizer state of `program` (their ranges in
  * the arenas of `exec`, in each descriptor's tier) as hmrt_checkpoint_write
