@@ -218,8 +218,9 @@ TEST(OnnxOptimizers, TrackDoubleReference) {
       const double r = 16 * steps * kU;
       EXPECT_TRUE(hmrt_test::all_close(x, xd, r, r));
       EXPECT_TRUE(hmrt_test::all_close(s1, s1d, r * 10, r));
-      if (kind == 3)  // Adam's first moment (V)
+      if (kind == 3) {  // Adam's first moment (V)
         EXPECT_TRUE(hmrt_test::all_close(s2, s2d, r * 10, r));
+      }
     }
   }
 }
