@@ -710,6 +710,34 @@ void Trainer::load_state() {
     seed_ = meta.seed;
     log("resumed from %s at step %lld\n", o_.resume.c_str(),
         (long long)step0_);
+    // The optimizer must match (the load checks it); other hyper-parameters
+    // may have been changed on purpose, so a difference is only reported.
+    if (meta.abi_version != 0) {
+      const hmrt_hyperparams &a = meta.hyper, &b = p_->hyper;
+      std::string diff;
+      auto f = [&](const char* name, double x, double y) {
+        if (x == y || (std::isnan(x) && std::isnan(y))) return;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%s%s %g -> %g", diff.empty() ? "" : ", ",
+                      name, x, y);
+        diff += buf;
+      };
+      f("lr", a.lr, b.lr);
+      f("beta1", a.beta1, b.beta1);
+      f("beta2", a.beta2, b.beta2);
+      f("eps", a.eps, b.eps);
+      f("weight_decay", a.weight_decay, b.weight_decay);
+      f("momentum", a.momentum, b.momentum);
+      f("clip_norm", a.clip_norm, b.clip_norm);
+      f("lr_schedule", a.lr_schedule, b.lr_schedule);
+      f("warmup_steps", double(a.warmup_steps), double(b.warmup_steps));
+      f("decay_steps", double(a.decay_steps), double(b.decay_steps));
+      f("min_lr", a.min_lr, b.min_lr);
+      if (!diff.empty())
+        log("note: this program's hyper-parameters differ from the "
+            "checkpoint's (%s); continuing with this program's\n",
+            diff.c_str());
+    }
     return;
   }
   seed_ = o_.seed;

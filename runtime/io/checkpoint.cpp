@@ -1,11 +1,16 @@
 // Checkpoints and initial-state directories: manifest.json + tensors.bin.
 //
-// manifest.json (written by hand, one tensor per line; read with nlohmann/json
-// through io/json_util.h):
+// manifest.json, format version 2 (written by hand, one tensor per line;
+// read with nlohmann/json through io/json_util.h):
 //   {
 //     "format": "hmrt-checkpoint",
-//     "format_version": 1,
+//     "format_version": 2,
 //     "model": "gpt2",
+//     "program_identity": "0d390ee2bb076a97",    (identity_of() below)
+//     "program_abi_version": 3,                  (or null: not recorded,
+//     "optimizer": "adamw",                       then all three are null)
+//     "hyperparams": {"lr": 0.00100000005, ..., "lr_schedule": "cosine",
+//                     "warmup_steps": 10, "decay_steps": 0},
 //     "step": 100,
 //     "data_position": 100,
 //     "seed": 1,
@@ -15,8 +20,15 @@
 //       {"name": "wte", "kind": "param", "dtype": "float32", "shape": [50, 8],
 //        "offset": 0, "bytes": 1600, "crc32": 305419896},
 //       ...
-//     ]
+//     ],
+//     "manifest_crc32": 123456789
 //   }
+// Integrity: the last member, "manifest_crc32", is the CRC-32 (zlib) of every
+// byte of the file before its key, i.e. from the '{' up to and including the
+// two spaces that indent it; the file must end with that key, the decimal
+// number and "\n}\n".  A reader parses and checks every member first, then
+// the identity against the tensors listed, then this checksum, so any edit
+// of a well-formed manifest (step 3 -> 7) is refused.
 // tensors.bin holds each tensor's raw little-endian bytes at its offset
 // (64-byte aligned, zero padding between tensors).
 //
@@ -109,15 +121,14 @@ bool replaceable(const fs::path& p, bool partial_ok, std::string* why) {
     return false;
   }
   std::vector<std::string> names;
+  std::string irregular;  // the first entry that is not a regular file
   fs::directory_iterator it(p, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code ec2;
     const fs::file_status es = fs::symlink_status(it->path(), ec2);
-    if (ec2 || !fs::is_regular_file(es)) {
-      *why = "it holds '" + name + "', which is not a regular file";
-      return false;
-    }
+    if ((ec2 || !fs::is_regular_file(es)) && irregular.empty())
+      irregular = name;
     names.push_back(name);
   }
   if (ec) {
@@ -126,7 +137,8 @@ bool replaceable(const fs::path& p, bool partial_ok, std::string* why) {
   }
   if (names.empty()) return true;
   const bool has_manifest =
-      std::find(names.begin(), names.end(), kManifest) != names.end();
+      std::find(names.begin(), names.end(), kManifest) != names.end() &&
+      irregular != kManifest;
   std::string data_file = kData;
   if (has_manifest) {
     std::string text;
@@ -155,9 +167,13 @@ bool replaceable(const fs::path& p, bool partial_ok, std::string* why) {
           n != "..")
         data_file = n;
     }
-  } else if (!partial_ok) {
+  } else if (!partial_ok && irregular.empty()) {
     *why = "it is a non-empty directory without manifest.json (not a "
            "checkpoint)";
+    return false;
+  }
+  if (!irregular.empty()) {
+    *why = "it holds '" + irregular + "', which is not a regular file";
     return false;
   }
   for (const std::string& n : names)
@@ -201,6 +217,129 @@ void set_model(hmrt_checkpoint_meta* meta, const char* name) {
   std::snprintf(meta->model, sizeof(meta->model), "%s", name ? name : "");
 }
 
+// ---- the program's identity ---------------------------------------------------
+
+// One parameter or state as the identity sees it.
+struct IdTensor {
+  int32_t kind;
+  std::string name;
+  int32_t dtype;
+  std::vector<int64_t> shape;
+};
+
+// The program identity: FNV-1a (64-bit) over the byte string
+//   str("hmrt-program-identity-1") str(model) u64(count)
+//   then per tensor, sorted by (kind, name bytes):
+//     u64(kind) str(name) str(dtype name) u64(rank) u64(dim)...
+// where u64 is 8 little-endian bytes and str(s) is u64(size) then the bytes;
+// kind is 0 for a parameter and 1 for a state.  16 lowercase hex digits.
+std::string identity_of(const std::string& model, std::vector<IdTensor> ts) {
+  std::sort(ts.begin(), ts.end(), [](const IdTensor& a, const IdTensor& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
+  });
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto bytes = [&](const void* p, size_t n) {
+    const unsigned char* c = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= c[i];
+      h *= 0x100000001b3ull;
+    }
+  };
+  auto u64 = [&](uint64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+    bytes(b, 8);
+  };
+  auto str = [&](const std::string& v) {
+    u64(v.size());
+    bytes(v.data(), v.size());
+  };
+  str("hmrt-program-identity-1");
+  str(model);
+  u64(ts.size());
+  for (const IdTensor& t : ts) {
+    u64(static_cast<uint64_t>(t.kind));
+    str(t.name);
+    str(hmrt_dtype_name(t.dtype));
+    u64(t.shape.size());
+    for (int64_t d : t.shape) u64(static_cast<uint64_t>(d));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+  return hex;
+}
+
+// The program's model name as a manifest holds it (at most 255 bytes).
+std::string truncated_model(const hmrt_program* p) {
+  hmrt_checkpoint_meta m;
+  set_model(&m, p->model_name);
+  return m.model;
+}
+
+std::string identity_of_program(const hmrt_program* p) {
+  std::vector<IdTensor> ts;
+  for (int kind = 0; kind < 2; ++kind) {
+    const int32_t n = kind == 0 ? p->num_params : p->num_states;
+    const hmrt_tensor_desc* ds = kind == 0 ? p->params : p->states;
+    for (int32_t i = 0; i < n; ++i) {
+      const hmrt_tensor_desc& d = ds[i];
+      ts.push_back({kind, d.name ? d.name : "", d.dtype,
+                    std::vector<int64_t>(d.shape, d.shape + std::max(d.rank, 0))});
+    }
+  }
+  return identity_of(truncated_model(p), std::move(ts));
+}
+
+// ---- hyper-parameters in the manifest -------------------------------------------
+
+const char* const kOptimizers[] = {"none", "sgd", "adamw", "adamw8bit", "onnx"};
+const char* const kSchedules[] = {"constant", "cosine"};
+
+const char* optimizer_name(int32_t o) {
+  return o >= 0 && o < 5 ? kOptimizers[o] : nullptr;
+}
+int32_t optimizer_from_name(const std::string& s) {
+  for (int32_t i = 0; i < 5; ++i)
+    if (s == kOptimizers[i]) return i;
+  return -1;
+}
+
+// The float members of hmrt_hyperparams, in manifest order.
+struct FloatField {
+  const char* key;
+  float hmrt_hyperparams::*field;
+};
+const FloatField kFloatFields[] = {
+    {"lr", &hmrt_hyperparams::lr},
+    {"beta1", &hmrt_hyperparams::beta1},
+    {"beta2", &hmrt_hyperparams::beta2},
+    {"eps", &hmrt_hyperparams::eps},
+    {"weight_decay", &hmrt_hyperparams::weight_decay},
+    {"momentum", &hmrt_hyperparams::momentum},
+    {"clip_norm", &hmrt_hyperparams::clip_norm},
+    {"min_lr", &hmrt_hyperparams::min_lr},
+};
+
+// {"lr": 0.100000001, ..., "lr_schedule": "constant", "warmup_steps": 0,
+//  "decay_steps": 0} (the optimizer is its own member of the manifest).
+std::string hyper_json(const hmrt_hyperparams& h) {
+  std::string js = "{";
+  for (const FloatField& f : kFloatFields) {
+    if (js.size() > 1) js += ", ";
+    js += std::string("\"") + f.key + "\": " + hmrt::json::number_f32(h.*f.field);
+  }
+  js += std::string(", \"lr_schedule\": \"") + kSchedules[h.lr_schedule] + "\"";
+  js += ", \"warmup_steps\": " + std::to_string((long long)h.warmup_steps);
+  js += ", \"decay_steps\": " + std::to_string((long long)h.decay_steps);
+  return js + "}";
+}
+
+// The manifest's last member: "manifest_crc32": the CRC-32 of every byte of
+// the file before this key (from the opening '{' up to and including the
+// two spaces of indentation before it), written as
+//   <text>"manifest_crc32": <decimal>\n}\n
+constexpr const char* kCrcKey = "\"manifest_crc32\": ";
+
 // Parses and checks the manifest's text.  Every malformed manifest is one
 // message naming the file; nlohmann's exceptions are caught here.
 hmrt_status parse_manifest(const std::string& path, const std::string& text,
@@ -227,10 +366,19 @@ hmrt_status parse_manifest(const std::string& path, const std::string& text,
     if (!v || !hmrt::json::get_int64(*v, &version))
       return fail(HMRT_INVALID_ARGUMENT,
                   "%s: \"format_version\" is missing or not an integer", p);
-    if (version != HMRT_CHECKPOINT_FORMAT_VERSION)
+    if (version < HMRT_CHECKPOINT_FORMAT_VERSION)
       return fail(HMRT_UNIMPLEMENTED,
-                  "%s: checkpoint format version %lld is not supported (this "
-                  "runtime reads version %d)",
+                  "%s: checkpoint format version %lld was written by an "
+                  "earlier runtime; this one reads only version %d, whose "
+                  "manifest carries a checksum and the program's identity "
+                  "(continue that run with the train that wrote it, or start "
+                  "again from --state)",
+                  p, (long long)version, HMRT_CHECKPOINT_FORMAT_VERSION);
+    if (version > HMRT_CHECKPOINT_FORMAT_VERSION)
+      return fail(HMRT_UNIMPLEMENTED,
+                  "%s: checkpoint format version %lld is newer than this "
+                  "runtime's version %d; load it with the runtime that wrote "
+                  "it",
                   p, (long long)version, HMRT_CHECKPOINT_FORMAT_VERSION);
 
     std::memset(&m->meta, 0, sizeof(m->meta));
@@ -238,6 +386,79 @@ hmrt_status parse_manifest(const std::string& path, const std::string& text,
     if (!v || !v->is_string())
       return fail(HMRT_INVALID_ARGUMENT, "%s: \"model\" must be a string", p);
     set_model(&m->meta, v->get_ref<const std::string&>().c_str());
+    const std::string model = v->get_ref<const std::string&>();
+
+    // The program that wrote it.
+    std::string identity;
+    v = member(root, "program_identity");
+    if (!v || !v->is_string() ||
+        (identity = v->get_ref<const std::string&>()).size() != 16 ||
+        identity.find_first_not_of("0123456789abcdef") != std::string::npos)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"program_identity\" must be a string of 16 lowercase "
+                  "hex digits",
+                  p);
+    std::snprintf(m->meta.identity, sizeof(m->meta.identity), "%s",
+                  identity.c_str());
+    const Json* abi = member(root, "program_abi_version");
+    const Json* opt = member(root, "optimizer");
+    const Json* hyper = member(root, "hyperparams");
+    if (!abi || !opt || !hyper)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"program_abi_version\", \"optimizer\" and "
+                  "\"hyperparams\" must all be present (null when not "
+                  "recorded)",
+                  p);
+    if (!abi->is_null() || !opt->is_null() || !hyper->is_null()) {
+      int64_t a = 0;
+      if (!hmrt::json::get_int64(*abi, &a) || a < 1 || a > 0xFFFFFFFFll)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"program_abi_version\" must be an integer in [1, "
+                    "2^32) (or null with \"optimizer\" and \"hyperparams\")",
+                    p);
+      m->meta.abi_version = static_cast<uint32_t>(a);
+      hmrt_hyperparams& h = m->meta.hyper;
+      if (!opt->is_string() ||
+          (h.optimizer = optimizer_from_name(
+               opt->get_ref<const std::string&>())) < 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"optimizer\" must be one of none, sgd, adamw, "
+                    "adamw8bit, onnx",
+                    p);
+      if (!hyper->is_object())
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"hyperparams\" must be an object", p);
+      for (const FloatField& f : kFloatFields) {
+        v = member(*hyper, f.key);
+        if (!v || !(v->is_number() || v->is_null()))
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: \"hyperparams\": \"%s\" must be a number", p,
+                      f.key);
+        h.*f.field =
+            v->is_null() ? NAN : static_cast<float>(v->get<double>());
+      }
+      v = member(*hyper, "lr_schedule");
+      const std::string sched =
+          v && v->is_string() ? v->get_ref<const std::string&>() : "";
+      if (sched != kSchedules[0] && sched != kSchedules[1])
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: \"hyperparams\": \"lr_schedule\" must be \"constant\" "
+                    "or \"cosine\"",
+                    p);
+      h.lr_schedule = sched == kSchedules[1] ? HMRT_LR_COSINE : HMRT_LR_CONSTANT;
+      struct {
+        const char* key;
+        int64_t* out;
+      } steps[] = {{"warmup_steps", &h.warmup_steps},
+                   {"decay_steps", &h.decay_steps}};
+      for (auto& e : steps) {
+        v = member(*hyper, e.key);
+        if (!v || !hmrt::json::get_int64(*v, e.out))
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: \"hyperparams\": \"%s\" must be an integer", p,
+                      e.key);
+      }
+    }
     struct {
       const char* key;
       int64_t* out;
@@ -352,6 +573,45 @@ hmrt_status parse_manifest(const std::string& path, const std::string& text,
                       kind_noun(e.kind), n);
       m->tensors.push_back(std::move(e));
     }
+
+    // The identity must be that of the tensors listed (a writer's error
+    // otherwise: the checksum below covers edits).
+    std::vector<IdTensor> ids;
+    for (const Entry& e : m->tensors)
+      ids.push_back({e.kind, e.name, e.dtype, e.shape});
+    const std::string computed = identity_of(model, std::move(ids));
+    if (computed != identity)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"program_identity\" is %s but the model name and "
+                  "tensors listed give %s",
+                  p, identity.c_str(), computed.c_str());
+
+    // Last: the checksum over the text before "manifest_crc32".
+    uint64_t crc = 0;
+    v = member(root, "manifest_crc32");
+    if (!v || !hmrt::json::get_uint64(*v, &crc) || crc > 0xFFFFFFFFu)
+      return fail(HMRT_INVALID_ARGUMENT,
+                  "%s: \"manifest_crc32\" must be an integer in [0, 2^32)",
+                  p);
+    const std::string tail = std::to_string((unsigned long long)crc) + "\n}\n";
+    const std::string key = kCrcKey;
+    if (text.size() < key.size() + tail.size() ||
+        text.compare(text.size() - tail.size(), tail.size(), tail) != 0 ||
+        text.compare(text.size() - tail.size() - key.size(), key.size(),
+                     key) != 0)
+      return fail(HMRT_IO_ERROR,
+                  "%s: the manifest does not end with its checksum "
+                  "(\"manifest_crc32\": N, then \"}\" and a newline, as hmrt "
+                  "writes it): it was edited or is corrupt",
+                  p);
+    const size_t covered = text.size() - tail.size() - key.size();
+    const uint32_t have = hmrt_crc32(0, text.data(), covered);
+    if (have != crc)
+      return fail(HMRT_IO_ERROR,
+                  "%s: checksum mismatch: \"manifest_crc32\" is %llu but the "
+                  "text before it has CRC-32 %lu; the manifest was edited or "
+                  "is corrupt, and an edited manifest is refused",
+                  p, (unsigned long long)crc, (unsigned long)have);
     return HMRT_OK;
   } catch (const std::bad_alloc&) {
     return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory reading the manifest",
@@ -623,6 +883,28 @@ hmrt_status write_checkpoint(const char* dir_c,
     end = offsets[i] + sizes[i];
   }
 
+  const std::string model(meta->model,
+                          strnlen(meta->model, sizeof(meta->model)));
+  HMRT_CHECK_ARG(hmrt::json::is_utf8(model),
+                 "hmrt_checkpoint_write: %s: the model name is not valid UTF-8",
+                 d);
+  if (meta->abi_version != 0) {
+    HMRT_CHECK_ARG(optimizer_name(meta->hyper.optimizer) != nullptr,
+                   "hmrt_checkpoint_write: %s: unknown optimizer %d", d,
+                   meta->hyper.optimizer);
+    HMRT_CHECK_ARG(meta->hyper.lr_schedule == HMRT_LR_CONSTANT ||
+                       meta->hyper.lr_schedule == HMRT_LR_COSINE,
+                   "hmrt_checkpoint_write: %s: unknown learning-rate schedule "
+                   "%d",
+                   d, meta->hyper.lr_schedule);
+  }
+  std::vector<IdTensor> ids;
+  for (int32_t i = 0; i < count; ++i)
+    ids.push_back({tensors[i].kind, tensors[i].name, tensors[i].dtype,
+                   std::vector<int64_t>(tensors[i].shape,
+                                        tensors[i].shape + tensors[i].rank)});
+  const std::string identity = identity_of(model, std::move(ids));
+
   const fs::path final_dir(dir), tmp(dir + ".tmp"), old(dir + ".old");
   hmrt_status st = check_targets(d);
   if (st != HMRT_OK) return st;
@@ -674,8 +956,19 @@ hmrt_status write_checkpoint(const char* dir_c,
     js += "  \"format\": " + hmrt::json::quote(kFormat) + ",\n";
     js += "  \"format_version\": " +
           std::to_string(HMRT_CHECKPOINT_FORMAT_VERSION) + ",\n";
-    std::string model(meta->model, strnlen(meta->model, sizeof(meta->model)));
     js += "  \"model\": " + hmrt::json::quote(model) + ",\n";
+    js += "  \"program_identity\": \"" + identity + "\",\n";
+    if (meta->abi_version != 0) {
+      js += "  \"program_abi_version\": " +
+            std::to_string((unsigned long)meta->abi_version) + ",\n";
+      js += std::string("  \"optimizer\": \"") +
+            optimizer_name(meta->hyper.optimizer) + "\",\n";
+      js += "  \"hyperparams\": " + hyper_json(meta->hyper) + ",\n";
+    } else {
+      js += "  \"program_abi_version\": null,\n";
+      js += "  \"optimizer\": null,\n";
+      js += "  \"hyperparams\": null,\n";
+    }
     js += "  \"step\": " + std::to_string((long long)meta->step) + ",\n";
     js += "  \"data_position\": " +
           std::to_string((long long)meta->data_position) + ",\n";
@@ -699,7 +992,9 @@ hmrt_status write_checkpoint(const char* dir_c,
             ", \"bytes\": " + std::to_string((unsigned long long)sizes[i]) +
             ", \"crc32\": " + std::to_string((unsigned long)crcs[i]) + "}";
     }
-    js += count ? "\n  ]\n}\n" : "]\n}\n";
+    js += count ? "\n  ],\n  " : "],\n  ";
+    const uint32_t manifest_crc = hmrt_crc32(0, js.data(), js.size());
+    js += kCrcKey + std::to_string((unsigned long)manifest_crc) + "\n}\n";
     const std::string path = (tmp / kManifest).string();
     hmrt::io::File f(path.c_str(), "wb");
     if (!f)
@@ -819,6 +1114,8 @@ hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
     ExecSource source(exec, &stage, std::move(descs));
     hmrt_checkpoint_meta m = *meta;
     set_model(&m, program->model_name);
+    m.abi_version = program->abi_version;
+    m.hyper = program->hyper;
     return write_checkpoint(dir, &m, static_cast<int32_t>(list.size()),
                             list.data(), &source);
   });
@@ -849,12 +1146,27 @@ static hmrt_status checkpoint_load(const char* dir_c,
   Manifest m;
   hmrt_status st = read_manifest(dir, &m);
   if (st != HMRT_OK) return st;
-  const char* pname = program->model_name ? program->model_name : "";
-  if (m.meta.model[0] != '\0' && pname[0] != '\0' &&
-      std::strcmp(m.meta.model, pname) != 0)
+  const std::string pname = truncated_model(program);
+  if (pname != m.meta.model)
     return fail(HMRT_INVALID_ARGUMENT,
                 "%s: the checkpoint is for model '%s', this program is '%s'", d,
-                m.meta.model, pname);
+                m.meta.model, pname.c_str());
+  if (m.meta.abi_version != 0 && m.meta.abi_version != program->abi_version)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: the checkpoint was saved by a program of ABI version %u, "
+                "this program has ABI version %u",
+                d, m.meta.abi_version, program->abi_version);
+  if (m.meta.abi_version != 0 &&
+      m.meta.hyper.optimizer != program->hyper.optimizer) {
+    const char* theirs = optimizer_name(program->hyper.optimizer);
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: the checkpoint was saved by optimizer %s, this program "
+                "uses %s",
+                d, optimizer_name(m.meta.hyper.optimizer),
+                theirs ? theirs : ("unknown optimizer " +
+                                   std::to_string(program->hyper.optimizer))
+                                      .c_str());
+  }
 
   // Match the program's tensors to the manifest's.
   std::map<std::pair<int32_t, std::string>, size_t> index;
@@ -914,6 +1226,14 @@ static hmrt_status checkpoint_load(const char* dir_c,
                   "%s: the checkpoint has %s '%s', which the program does not "
                   "have",
                   d, kind_noun(m.tensors[i].kind), m.tensors[i].name.c_str());
+  // Implied by the checks above (the model and every tensor agree); kept as
+  // the statement of what a checkpoint must match.
+  const std::string identity = identity_of_program(program);
+  if (identity != m.meta.identity)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: the checkpoint's program identity is %s, this program's "
+                "is %s",
+                d, m.meta.identity, identity.c_str());
 
   hmrt::io::File f;
   std::string data_path;

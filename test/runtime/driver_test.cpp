@@ -492,6 +492,7 @@ TEST_F(Driver, ErrorsAreOneClearLine) {
     };
     hmrt_checkpoint_meta m;
     std::memset(&m, 0, sizeof(m));
+    std::strcpy(m.model, "bigram");
     HMRT_ASSERT_OK(hmrt_checkpoint_write(wrong_state.c_str(), &m, 2, list));
   }
   const std::string xf = dir_ / "x.npy";
@@ -613,6 +614,62 @@ TEST_F(Driver, SaveNeverDeletesForeignFiles) {
                               "with a checkpoint: it is a symbolic link"))
       << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "elsewhere"));
+}
+
+// A checkpoint whose manifest was edited (step 3 -> 7), or that another
+// optimizer's program saved, is refused by --resume with one line saying
+// what is wrong.
+TEST_F(Driver, ResumeRefusesEditedOrForeignCheckpoints) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const std::string ck = dir_ / "ck";
+  Result r = run_train(progs::bigram::program(),
+                       {"--state", state, "--data", data, "--steps", "3",
+                        "--save", ck, "--quiet"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string manifest = read_bytes(ck + "/manifest.json");
+  std::string edited = manifest;
+  const size_t at = edited.find("\"step\": 3,");
+  ASSERT_NE(at, std::string::npos) << manifest;
+  edited.replace(at, 10, "\"step\": 7,");
+  write_bytes(ck + "/manifest.json", edited);
+  r = run_train(progs::bigram::program(),
+                {"--resume", ck, "--data", data, "--steps", "10"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(std::regex_match(
+      r.err, std::regex("train: error: --resume .*/ck/manifest.json: checksum "
+                        "mismatch: \"manifest_crc32\" is [0-9]+ but the text "
+                        "before it has CRC-32 [0-9]+; the manifest was edited "
+                        "or is corrupt, and an edited manifest is refused\n")))
+      << r.err;
+  EXPECT_EQ(r.out, "");
+
+  write_bytes(ck + "/manifest.json", manifest);
+  hmrt_program adamw = *progs::bigram::program();
+  adamw.hyper.optimizer = HMRT_OPT_ADAMW;
+  r = run_train(&adamw, {"--resume", ck, "--data", data, "--steps", "10"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --resume " + ck +
+                       ": the checkpoint was saved by optimizer sgd, this "
+                       "program uses adamw\n");
+  hmrt_program abi2 = *progs::bigram::program();
+  abi2.model_name = "bigram2";
+  r = run_train(&abi2, {"--resume", ck, "--data", data, "--steps", "10"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --resume " + ck +
+                       ": the checkpoint is for model 'bigram', this program "
+                       "is 'bigram2'\n");
+  r = run_train(progs::bigram::program(),
+                {"--resume", ck, "--data", data, "--steps", "4", "--quiet"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  // Another learning rate is allowed, and reported.
+  hmrt_program lr = *progs::bigram::program();
+  lr.hyper.lr = 0.5f;
+  r = run_train(&lr, {"--resume", ck, "--data", data, "--steps", "5"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "note: this program's hyper-parameters differ "
+                              "from the checkpoint's (lr 1 -> 0.5); continuing "
+                              "with this program's\n"))
+      << r.out;
 }
 
 TEST_F(Driver, NonFiniteLossStops) {

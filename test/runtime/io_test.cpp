@@ -630,6 +630,8 @@ struct FakeProgram {
     program.params = params;
     program.num_states = 1;
     program.states = states;
+    program.hyper = {HMRT_OPT_ADAMW, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.0f,
+                     1.0f, HMRT_LR_COSINE, 10, 100, 1e-4f};
   }
 };
 
@@ -690,15 +692,38 @@ TEST_F(IoCheckpoint, SaveLoadRoundTrip) {
   EXPECT_EQ(got.step, 12);
   EXPECT_EQ(got.data_position, 24);
   EXPECT_EQ(got.seed, 0x8000000000000005ull);
+  // The program that wrote it.
+  EXPECT_EQ(got.abi_version, HMRT_PROGRAM_ABI_VERSION);
+  EXPECT_EQ(got.hyper.optimizer, HMRT_OPT_ADAMW);
+  EXPECT_EQ(got.hyper.lr, 1e-3f);
+  EXPECT_EQ(got.hyper.beta2, 0.95f);
+  EXPECT_EQ(got.hyper.eps, 1e-8f);
+  EXPECT_EQ(got.hyper.weight_decay, 0.1f);
+  EXPECT_EQ(got.hyper.clip_norm, 1.0f);
+  EXPECT_EQ(got.hyper.lr_schedule, HMRT_LR_COSINE);
+  EXPECT_EQ(got.hyper.warmup_steps, 10);
+  EXPECT_EQ(got.hyper.decay_steps, 100);
+  EXPECT_EQ(got.hyper.min_lr, 1e-4f);
+  EXPECT_EQ(std::strlen(got.identity), 16u);
 
   // The manifest is valid JSON with the documented fields.
   Json v;
   std::string err;
-  ASSERT_TRUE(hmrt::json::parse(read_bytes(ckpt() + "/manifest.json"), &v, &err))
-      << err;
+  const std::string text = read_bytes(ckpt() + "/manifest.json");
+  ASSERT_TRUE(hmrt::json::parse(text, &v, &err)) << err;
   EXPECT_EQ(v.at("format").get<std::string>(), "hmrt-checkpoint");
-  EXPECT_EQ(v.at("format_version").get<int64_t>(), 1);
+  EXPECT_EQ(v.at("format_version").get<int64_t>(), 2);
   EXPECT_EQ(v.at("seed").get<uint64_t>(), 0x8000000000000005ull);
+  EXPECT_EQ(v.at("program_identity").get<std::string>(), got.identity);
+  EXPECT_EQ(v.at("program_abi_version").get<int64_t>(), 3);
+  EXPECT_EQ(v.at("optimizer").get<std::string>(), "adamw");
+  EXPECT_EQ(v.at("hyperparams").at("lr_schedule").get<std::string>(), "cosine");
+  EXPECT_EQ(static_cast<float>(v.at("hyperparams").at("beta1").get<double>()), 0.9f);
+  // The last member is the CRC-32 of all the text before its key.
+  const size_t at = text.rfind("\"manifest_crc32\": ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(v.at("manifest_crc32").get<uint64_t>(), hmrt_crc32(0, text.data(), at));
+  EXPECT_EQ(text.substr(text.size() - 3), "\n}\n");
   const Json& list = v.at("tensors");
   ASSERT_EQ(list.size(), 3u);
   EXPECT_EQ(list[0].at("name").get<std::string>(), "layer.w");
@@ -791,14 +816,46 @@ TEST_F(IoCheckpoint, MismatchesAreNamed) {
                                        "have"))
         << last_error();
   }
-  {
+  for (const char* name : {"gpt2", ""}) {
     FakeProgram other;
-    other.program.model_name = "gpt2";
+    other.program.model_name = name;
     EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
               HMRT_INVALID_ARGUMENT);
     EXPECT_TRUE(contains(last_error(), "the checkpoint is for model 'fake', this "
-                                       "program is 'gpt2'"))
+                                       "program is '" + std::string(name) + "'"))
         << last_error();
+  }
+  // Another program ABI or optimizer: refused before any tensor is read.
+  {
+    FakeProgram other;
+    other.program.abi_version = 2;
+    std::memset(base_, 0x11, 192);
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error(), "ckpt: the checkpoint was saved by a "
+                                       "program of ABI version 3, this program "
+                                       "has ABI version 2"))
+        << last_error();
+    EXPECT_EQ(base_[0], 0x11);
+  }
+  {
+    FakeProgram other;
+    other.program.hyper.optimizer = HMRT_OPT_SGD;
+    EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error(), "ckpt: the checkpoint was saved by "
+                                       "optimizer adamw, this program uses sgd"))
+        << last_error();
+    EXPECT_EQ(base_[0], 0x11);
+  }
+  {
+    // The other hyper-parameters may differ (a new learning rate for a
+    // resumed run); the load returns the recorded ones.
+    FakeProgram other;
+    other.program.hyper.lr = 5e-4f;
+    hmrt_checkpoint_meta got;
+    HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, &got));
+    EXPECT_EQ(got.hyper.lr, 1e-3f);
   }
   EXPECT_EQ(hmrt_checkpoint_load((dir_ / "none").c_str(), &fake_.program, arena_,
                                  nullptr),
@@ -830,8 +887,42 @@ TEST_F(IoCheckpoint, ManifestErrors) {
   expect("[]", HMRT_INVALID_ARGUMENT, "not a JSON object");
   expect(replaced("hmrt-checkpoint", "other"), HMRT_INVALID_ARGUMENT,
          "not an hmrt checkpoint");
-  expect(replaced("\"format_version\": 1", "\"format_version\": 2"),
-         HMRT_UNIMPLEMENTED, "checkpoint format version 2 is not supported");
+  expect(replaced("\"format_version\": 2", "\"format_version\": 1"),
+         HMRT_UNIMPLEMENTED, "checkpoint format version 1 was written by an "
+                             "earlier runtime; this one reads only version 2");
+  expect(replaced("\"format_version\": 2", "\"format_version\": 3"),
+         HMRT_UNIMPLEMENTED, "checkpoint format version 3 is newer than this "
+                             "runtime's version 2");
+  // Any edit of a well-formed manifest is caught by its checksum: the step,
+  // the data position, the seed, a tensor's CRC, a hyper-parameter.
+  expect(replaced("\"step\": 1,", "\"step\": 7,"), HMRT_IO_ERROR,
+         "manifest.json: checksum mismatch: \"manifest_crc32\" is ");
+  expect(replaced("\"data_position\": 2,", "\"data_position\": 0,"),
+         HMRT_IO_ERROR, "the manifest was edited or is corrupt");
+  expect(replaced("\"seed\": 9223372036854775813", "\"seed\": 1"),
+         HMRT_IO_ERROR, "checksum mismatch");
+  expect(replaced("\"lr\": 0.00100000005", "\"lr\": 0.002"), HMRT_IO_ERROR,
+         "checksum mismatch");
+  expect(replaced("\"crc32\": 1074405846", "\"crc32\": 1074405847"),
+         HMRT_IO_ERROR, "checksum mismatch");
+  expect(replaced("\"step\": 1,", "\"step\":  1,"), HMRT_IO_ERROR,
+         "checksum mismatch");
+  expect(replaced("\"manifest_crc32\": ", "\"x\": 1, \"manifest_crc32\": "),
+         HMRT_IO_ERROR, "checksum mismatch");
+  expect(manifest + "\n", HMRT_IO_ERROR,
+         "the manifest does not end with its checksum");
+  expect(replaced("  \"manifest_crc32\": ", "  \"manifest_crc32\":  "),
+         HMRT_IO_ERROR, "the manifest does not end with its checksum");
+  {
+    std::string s = manifest;
+    const size_t at = s.find(",\n  \"manifest_crc32\"");
+    ASSERT_NE(at, std::string::npos);
+    expect(s.substr(0, at) + "\n}\n", HMRT_INVALID_ARGUMENT,
+           "\"manifest_crc32\" must be an integer");
+  }
+  // A renamed tensor no longer has the recorded identity.
+  expect(replaced("\"name\": \"layer.w\"", "\"name\": \"layer.v\""),
+         HMRT_INVALID_ARGUMENT, "\"program_identity\" is ");
   expect(replaced("\"step\": 1", "\"step\": -1"), HMRT_INVALID_ARGUMENT,
          "\"step\" must be a non-negative integer");
   expect(replaced("\"shape\": [3, 5]", "\"shape\": [3, 4]"),
@@ -1007,6 +1098,37 @@ TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
   EXPECT_EQ(got.step, 0);
   EXPECT_EQ(reinterpret_cast<float*>(base_)[14], 15.0f);
   EXPECT_EQ(*reinterpret_cast<int64_t*>(base_ + 64), 99);
+  // Without abi_version the program is not recorded (null); the identity is
+  // computed from the tensors and is the program's.
+  EXPECT_EQ(got.abi_version, 0u);
+  EXPECT_TRUE(contains(read_bytes(state + "/manifest.json"),
+                       "  \"program_abi_version\": null,\n  \"optimizer\": "
+                       "null,\n  \"hyperparams\": null,\n"));
+  const std::string ckpt_identity = [&] {
+    hmrt_checkpoint_meta saved = meta(0);
+    EXPECT_EQ(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &saved),
+              HMRT_OK);
+    EXPECT_EQ(hmrt_checkpoint_read_meta(ckpt().c_str(), &saved), HMRT_OK);
+    return std::string(saved.identity);
+  }();
+  EXPECT_EQ(std::string(got.identity), ckpt_identity);
+  // With it, the writer records what the caller says (as hmcc does for the
+  // initial state), and a load checks it.
+  hmrt_checkpoint_meta with = m;
+  with.abi_version = HMRT_PROGRAM_ABI_VERSION;
+  with.hyper = fake_.program.hyper;
+  with.hyper.optimizer = HMRT_OPT_SGD;
+  const std::string sgd_state = dir_ / "sgd_state";
+  HMRT_ASSERT_OK(hmrt_checkpoint_write(sgd_state.c_str(), &with, 3, list));
+  EXPECT_EQ(hmrt_checkpoint_load(sgd_state.c_str(), &fake_.program, arena_, &got),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "sgd_state: the checkpoint was saved by "
+                                     "optimizer sgd, this program uses adamw"))
+      << last_error();
+  with.hyper.optimizer = 9;
+  EXPECT_EQ(hmrt_checkpoint_write(sgd_state.c_str(), &with, 3, list),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "unknown optimizer 9")) << last_error();
 
   // Argument errors.
   const hmrt_checkpoint_tensor dup[] = {list[0], list[0]};
@@ -1022,11 +1144,13 @@ TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
   HMRT_ASSERT_OK(hmrt_checkpoint_load(state.c_str(), &fake_.program, arena_, &got));
 }
 
-// A checkpoint written by the runtime before it used zlib and nlohmann/json
-// (its own CRC-32 and JSON code) loads, and saving the same contents now
-// writes the same bytes: the formats and checksums did not change.
-TEST_F(IoCheckpoint, LoadsCheckpointsOfEarlierRuntimes) {
-  const std::string manifest =
+// A checkpoint of format version 1 (the runtime before manifests carried a
+// checksum and the program's identity) is refused with a message saying so,
+// and a save writes exactly the documented format 2: these bytes pin the
+// layout, the identity hash and both kinds of CRC (a format change must
+// bump HMRT_CHECKPOINT_FORMAT_VERSION).
+TEST_F(IoCheckpoint, RefusesFormatOneAndPinsFormatTwo) {
+  const std::string v1 =
       "{\n"
       "  \"format\": \"hmrt-checkpoint\",\n"
       "  \"format_version\": 1,\n"
@@ -1054,23 +1178,51 @@ TEST_F(IoCheckpoint, LoadsCheckpointsOfEarlierRuntimes) {
     data.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   const std::string old = dir_ / "old";
   fs::create_directories(old);
-  write_bytes(old + "/manifest.json", manifest);
+  write_bytes(old + "/manifest.json", v1);
   write_bytes(old + "/tensors.bin", data);
   std::memset(base_, 0xee, 192);
   hmrt_checkpoint_meta got;
-  HMRT_ASSERT_OK(hmrt_checkpoint_load(old.c_str(), &fake_.program, arena_, &got));
-  EXPECT_EQ(got.step, 12);
-  EXPECT_EQ(got.seed, 0x8000000000000005ull);
-  std::vector<uint8_t> loaded(base_, base_ + 192);
-  fill(1);
-  EXPECT_EQ(std::memcmp(loaded.data(), base_, 60), 0);
-  EXPECT_EQ(std::memcmp(loaded.data() + 64, base_ + 64, 8), 0);
-  EXPECT_EQ(std::memcmp(loaded.data() + 128, base_ + 128, 56), 0);
+  EXPECT_EQ(hmrt_checkpoint_load(old.c_str(), &fake_.program, arena_, &got),
+            HMRT_UNIMPLEMENTED);
+  EXPECT_EQ(last_error(),
+            old + "/manifest.json: checkpoint format version 1 was written by "
+                  "an earlier runtime; this one reads only version 2, whose "
+                  "manifest carries a checksum and the program's identity "
+                  "(continue that run with the train that wrote it, or start "
+                  "again from --state)");
+  EXPECT_EQ(base_[0], 0xee);
+  // It is still hmrt's own checkpoint: a save may replace it.
+  HMRT_ASSERT_OK(hmrt_checkpoint_check_target(old.c_str()));
 
+  // Cross-checked with Python (zlib.crc32 and an FNV-1a of the documented
+  // identity string).
+  const std::string v2 =
+      "{\n"
+      "  \"format\": \"hmrt-checkpoint\",\n"
+      "  \"format_version\": 2,\n"
+      "  \"model\": \"fake\",\n"
+      "  \"program_identity\": \"f8cb1893ba95dd9a\",\n"
+      "  \"program_abi_version\": 3,\n"
+      "  \"optimizer\": \"adamw\",\n"
+      "  \"hyperparams\": {\"lr\": 0.00100000005, \"beta1\": 0.899999976, \"beta2\": 0.949999988, \"eps\": 9.99999994e-09, \"weight_decay\": 0.100000001, \"momentum\": 0, \"clip_norm\": 1, \"min_lr\": 9.99999975e-05, \"lr_schedule\": \"cosine\", \"warmup_steps\": 10, \"decay_steps\": 100},\n"
+      "  \"step\": 12,\n"
+      "  \"data_position\": 24,\n"
+      "  \"seed\": 9223372036854775813,\n"
+      "  \"data_file\": \"tensors.bin\",\n"
+      "  \"data_bytes\": 184,\n"
+      "  \"tensors\": [\n"
+      "    {\"name\": \"layer.w\", \"kind\": \"param\", \"dtype\": \"float32\", \"shape\": [3, 5], \"offset\": 0, \"bytes\": 60, \"crc32\": 1074405846},\n"
+      "    {\"name\": \"step_count\", \"kind\": \"param\", \"dtype\": \"int64\", \"shape\": [], \"offset\": 64, \"bytes\": 8, \"crc32\": 3361078206},\n"
+      "    {\"name\": \"layer.w.m\", \"kind\": \"state\", \"dtype\": \"float64\", \"shape\": [7], \"offset\": 128, \"bytes\": 56, \"crc32\": 892242641}\n"
+      "  ],\n"
+      "  \"manifest_crc32\": 3455108576\n"
+      "}\n";
+  fill(1);  // the contents of the format 1 checkpoint
   const hmrt_checkpoint_meta m = meta(12);
   HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &fake_.program, arena_, &m));
-  EXPECT_EQ(read_bytes(ckpt() + "/manifest.json"), manifest);
+  EXPECT_EQ(read_bytes(ckpt() + "/manifest.json"), v2);
   EXPECT_EQ(read_bytes(ckpt() + "/tensors.bin"), data);
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, &got));
 }
 
 // Every malformed manifest is one error, never an exception escaping the C
@@ -1081,8 +1233,19 @@ TEST_F(IoCheckpoint, ManifestTypeErrorsAreMessages) {
   const std::string manifest = read_bytes(ckpt() + "/manifest.json");
   const std::pair<std::string, std::string> edits[] = {
       {"\"format\": \"hmrt-checkpoint\"", "\"format\": 7"},
-      {"\"format_version\": 1", "\"format_version\": 1.0"},
-      {"\"format_version\": 1", "\"format_version\": 99999999999999999999"},
+      {"\"format_version\": 2", "\"format_version\": 2.0"},
+      {"\"format_version\": 2", "\"format_version\": 99999999999999999999"},
+      {"\"program_identity\": \"", "\"program_identity\": 5, \"x\": \""},
+      {"\"program_abi_version\": 3", "\"program_abi_version\": \"3\""},
+      {"\"program_abi_version\": 3", "\"program_abi_version\": 0"},
+      {"\"program_abi_version\": 3", "\"program_abi_version\": null"},
+      {"\"optimizer\": \"adamw\"", "\"optimizer\": 2"},
+      {"\"optimizer\": \"adamw\"", "\"optimizer\": \"lion\""},
+      {"\"hyperparams\": {", "\"hyperparams\": [], \"x\": {"},
+      {"\"lr\": 0.00100000005", "\"lr\": \"fast\""},
+      {"\"lr_schedule\": \"cosine\"", "\"lr_schedule\": 1"},
+      {"\"warmup_steps\": 10", "\"warmup_steps\": 1.5"},
+      {"\"manifest_crc32\": ", "\"manifest_crc32\": -"},
       {"\"model\": \"fake\"", "\"model\": [\"fake\"]"},
       {"\"step\": 1", "\"step\": \"1\""},
       {"\"step\": 1", "\"step\": 18446744073709551615"},

@@ -118,19 +118,35 @@ hmrt_status hmrt_tokens_batch(hmrt_tokens* tokens, uint64_t seed,
                               int64_t* targets_out);
 
 /* ---- checkpoints -----------------------------------------------------------
- * A checkpoint is a directory holding manifest.json (format version, model
- * name, step, data position, seed, and for every tensor its name, kind
- * ("param" or "state"), dtype, shape, byte offset and size in tensors.bin and
- * CRC-32) and tensors.bin (the raw little-endian contents, each tensor at a
- * 64-byte aligned offset).  The compiler's initial state directory is a
- * checkpoint at step 0.  See runtime/README.md for the manifest's fields. */
-#define HMRT_CHECKPOINT_FORMAT_VERSION 1
+ * A checkpoint is a directory holding manifest.json and tensors.bin (the raw
+ * little-endian contents, each tensor at a 64-byte aligned offset).  The
+ * manifest (format version 2) records the model name, the program that
+ * wrote it (its identity: a hash over the model name and every parameter's
+ * and state's kind, name, dtype and shape; its ABI version; its optimizer
+ * and hyper-parameters), step, data position, seed, and for every tensor its
+ * name, kind ("param" or "state"), dtype, shape, byte offset and size in
+ * tensors.bin and CRC-32; its last member is the CRC-32 of all the text
+ * before it, so an edited manifest is refused.  The compiler's initial state
+ * directory is a checkpoint at step 0.  See runtime/README.md for the
+ * manifest's fields. */
+#define HMRT_CHECKPOINT_FORMAT_VERSION 2
 
 typedef struct hmrt_checkpoint_meta {
   char model[256];       /* model name; truncated if longer */
   int64_t step;          /* steps completed */
   int64_t data_position; /* token loader draws made */
   uint64_t seed;         /* the run's data seed */
+  /* The program that wrote the checkpoint.  hmrt_checkpoint_save takes both
+   * from the program.  A caller of hmrt_checkpoint_write sets abi_version to
+   * HMRT_PROGRAM_ABI_VERSION and hyper to the program's hyper-parameters, or
+   * leaves abi_version 0 when it does not know the program: the manifest
+   * then records neither (null), and a load checks only the identity.  A
+   * read sets them from the manifest (abi_version 0: not recorded). */
+  uint32_t abi_version;
+  hmrt_hyperparams hyper;
+  /* Read: the program identity, 16 lowercase hex digits and a NUL.  Writers
+   * compute it from the tensors and the model name and ignore this field. */
+  char identity[17];
 } hmrt_checkpoint_meta;
 
 typedef enum hmrt_tensor_kind {
@@ -180,13 +196,18 @@ hmrt_status hmrt_checkpoint_save(const char* dir, const hmrt_program* program,
                                  const hmrt_exec* exec,
                                  const hmrt_checkpoint_meta* meta);
 
-/* Loads `dir` into the arenas of `exec`, the execution context of `program`:
- * the checkpoint must hold exactly the program's parameters and states (same
- * kind, name, dtype and shape; a missing or extra tensor is an error naming
- * it) and every tensor's CRC-32 must match; the model names must agree when
- * both are non-empty.  Each tensor is written to its descriptor's tier
- * through the device interface.  Writes *meta (may be NULL).  On failure
- * the arenas may be partly overwritten. */
+/* Loads `dir` into the arenas of `exec`, the execution context of `program`.
+ * Refused, with a message saying what differs: a format version other than
+ * HMRT_CHECKPOINT_FORMAT_VERSION; a manifest whose text does not match its
+ * checksum (edited); another model name; when the manifest records them,
+ * another program ABI version or optimizer; parameters and states that are
+ * not exactly the program's (same kind, name, dtype and shape: a missing or
+ * extra tensor is an error naming it); a tensor whose CRC-32 does not match.
+ * The other hyper-parameters may differ (they are returned in meta->hyper).
+ * Each tensor is written to its descriptor's tier through the device
+ * interface.  Writes *meta (may be NULL).  Nothing is written to the arenas
+ * before the manifest and the tensor list have been checked; a corrupt
+ * tensor may leave them partly overwritten. */
 hmrt_status hmrt_checkpoint_load(const char* dir, const hmrt_program* program,
                                  hmrt_exec* exec, hmrt_checkpoint_meta* meta);
 
