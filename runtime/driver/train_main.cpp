@@ -25,6 +25,7 @@
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
 #include "hmrt/trace.h"
+#include "io/io_internal.h"
 #include "io/json_util.h"
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -129,9 +130,10 @@ const char* const kHelp =
     "                        instead of --state; with --eval, evaluates DIR)\n"
     "  --threads T           CPU threads for the kernels (default: OMP_NUM_THREADS\n"
     "                        or all cores)\n"
-    "  --metrics FILE        write one JSON object per step to FILE (overwritten):\n"
-    "                        step, loss, lr, grad_norm, tokens_per_s (token models)\n"
-    "                        or examples_per_s (others), elapsed_s\n"
+    "  --metrics FILE        write one JSON object per step to FILE: step, loss, lr,\n"
+    "                        grad_norm, tokens_per_s (token models) or\n"
+    "                        examples_per_s (others), elapsed_s; FILE appears when\n"
+    "                        the run ends (FILE.tmp.PID until then)\n"
     "  --feed NAME=FILE.npy  fill input NAME from a NumPy file before every step\n"
     "                        (or the --eval pass); its dtype and shape must equal\n"
     "                        the input's (a bfloat16 input takes a uint16 file of\n"
@@ -146,11 +148,19 @@ const char* const kHelp =
     "                        most 64 elements, else the first 8)\n"
     "  --dump-outputs DIR    with --eval: write each output to DIR/NAME.npy\n"
     "                        (characters other than A-Z a-z 0-9 . _ - become _)\n"
+    "  --force               replace output files that exist (--metrics, --trace,\n"
+    "                        the --dump-outputs files) and a checkpoint at --save\n"
+    "                        DIR (other than the --resume one); without it train\n"
+    "                        refuses them before doing any work. Outputs are\n"
+    "                        written beside their target and renamed into place\n"
+    "                        once complete; symbolic links are never written\n"
+    "                        through, not even with --force\n"
     "  --quiet               print nothing but errors\n"
     "  --help                print this help and the program's inputs, and exit\n"
     "\n"
     "Flags take their value as the next argument or after '=' (--steps=100).\n"
-    "Exit status: 0 on success, 1 on any error.\n";
+    "Exit status: 0 on success, 1 on any error (also when an output, standard\n"
+    "output included, cannot be written).\n";
 
 struct Options {
   std::string state;
@@ -168,7 +178,7 @@ struct Options {
   int threads = 0;
   std::string metrics;
   std::vector<std::pair<std::string, std::string>> feeds;  // name, file
-  bool eval = false, quiet = false, help = false;
+  bool eval = false, quiet = false, help = false, force = false;
   std::string dump_outputs;
   bool dump_set = false;
   std::string trace;
@@ -204,7 +214,8 @@ Options parse_args(int argc, char** argv) {
       "--state",   "--data",    "--data-dtype", "--steps",   "--seed",
       "--log-every", "--save",  "--save-every", "--resume",  "--threads",
       "--metrics", "--feed",    "--dump-outputs", "--trace", "--trace-steps"};
-  const std::vector<std::string> switches = {"--eval", "--quiet", "--help"};
+  const std::vector<std::string> switches = {"--eval", "--quiet", "--help",
+                                             "--force"};
   std::vector<std::string> seen;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i] ? argv[i] : "";
@@ -244,6 +255,8 @@ Options parse_args(int argc, char** argv) {
       o.eval = true;
     } else if (flag == "--quiet") {
       o.quiet = true;
+    } else if (flag == "--force") {
+      o.force = true;
     } else if (flag == "--state") {
       o.state = value;
       o.state_set = true;
@@ -463,29 +476,89 @@ struct NpyHolder {
   NpyHolder(const NpyHolder&) = delete;
   NpyHolder& operator=(const NpyHolder&) = delete;
 };
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f) std::fclose(f);
-  }
-};
 
 std::string last_error() { return hmrt_last_error(); }
+
+// Flushes stdout and stops with an error when anything written to it was
+// lost (a full disk, a closed pipe: `train ... > /dev/full`).
+void check_stdout() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    die("cannot write to standard output: %s",
+        errno != 0 ? std::strerror(errno) : "write error");
+}
 
 struct Input {
   const hmrt_tensor_desc* desc;
   const NpyHolder* feed;  // when fed from a file
 };
 
+// ---- outputs ----------------------------------------------------------------------
+
+// An output file of train (--metrics, --trace): written to a temporary file
+// beside it and renamed into place by commit(), which dies on failure (the
+// temporary is removed and a previous file stays whole).  Destroyed without
+// commit() (an error unwound the run), it still commits what was written,
+// silently: the metrics or trace of a failed run are its record.
+class Output {
+ public:
+  Output(std::string flag, std::string path, bool force)
+      : flag_(std::move(flag)), force_(force) {
+    std::string err;
+    if (!file_.open(path, &err)) die("%s %s", flag_.c_str(), err.c_str());
+  }
+  ~Output() {
+    std::string err;
+    if (file_.get() != nullptr) (void)file_.commit(force_, &err);
+  }
+  std::FILE* get() const { return file_.get(); }
+  void commit() {
+    std::string err;
+    if (!file_.commit(force_, &err)) die("%s %s", flag_.c_str(), err.c_str());
+  }
+
+ private:
+  std::string flag_;
+  bool force_;
+  hmrt::io::AtomicFile file_;
+};
+
+// Refuses, before any work, an output file that train may not write: a
+// symbolic link or something other than a regular file (always), or an
+// existing file without --force.
+void check_output_file(const char* flag, const std::string& path, bool force) {
+  switch (hmrt::io::path_kind(path)) {
+    case 0:
+      return;
+    case 1:
+      if (force) return;
+      die("%s %s: the file exists; pass --force to replace it", flag,
+          path.c_str());
+    case 2:
+      die("%s %s: it is a symbolic link; train never writes through one "
+          "(remove it or name another file)",
+          flag, path.c_str());
+    case 3:
+      die("%s %s: it is a directory", flag, path.c_str());
+    case 4:
+      die("%s %s: it exists and is not a regular file", flag, path.c_str());
+    default:
+      die("%s %s: cannot inspect it: %s", flag, path.c_str(),
+          std::strerror(errno));
+  }
+}
+
 // --trace: collects the program's op events (hmrt/trace.h) step by step and
 // writes them with the steps as a Chrome trace: complete ("X") events in
 // microseconds, steps and input writing on one thread, ops on another.
 class Tracer {
  public:
-  Tracer(std::string path, const char* const* names, int32_t count)
-      : path_(std::move(path)), names_(names), count_(count) {
-    std::FILE* f = std::fopen(path_.c_str(), "w");  // fail before any work
-    if (!f) die("--trace %s: cannot create: %s", path_.c_str(), std::strerror(errno));
-    std::fclose(f);
+  Tracer(std::string path, bool force, const char* const* names,
+         int32_t count)
+      : path_(std::move(path)),
+        out_("--trace", path_, force),  // fails before any work
+        names_(names),
+        count_(count) {
     hmrt_trace_start();
   }
   // A run that fails inside the traced steps still leaves a valid trace of
@@ -528,8 +601,8 @@ class Tracer {
   }
   void write(const std::string& model) {
     hmrt_trace_stop();
-    std::FILE* f = std::fopen(path_.c_str(), "w");
-    if (!f) die("--trace %s: cannot create: %s", path_.c_str(), std::strerror(errno));
+    written_ = true;
+    std::FILE* f = out_.get();
     std::fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"model\": %s},\n"
                     " \"traceEvents\": [\n",
                  hmrt::json::quote(model).c_str());
@@ -539,13 +612,12 @@ class Tracer {
                     "\"args\": {\"name\": \"ops\"}}");
     for (const std::string& e : events_) std::fprintf(f, ",\n  %s", e.c_str());
     std::fprintf(f, "\n]}\n");
-    written_ = true;
-    const bool failed = std::ferror(f) != 0;
-    if (std::fclose(f) != 0 || failed) die("--trace %s: write failed", path_.c_str());
+    out_.commit();
   }
 
  private:
   std::string path_;
+  Output out_;
   const char* const* names_;
   int32_t count_;
   std::vector<std::string> events_;
@@ -574,7 +646,7 @@ class Trainer {
   void write_inputs(int64_t draw);
   int eval();
   int train();
-  void check_save_dir();
+  void check_outputs();
   void save(int64_t step);
   void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
   // Writes `bytes` of host memory to input `d` in its tier's arena.
@@ -613,7 +685,7 @@ void Trainer::log(const char* fmt, ...) {
   va_start(args, fmt);
   std::vprintf(fmt, args);
   va_end(args);
-  std::fflush(stdout);
+  check_stdout();
 }
 
 void Trainer::setup_inputs() {
@@ -875,7 +947,8 @@ int Trainer::eval() {
   if (p_->forward == nullptr) die("the program has no forward function");
   std::unique_ptr<Tracer> tracer;
   if (!o_.trace.empty())
-    tracer.reset(new Tracer(o_.trace, p_->forward_ops, p_->num_forward_ops));
+    tracer.reset(new Tracer(o_.trace, o_.force, p_->forward_ops,
+                            p_->num_forward_ops));
   if (tracer) tracer->set_model(p_->model_name ? p_->model_name : "");
   const int64_t t0 = tracer ? tracer->now() : 0;
   write_inputs(position_ + 1);
@@ -891,7 +964,6 @@ int Trainer::eval() {
     tracer->collect(0);
     tracer->write(p_->model_name ? p_->model_name : "");
   }
-  std::map<std::string, std::string> files;
   if (o_.dump_set) {
     std::error_code ec;
     fs::create_directories(o_.dump_outputs, ec);
@@ -926,27 +998,66 @@ int Trainer::eval() {
     }
     if (o_.dump_set) {
       const std::string file = file_name_for(d.name) + ".npy";
-      auto prev = files.find(file);
-      if (prev != files.end())
-        die("--dump-outputs: outputs '%s' and '%s' both map to the file %s",
-            prev->second.c_str(), d.name, file.c_str());
-      files[file] = d.name;
       const std::string path = (fs::path(o_.dump_outputs) / file).string();
+      // Checked before any work; again here, as the file may have appeared
+      // since (hmrt_npy_write replaces a file: it writes beside it and
+      // renames).
+      check_output_file("--dump-outputs", path, o_.force);
       if (hmrt_npy_write(path.c_str(), d.dtype, d.rank, d.shape, data) !=
           HMRT_OK)
         die("--dump-outputs: %s", last_error().c_str());
     }
   }
-  std::fflush(stdout);
+  check_stdout();
   return 0;
 }
 
-// Fails before training when --save names something a checkpoint may not
-// replace (hmrt_checkpoint_write would refuse it at the first save).
-void Trainer::check_save_dir() {
-  if (o_.save.empty()) return;
-  if (hmrt_checkpoint_check_target(o_.save.c_str()) != HMRT_OK)
-    die("--save %s", last_error().c_str());
+// Refuses, before any work, every output train may not write: --metrics,
+// --trace and the --dump-outputs files that exist (without --force), or are
+// symbolic links or not regular files; a --dump-outputs directory that is a
+// symbolic link or not a directory; a --save directory that a checkpoint
+// may not replace (hmrt_checkpoint_check_target), or that holds one already
+// (without --force, unless it is the --resume checkpoint).
+void Trainer::check_outputs() {
+  if (!o_.metrics.empty()) check_output_file("--metrics", o_.metrics, o_.force);
+  if (!o_.trace.empty()) check_output_file("--trace", o_.trace, o_.force);
+  if (o_.dump_set) {
+    const int kind = hmrt::io::path_kind(o_.dump_outputs);
+    if (kind == 2)
+      die("--dump-outputs %s: it is a symbolic link; train never writes "
+          "through one (remove it or name another directory)",
+          o_.dump_outputs.c_str());
+    if (kind == 1 || kind == 4)
+      die("--dump-outputs %s: it exists and is not a directory",
+          o_.dump_outputs.c_str());
+    std::map<std::string, std::string> files;
+    for (int32_t i = 0; i < p_->num_outputs; ++i) {
+      const char* name = p_->outputs[i].name;
+      const std::string file = file_name_for(name) + ".npy";
+      auto prev = files.find(file);
+      if (prev != files.end())
+        die("--dump-outputs: outputs '%s' and '%s' both map to the file %s",
+            prev->second.c_str(), name, file.c_str());
+      files[file] = name;
+      if (kind == 3)
+        check_output_file("--dump-outputs",
+                          (fs::path(o_.dump_outputs) / file).string(),
+                          o_.force);
+    }
+  }
+  if (!o_.save.empty()) {
+    if (hmrt_checkpoint_check_target(o_.save.c_str()) != HMRT_OK)
+      die("--save %s", last_error().c_str());
+    std::error_code ec;
+    const bool occupied = hmrt::io::path_kind(o_.save) == 3 &&
+                          !fs::is_empty(o_.save, ec) && !ec;
+    const bool resumed_here =
+        !o_.resume.empty() && fs::equivalent(o_.save, o_.resume, ec) && !ec;
+    if (occupied && !o_.force && !resumed_here)
+      die("--save %s: it holds a checkpoint already; pass --force to replace "
+          "it",
+          o_.save.c_str());
+  }
 }
 
 void Trainer::save(int64_t step) {
@@ -974,13 +1085,9 @@ int Trainer::train() {
         (long long)step0_, (long long)last);
     return 0;
   }
-  std::unique_ptr<std::FILE, FileCloser> metrics;
-  if (!o_.metrics.empty()) {
-    metrics.reset(std::fopen(o_.metrics.c_str(), "w"));
-    if (!metrics)
-      die("--metrics %s: cannot create: %s", o_.metrics.c_str(),
-          std::strerror(errno));
-  }
+  std::unique_ptr<Output> metrics;
+  if (!o_.metrics.empty())
+    metrics.reset(new Output("--metrics", o_.metrics, o_.force));
 #if defined(__unix__) || defined(__APPLE__)
   bar_ = !o_.quiet && ::isatty(::fileno(stdout));
 #endif
@@ -1003,7 +1110,8 @@ int Trainer::train() {
 
   std::unique_ptr<Tracer> tracer;
   if (!o_.trace.empty())
-    tracer.reset(new Tracer(o_.trace, p_->step_ops, p_->num_step_ops));
+    tracer.reset(new Tracer(o_.trace, o_.force, p_->step_ops,
+                            p_->num_step_ops));
   if (tracer) tracer->set_model(p_->model_name ? p_->model_name : "");
   const int64_t trace_last = std::min(last, step0_ + o_.trace_steps);
 
@@ -1052,16 +1160,17 @@ int Trainer::train() {
     ++steps_since_log;
 
     if (metrics) {
-      std::fprintf(metrics.get(),
+      std::fprintf(metrics->get(),
                    "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
                    "\"grad_norm\": %.9g, \"%s\": %.6g, \"elapsed_s\": %.6f}\n",
                    (long long)s, static_cast<double>(loss),
                    static_cast<double>(lr), static_cast<double>(grad_norm),
                    token_model ? "tokens_per_s" : "examples_per_s",
                    step_s > 0 ? per_step / step_s : 0.0, elapsed);
-      if (std::ferror(metrics.get()))
-        die("--metrics %s: write failed", o_.metrics.c_str());
-      std::fflush(metrics.get());
+      errno = 0;
+      if (std::fflush(metrics->get()) != 0 || std::ferror(metrics->get()))
+        die("--metrics %s: write failed: %s", o_.metrics.c_str(),
+            errno != 0 ? std::strerror(errno) : "write error");
     }
     if (s % o_.log_every == 0 || s == last) {
       const double span = std::chrono::duration<double>(t1 - t_log).count();
@@ -1091,11 +1200,12 @@ int Trainer::train() {
                   std::string(filled, '#').c_str(),
                   std::string(width - filled, '.').c_str(), (long long)s,
                   (long long)last, frac * 100.0, human_seconds(eta).c_str());
-      std::fflush(stdout);
       bar_shown_ = true;
+      check_stdout();
     }
   }
   if (!o_.save.empty() && last_saved != last) save(last);
+  if (metrics) metrics->commit();
   const double total =
       std::chrono::duration<double>(clock::now() - t_start).count();
   log("done: %lld steps in %.2f s, final loss %#.7g\n",
@@ -1105,6 +1215,7 @@ int Trainer::train() {
 
 int Trainer::run() {
   check_program(p_);
+  check_outputs();
   if (o_.threads > 0 && hmrt_set_num_threads(o_.threads) != HMRT_OK)
     die("--threads: %s", last_error().c_str());
   // The device the program was generated for, and its arenas.
@@ -1134,7 +1245,6 @@ int Trainer::run() {
           last_error().c_str());
   }
 
-  check_save_dir();
   setup_inputs();
   load_state();
   open_data();
@@ -1166,14 +1276,21 @@ float hmrt_lr_at(const hmrt_hyperparams* h, int64_t step, int64_t total_steps) {
 }
 
 int hmrt_train_main(int argc, char** argv, const hmrt_program* program) {
+  std::clearerr(stdout);  // report only this call's write errors
   try {
     Options o = parse_args(argc, argv);
     if (o.help) {
       print_help(program);
+      check_stdout();
       return 0;
     }
-    Trainer t(o, program, argc > 0 ? argv[0] : nullptr);
-    return t.run();
+    int rc = 0;
+    {
+      Trainer t(o, program, argc > 0 ? argv[0] : nullptr);
+      rc = t.run();
+    }  // the destructor may still write (it clears the progress bar)
+    check_stdout();
+    return rc;
   } catch (const Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "train: error: %s\n", e.message.c_str());

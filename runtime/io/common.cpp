@@ -6,11 +6,121 @@
 #include "io/io_internal.h"
 
 #if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
 namespace hmrt {
 namespace io {
+
+int path_kind(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? 0 : -1;
+  if (S_ISLNK(st.st_mode)) return 2;
+  if (S_ISREG(st.st_mode)) return 1;
+  if (S_ISDIR(st.st_mode)) return 3;
+  return 4;
+}
+
+bool AtomicFile::open(const std::string& path, std::string* err) {
+  discard();
+  path_ = path;
+  const std::string base = path + ".tmp." + std::to_string((long)::getpid());
+  for (int n = 0; n < 100; ++n) {
+    const std::string t = n == 0 ? base : base + "." + std::to_string(n);
+    const int fd = ::open(t.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                          0666);
+    if (fd < 0) {
+      if (errno == EEXIST) continue;
+      *err = path + ": cannot create: " + errno_text();
+      return false;
+    }
+    f_ = ::fdopen(fd, "wb");
+    if (f_ == nullptr) {
+      *err = path + ": cannot create: " + errno_text();
+      ::close(fd);
+      ::unlink(t.c_str());
+      return false;
+    }
+    temp_ = t;
+    return true;
+  }
+  *err = path + ": cannot create a temporary file beside it (" + base +
+         "... all exist)";
+  return false;
+}
+
+void AtomicFile::discard() {
+  if (f_ != nullptr) {
+    std::fclose(f_);
+    f_ = nullptr;
+  }
+  if (!temp_.empty()) {
+    ::unlink(temp_.c_str());
+    temp_.clear();
+  }
+}
+
+bool AtomicFile::commit(bool replace, std::string* err) {
+  if (f_ == nullptr) {
+    *err = path_ + ": internal error: no file is open";
+    return false;
+  }
+  const bool io_error = std::ferror(f_) != 0;
+  if (io_error || std::fflush(f_) != 0 || ::fsync(::fileno(f_)) != 0) {
+    *err = path_ + ": write failed: " +
+           (io_error ? std::string("error writing the file") : errno_text());
+    discard();
+    return false;
+  }
+  const int rc = std::fclose(f_);
+  f_ = nullptr;
+  if (rc != 0) {
+    *err = path_ + ": write failed: " + errno_text();
+    discard();
+    return false;
+  }
+  int r = -1;
+  if (!replace) {
+#if defined(__linux__) && defined(RENAME_NOREPLACE)
+    r = ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(),
+                    RENAME_NOREPLACE);
+    if (r != 0 && errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
+      *err = errno == EEXIST
+                 ? path_ + ": the file appeared while train was running; "
+                           "it was left alone (pass --force to replace it)"
+                 : path_ + ": cannot rename " + temp_ + " to it: " +
+                       errno_text();
+      discard();
+      return false;
+    }
+#endif
+    if (r != 0 && path_kind(path_) != 0) {
+      *err = path_ + ": the file appeared while train was running; it was "
+                     "left alone (pass --force to replace it)";
+      discard();
+      return false;
+    }
+  }
+  if (r != 0 && std::rename(temp_.c_str(), path_.c_str()) != 0) {
+    *err = path_ + ": cannot rename " + temp_ + " to it: " + errno_text();
+    discard();
+    return false;
+  }
+  temp_.clear();
+  // Make the rename durable.
+  const std::string::size_type slash = path_.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
+}
 
 int64_t file_size(std::FILE* f) {
   if (std::fseek(f, 0, SEEK_END) != 0) return -1;

@@ -48,6 +48,43 @@ class File {
   std::FILE* f_ = nullptr;
 };
 
+// A file written beside its target and renamed into place once complete, so
+// that a failure leaves the previous file (if any) whole:
+//   AtomicFile f;
+//   if (!f.open(path, &err)) ...;      // creates "<path>.tmp.<pid>[.<n>]"
+//   fwrite(..., f.get()); ...
+//   if (!f.commit(replace, &err)) ...; // flush, fsync, close, rename
+// The temporary is created exclusively (O_EXCL | O_NOFOLLOW: never through a
+// symbolic link) with mode 0666 & ~umask, and removed when the object is
+// destroyed without a successful commit.  commit(false) refuses to replace
+// an existing target (renameat2 RENAME_NOREPLACE where the file system has
+// it, else a check before the rename); commit(true) replaces it.  rename()
+// replaces a symbolic link at the target itself, never what it points to.
+// Messages in *err are one line naming the file.
+class AtomicFile {
+ public:
+  AtomicFile() = default;
+  ~AtomicFile() { discard(); }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  bool open(const std::string& path, std::string* err);
+  std::FILE* get() const { return f_; }
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_; }
+  bool commit(bool replace, std::string* err);
+  // Closes and removes the temporary (no-op when none is open).
+  void discard();
+
+ private:
+  std::string path_, temp_;
+  std::FILE* f_ = nullptr;
+};
+
+// What is at `path` without following a final symbolic link: 0 nothing,
+// 1 a regular file, 2 a symbolic link, 3 a directory, 4 something else; -1
+// when it cannot be inspected (errno set).
+int path_kind(const std::string& path);
+
 // Size of an open file in bytes, or -1.
 int64_t file_size(std::FILE* f);
 

@@ -326,17 +326,22 @@ hmrt_status hmrt_npy_write(const char* path, int32_t dtype, int32_t rank,
   head.append(header_len - dict.size() - 1, ' ');
   head.push_back('\n');
 
-  hmrt::io::File f(path, "wb");
-  if (!f)
-    return fail(HMRT_IO_ERROR, "%s: cannot create: %s", path,
-                hmrt::io::errno_text().c_str());
+  // Written beside `path` and renamed into place: a failure leaves a
+  // previous file whole, and a symbolic link at `path` is replaced, never
+  // written through.
+  hmrt::io::AtomicFile f;
+  std::string err;
+  if (!f.open(path, &err)) return fail(HMRT_IO_ERROR, "%s", err.c_str());
   bool ok = std::fwrite(head.data(), 1, head.size(), f.get()) == head.size();
   if (ok && bytes > 0)
     ok = std::fwrite(data, 1, static_cast<size_t>(bytes), f.get()) ==
          static_cast<size_t>(bytes);
-  if (!f.close() || !ok)
-    return fail(HMRT_IO_ERROR, "%s: write failed: %s", path,
-                hmrt::io::errno_text().c_str());
+  if (!ok) {
+    const std::string why = hmrt::io::errno_text();
+    return fail(HMRT_IO_ERROR, "%s: write failed: %s", path, why.c_str());
+  }
+  if (!f.commit(/*replace=*/true, &err))
+    return fail(HMRT_IO_ERROR, "%s", err.c_str());
   return HMRT_OK;
 }
 

@@ -19,11 +19,15 @@
 #include "io_test_util.h"
 #include "test_util.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace {
 
 namespace fs = std::filesystem;
 namespace progs = hmrt_test_programs;
 using hmrt_test::contains;
+using hmrt_test::FileSizeLimit;
 using hmrt_test::le;
 using hmrt_test::read_bytes;
 using hmrt_test::TempDir;
@@ -138,7 +142,8 @@ TEST_F(Driver, HelpDocumentsEveryFlag) {
        {"--state DIR", "--data FILE", "--data-dtype u16|u32", "--steps N",
         "--seed S", "--log-every K", "--save DIR", "--save-every K",
         "--resume DIR", "--threads T", "--metrics FILE",
-        "--feed NAME=FILE.npy", "--eval", "--dump-outputs DIR", "--quiet",
+        "--feed NAME=FILE.npy", "--eval", "--dump-outputs DIR", "--force",
+        "--quiet",
         "--help"})
     EXPECT_TRUE(contains(r.out, flag)) << flag;
   EXPECT_TRUE(contains(r.out, "model 'bigram', vocabulary 8")) << r.out;
@@ -670,6 +675,211 @@ TEST_F(Driver, ResumeRefusesEditedOrForeignCheckpoints) {
                               "from the checkpoint's (lr 1 -> 0.5); continuing "
                               "with this program's\n"))
       << r.out;
+}
+
+// The files in `dir` whose names contain ".tmp." (temporaries of outputs).
+std::vector<std::string> temporaries(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (contains(e.path().filename().string(), ".tmp."))
+      found.push_back(e.path().string());
+  return found;
+}
+
+// An existing output file is replaced only with --force, else refused before
+// any work with one line naming the flag; a symbolic link is never written
+// through, not even with --force; nothing is left beside the outputs.
+TEST_F(Driver, OutputsNeedForceAndNeverFollowLinks) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const std::vector<std::string> base = {"--state", state, "--data", data,
+                                         "--steps", "4"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const hmrt_program* bigram = progs::bigram::program();
+  const std::string metrics = dir_ / "m.jsonl", trace = dir_ / "t.json";
+  write_bytes(metrics, "previous metrics\n");
+  write_bytes(trace, "previous trace\n");
+  Result r = run_train(bigram, with({"--metrics", metrics}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --metrics " + metrics +
+                       ": the file exists; pass --force to replace it\n");
+  EXPECT_EQ(r.out, "");  // refused before any work
+  EXPECT_EQ(read_bytes(metrics), "previous metrics\n");
+  r = run_train(bigram, with({"--trace", trace}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --trace " + trace +
+                       ": the file exists; pass --force to replace it\n");
+  EXPECT_EQ(read_bytes(trace), "previous trace\n");
+  r = run_train(bigram, with({"--metrics", metrics, "--trace", trace,
+                              "--force", "--quiet"}));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(read_metrics(metrics, 1, "tokens_per_s").size(), 4u);
+  EXPECT_TRUE(contains(read_bytes(trace), "\"traceEvents\"")) << read_bytes(trace);
+  EXPECT_EQ(temporaries(dir_.str()), std::vector<std::string>());
+
+  // Symbolic links: refused with or without --force; the target is intact.
+  const std::string victim = dir_ / "victim.txt", link = dir_ / "link.jsonl";
+  write_bytes(victim, "precious\n");
+  fs::create_symlink(victim, link);
+  for (const char* flag : {"--metrics", "--trace"}) {
+    r = run_train(bigram, with({flag, link, "--force"}));
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.err, "train: error: " + std::string(flag) + " " + link +
+                         ": it is a symbolic link; train never writes through "
+                         "one (remove it or name another file)\n");
+  }
+  EXPECT_EQ(read_bytes(victim), "precious\n");
+  EXPECT_TRUE(fs::is_symlink(link));
+  r = run_train(bigram, with({"--metrics", dir_.str(), "--force"}));
+  EXPECT_EQ(r.err, "train: error: --metrics " + dir_.str() + ": it is a directory\n");
+
+  // --save into an existing checkpoint needs --force, except the one the
+  // run resumes from.
+  const std::string ck = dir_ / "ck";
+  r = run_train(bigram, with({"--save", ck, "--quiet"}));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = run_train(bigram, with({"--save", ck}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --save " + ck +
+                       ": it holds a checkpoint already; pass --force to "
+                       "replace it\n");
+  r = run_train(bigram, {"--resume", ck, "--data", data, "--steps", "6",
+                         "--save", ck + "/", "--quiet"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  r = run_train(bigram, with({"--save", ck, "--force", "--quiet"}));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  hmrt_checkpoint_meta meta;
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_meta(ck.c_str(), &meta));
+  EXPECT_EQ(meta.step, 4);
+  fs::create_directories(dir_ / "empty");
+  r = run_train(bigram, with({"--save", dir_ / "empty", "--quiet"}));
+  EXPECT_EQ(r.rc, 0) << r.err;  // an empty directory holds nothing to lose
+}
+
+TEST_F(Driver, DumpOutputsNeedForceAndNeverFollowLinks) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const hmrt_program* bigram = progs::bigram::program();
+  const std::string out = dir_ / "out";
+  fs::create_directories(out);
+  write_bytes(out + "/loss.npy", "previous");
+  write_bytes(out + "/other.txt", "mine");
+  const std::vector<std::string> eval = {"--state", state, "--data", data,
+                                         "--eval", "--quiet", "--dump-outputs"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = eval;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  Result r = run_train(bigram, with({out}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --dump-outputs " + out +
+                       "/loss.npy: the file exists; pass --force to replace "
+                       "it\n");
+  EXPECT_EQ(read_bytes(out + "/loss.npy"), "previous");
+  r = run_train(bigram, with({out, "--force"}));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  hmrt_npy npy;
+  HMRT_ASSERT_OK(hmrt_npy_read((out + "/loss.npy").c_str(), &npy));
+  EXPECT_NEAR(*static_cast<float*>(npy.data), std::log(8.0), 1e-5);
+  hmrt_npy_free(&npy);
+  EXPECT_EQ(read_bytes(out + "/other.txt"), "mine");
+  EXPECT_EQ(temporaries(dir_.str()), std::vector<std::string>());
+
+  // A link as the directory, or as a file in it.
+  const std::string elsewhere = dir_ / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, dir_ / "outlink");
+  r = run_train(bigram, with({dir_ / "outlink", "--force"}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --dump-outputs " + (dir_ / "outlink") +
+                       ": it is a symbolic link; train never writes through "
+                       "one (remove it or name another directory)\n");
+  fs::remove(out + "/loss.npy");
+  write_bytes(elsewhere + "/target", "precious");
+  fs::create_symlink(elsewhere + "/target", out + "/loss.npy");
+  r = run_train(bigram, with({out, "--force"}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "/loss.npy: it is a symbolic link")) << r.err;
+  EXPECT_EQ(read_bytes(elsewhere + "/target"), "precious");
+  EXPECT_TRUE(fs::is_empty(elsewhere) == false);
+}
+
+// A write that fails midway is an error (exit status 1, one line) and leaves
+// the previous file whole and no temporary behind.
+TEST_F(Driver, FailedWritesLeaveThePreviousFileWhole) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const hmrt_program* bigram = progs::bigram::program();
+  const std::string metrics = dir_ / "m.jsonl", trace = dir_ / "t.json";
+  const std::string previous(3000, 'p');
+  write_bytes(metrics, previous);
+  write_bytes(trace, previous);
+  Result r;
+  {
+    FileSizeLimit limit(4096);  // about 25 metrics lines
+    r = run_train(bigram, {"--state", state, "--data", data, "--steps", "200",
+                           "--metrics", metrics, "--force", "--quiet"});
+  }
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(std::regex_match(
+      r.err, std::regex("train: error: --metrics .*m.jsonl: write failed: File "
+                        "too large\n")))
+      << r.err;
+  EXPECT_EQ(read_bytes(metrics), previous);
+  {
+    FileSizeLimit limit(4096);
+    r = run_train(bigram, {"--state", state, "--data", data, "--steps", "200",
+                           "--trace", trace, "--trace-steps", "200", "--force",
+                           "--quiet"});
+  }
+  // The bigram program reports no ops: each step is two small events, and
+  // 200 steps are more than 4096 bytes.
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(std::regex_match(
+      r.err, std::regex("train: error: --trace .*t.json: write failed: .*\n")))
+      << r.err;
+  EXPECT_EQ(read_bytes(trace), previous);
+  EXPECT_EQ(temporaries(dir_.str()), std::vector<std::string>());
+}
+
+// Output that cannot be written to stdout (train > /dev/full) is an error:
+// one line on stderr and exit status 1, also for --help.
+TEST_F(Driver, UnwritableStdoutIsAnError) {
+  const std::string state = bigram_state(), data = bigram_data();
+  auto run_to_full = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "train");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(stdout);
+    const int saved = ::dup(1);
+    const int full = ::open("/dev/full", O_WRONLY);
+    EXPECT_GE(full, 0);
+    ::dup2(full, 1);
+    ::close(full);
+    ::testing::internal::CaptureStderr();
+    Result r;
+    r.rc = hmrt_train_main(static_cast<int>(args.size()), argv.data(),
+                           progs::bigram::program());
+    r.err = ::testing::internal::GetCapturedStderr();
+    std::fflush(stdout);
+    std::clearerr(stdout);
+    ::dup2(saved, 1);
+    ::close(saved);
+    return r;
+  };
+  Result r = run_to_full({"--state", state, "--data", data, "--steps", "3"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: cannot write to standard output: No space "
+                   "left on device\n");
+  r = run_to_full({"--help"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: cannot write to standard output: No space "
+                   "left on device\n");
+  r = run_to_full({"--state", state, "--data", data, "--steps", "3", "--quiet"});
+  EXPECT_EQ(r.rc, 0) << r.err;  // nothing to write, nothing lost
 }
 
 TEST_F(Driver, NonFiniteLossStops) {

@@ -422,6 +422,38 @@ std::vector<int64_t> read_all(hmrt_tokens* t) {
   return out;
 }
 
+// hmrt_npy_write writes beside the file and renames: a failed write leaves
+// the previous file whole, and a symbolic link is replaced, never written
+// through.
+TEST(IoNpy, WriteReplacesWholeOrNotAtAll) {
+  TempDir dir;
+  const std::string path = dir / "a.npy";
+  const int64_t small_shape[] = {2};
+  const float small[2] = {1, 2};
+  HMRT_ASSERT_OK(hmrt_npy_write(path.c_str(), HMRT_DTYPE_F32, 1, small_shape, small));
+  const std::string before = read_bytes(path);
+  const int64_t big_shape[] = {4096};
+  std::vector<float> big(4096, 3.0f);
+  {
+    hmrt_test::FileSizeLimit limit(8192);
+    EXPECT_EQ(hmrt_npy_write(path.c_str(), HMRT_DTYPE_F32, 1, big_shape, big.data()),
+              HMRT_IO_ERROR);
+  }
+  EXPECT_TRUE(contains(last_error(), path + ": write failed: File too large"))
+      << last_error();
+  EXPECT_EQ(read_bytes(path), before);
+  for (const auto& e : fs::directory_iterator(dir.str()))
+    EXPECT_EQ(e.path().filename().string(), "a.npy");
+
+  const std::string target = dir / "target", link = dir / "link.npy";
+  write_bytes(target, "precious");
+  fs::create_symlink(target, link);
+  HMRT_ASSERT_OK(hmrt_npy_write(link.c_str(), HMRT_DTYPE_F32, 1, small_shape, small));
+  EXPECT_EQ(read_bytes(target), "precious");
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_EQ(read_bytes(link), before);
+}
+
 TEST(IoTokens, RawUint16AndUint32) {
   TempDir dir;
   const std::vector<int64_t> ids = {0, 1, 65535, 300, 7, 50256};

@@ -62,7 +62,10 @@ hmrt_status hmrt_npy_read(const char* path, hmrt_npy* out);
 void hmrt_npy_free(hmrt_npy* npy);
 /* Writes a C-order array of `rank` dimensions (0..HMRT_NPY_MAX_RANK).
  * `data` holds product(shape) elements of `dtype` and may be NULL when that
- * is 0. */
+ * is 0.  The file is written to a temporary file beside `path` (created
+ * exclusively, never through a symbolic link), flushed to disk and renamed
+ * to `path`: an existing file is replaced only then, and a failure leaves it
+ * whole; a symbolic link at `path` is replaced itself, not its target. */
 hmrt_status hmrt_npy_write(const char* path, int32_t dtype, int32_t rank,
                            const int64_t* shape, const void* data);
 
