@@ -366,12 +366,14 @@ void check_descs(const hmrt_program* p, const char* what, int32_t n,
       die("the program's %s '%s' has unknown dtype %d", what, d.name, d.dtype);
     if (d.rank < 0 || (d.rank > 0 && d.shape == nullptr))
       die("the program's %s '%s' has an invalid shape", what, d.name);
-    uint64_t count = 1;
-    for (int32_t k = 0; k < d.rank; ++k) {
+    for (int32_t k = 0; k < d.rank; ++k)
       if (d.shape[k] < 0)
         die("the program's %s '%s' has a negative dimension", what, d.name);
-      count *= static_cast<uint64_t>(d.shape[k]);
-    }
+    const int64_t n = hmrt::io::checked_count(d.rank, d.shape, elem);
+    if (n < 0)
+      die("the program's %s '%s' is %s, more than 2^63 bytes", what, d.name,
+          type_str(d).c_str());
+    const uint64_t count = static_cast<uint64_t>(n);
     if (count * elem != d.bytes)
       die("the program's %s '%s' is %s (%llu bytes) but its descriptor says "
           "%llu bytes",

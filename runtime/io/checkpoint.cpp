@@ -556,7 +556,15 @@ hmrt_status parse_manifest(const std::string& path, const std::string& text,
       const int64_t count = hmrt::io::checked_count(
           static_cast<int32_t>(e.shape.size()), e.shape.data(),
           hmrt_dtype_size(e.dtype));
-      if (count < 0 || uint64_t(count) * hmrt_dtype_size(e.dtype) != e.bytes)
+      if (count < 0)
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: tensor '%s': shape %s of %s is more than 2^63 bytes",
+                    p, n,
+                    hmrt::io::shape_string(static_cast<int32_t>(e.shape.size()),
+                                           e.shape.data())
+                        .c_str(),
+                    hmrt_dtype_name(e.dtype));
+      if (uint64_t(count) * hmrt_dtype_size(e.dtype) != e.bytes)
         return fail(
             HMRT_INVALID_ARGUMENT,
             "%s: tensor '%s': \"bytes\" is %llu but shape %s of %s needs %llu",
@@ -640,6 +648,14 @@ hmrt_status read_manifest(const std::string& dir, Manifest* m) {
   const int64_t size = hmrt::io::file_size(f.get());
   if (size < 0)
     return fail(HMRT_IO_ERROR, "%s: cannot read", path.c_str());
+  // About 150 bytes per tensor: far more than any model's manifest needs,
+  // and a bound on what a damaged file makes the parser allocate.
+  constexpr int64_t kMaxManifest = int64_t{256} << 20;
+  if (size > kMaxManifest)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: %lld bytes is larger than any manifest this runtime reads "
+                "(%lld)",
+                path.c_str(), (long long)size, (long long)kMaxManifest);
   std::string text(static_cast<size_t>(size), '\0');
   if (size > 0 && std::fread(&text[0], 1, text.size(), f.get()) != text.size())
     return fail(HMRT_IO_ERROR, "%s: cannot read", path.c_str());

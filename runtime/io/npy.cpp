@@ -179,21 +179,35 @@ hmrt_status hmrt_npy_read(const char* path, hmrt_npy* out) {
   const int major = pre[6], minor = pre[7];
   uint64_t header_len;
   int64_t prefix;
+  // Only what this reader implements: 1.0 (16-bit header length), 2.0
+  // (32-bit) and 3.0 (as 2.0, the header UTF-8 instead of latin-1: the
+  // same bytes for every header this reader accepts, whose strings are
+  // ASCII).  NumPy has never written a minor version other than 0.
+  if (minor != 0 || (major != 1 && major != 2 && major != 3))
+    return fail(HMRT_UNIMPLEMENTED,
+                "%s: .npy format version %d.%d is not supported (this reader "
+                "implements 1.0, 2.0 and 3.0)",
+                path, major, minor);
   if (major == 1) {
     header_len = pre[8] | (uint64_t(pre[9]) << 8);
     prefix = 10;
-  } else if (major == 2 || major == 3) {
-    if (std::fread(pre + 10, 1, 2, f.get()) != 2)
+  } else {
+    if (size < 12 || std::fread(pre + 10, 1, 2, f.get()) != 2)
       return fail(HMRT_IO_ERROR, "%s: truncated .npy header", path);
     header_len = pre[8] | (uint64_t(pre[9]) << 8) | (uint64_t(pre[10]) << 16) |
                  (uint64_t(pre[11]) << 24);
     prefix = 12;
-  } else {
-    return fail(HMRT_UNIMPLEMENTED,
-                "%s: .npy format version %d.%d is not supported (1.0, 2.0 and "
-                "3.0 are)",
-                path, major, minor);
   }
+  // A header holds a short dict (NumPy itself refuses headers over 10000
+  // bytes unless told otherwise); a larger length is a damaged file, and
+  // reading it would only allocate memory.
+  constexpr uint64_t kMaxHeader = uint64_t{1} << 20;
+  if (header_len > kMaxHeader)
+    return fail(HMRT_INVALID_ARGUMENT,
+                "%s: the .npy header length is %llu bytes, more than the %llu "
+                "this reader accepts",
+                path, (unsigned long long)header_len,
+                (unsigned long long)kMaxHeader);
   if (static_cast<int64_t>(header_len) > size - prefix)
     return fail(HMRT_IO_ERROR, "%s: truncated .npy header", path);
   std::string header(header_len, '\0');

@@ -179,12 +179,15 @@ hmrt_status hmrt_tokens_batch(hmrt_tokens* t, uint64_t seed, int64_t step,
                  "hmrt_tokens_batch: batch and seq_len must be >= 1, got %lld "
                  "and %lld",
                  (long long)batch, (long long)seq_len);
-  if (t->count < seq_len + 1)
+  HMRT_CHECK_ARG(batch <= INT64_MAX / seq_len,
+                 "hmrt_tokens_batch: batch %lld x seq_len %lld overflows",
+                 (long long)batch, (long long)seq_len);
+  if (t->count <= seq_len)  // fewer than seq_len + 1, without overflow
     return fail(HMRT_INVALID_ARGUMENT,
                 "%s: the file has %lld tokens, fewer than one batch row needs "
                 "(sequence length %lld + 1 = %lld)",
                 t->path.c_str(), (long long)t->count, (long long)seq_len,
-                (long long)(seq_len + 1));
+                (long long)(seq_len == INT64_MAX ? seq_len : seq_len + 1));
   std::vector<int64_t> window(static_cast<size_t>(seq_len) + 1);
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t start =

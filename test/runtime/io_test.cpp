@@ -321,6 +321,12 @@ TEST(IoNpy, ReadsOtherHeaderSpellings) {
   HMRT_ASSERT_OK(hmrt_npy_read((dir / "v2.npy").c_str(), &npy));
   EXPECT_EQ(static_cast<int32_t*>(npy.data)[0], 7);
   hmrt_npy_free(&npy);
+  // Format 3.0: as 2.0, the header in UTF-8 (the same bytes here).
+  h[6] = '\x03';
+  write_bytes(dir / "v3.npy", h + payload);
+  HMRT_ASSERT_OK(hmrt_npy_read((dir / "v3.npy").c_str(), &npy));
+  EXPECT_EQ(static_cast<int32_t*>(npy.data)[1], 8);
+  hmrt_npy_free(&npy);
 }
 
 // Reading `bytes` as an .npy fails with `status` and a message naming the
@@ -362,6 +368,43 @@ TEST(IoNpy, ErrorsNameTheFile) {
   expect_npy_error("PK\x03\x04 not numpy", HMRT_INVALID_ARGUMENT, "not a NumPy");
   expect_npy_error(std::string("\x93NUMPY\x04\x00", 8) + le(0, 2),
                    HMRT_UNIMPLEMENTED, "version 4.0");
+  // Only the versions the reader implements: not 1.1, 2.1, 3.5 or 0.0, also
+  // when the rest of the file is a valid 1.0 file.
+  for (const auto& v : {std::make_pair(1, 1), std::make_pair(2, 1),
+                        std::make_pair(3, 5), std::make_pair(0, 0)}) {
+    std::string bad = f4 + std::string(8, '\0');
+    bad[6] = static_cast<char>(v.first);
+    bad[7] = static_cast<char>(v.second);
+    expect_npy_error(bad, HMRT_UNIMPLEMENTED,
+                     ".npy format version " + std::to_string(v.first) + "." +
+                         std::to_string(v.second) +
+                         " is not supported (this reader implements 1.0, 2.0 "
+                         "and 3.0)");
+  }
+  // Sizes: a header length past the file or past 1 MiB; a shape whose byte
+  // size overflows 64 bits; one that the file does not hold.
+  expect_npy_error(std::string("\x93NUMPY\x02\x00", 8) + le(0xffffffffu, 4) + "{",
+                   HMRT_INVALID_ARGUMENT, "header length is 4294967295 bytes");
+  expect_npy_error(std::string("\x93NUMPY\x02\x00", 8) + le(1000, 4) + "{",
+                   HMRT_IO_ERROR, "truncated .npy header");
+  expect_npy_error(std::string("\x93NUMPY\x02\x00\x01\x00", 10),
+                   HMRT_IO_ERROR, "truncated .npy header");
+  expect_npy_error(numpy_header("{'descr': '<f4', 'fortran_order': False, "
+                                "'shape': (1000000000000000, 10000), }"),
+                   HMRT_INVALID_ARGUMENT, "the shape [1000000000000000, 10000] "
+                                          "is too large");
+  expect_npy_error(numpy_header("{'descr': '<f8', 'fortran_order': False, "
+                                "'shape': (3037000500, 3037000500), }"),
+                   HMRT_INVALID_ARGUMENT, "is too large");
+  expect_npy_error(numpy_header("{'descr': '<f4', 'fortran_order': False, "
+                                "'shape': (100000000000000000,), }") +
+                       std::string(8, '\0'),
+                   HMRT_IO_ERROR, "truncated: the header promises "
+                                  "400000000000000000 bytes of data but the "
+                                  "file has 8");
+  expect_npy_error(numpy_header("{'descr': '<f4', 'fortran_order': False, "
+                                "'shape': (1000000000000000000000,), }"),
+                   HMRT_INVALID_ARGUMENT, "'shape' is not a tuple of integers");
   expect_npy_error(numpy_header("{'descr': '<f4', 'shape': (2,), }"),
                    HMRT_INVALID_ARGUMENT, "lacks");
   expect_npy_error(numpy_header("{'descr': '|b1', 'fortran_order': False, "
@@ -407,10 +450,13 @@ std::string raw_tokens(const std::vector<int64_t>& ids, int width) {
 }
 
 std::string llmc_tokens(const std::vector<int64_t>& ids, int32_t magic,
-                        int32_t version, int width, int64_t count = -1) {
-  std::string header = le(static_cast<uint32_t>(magic), 4) +
-                       le(static_cast<uint32_t>(version), 4) +
-                       le(count < 0 ? ids.size() : count, 4);
+                        int32_t version, int width,
+                        int64_t count = INT64_MIN) {
+  std::string header =
+      le(static_cast<uint32_t>(magic), 4) +
+      le(static_cast<uint32_t>(version), 4) +
+      le(static_cast<uint32_t>(count == INT64_MIN ? int64_t(ids.size()) : count),
+         4);
   header.append(1024 - header.size(), '\0');
   return header + raw_tokens(ids, width);
 }
@@ -493,6 +539,21 @@ TEST(IoTokens, RawUint16AndUint32) {
             HMRT_IO_ERROR);
   EXPECT_TRUE(contains(last_error(), "missing.bin: cannot open the token data"))
       << last_error();
+  // Odd sizes: one byte, and an odd number of bytes of uint16 tokens; an
+  // empty file has no tokens (a batch then needs more).
+  write_bytes(dir / "one.bin", std::string(1, '\x01'));
+  EXPECT_EQ(hmrt_tokens_open((dir / "one.bin").c_str(), 0, &t),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "one.bin: 1 bytes is not a whole number "
+                                     "of uint16 tokens"))
+      << last_error();
+  write_bytes(dir / "empty.bin", "");
+  HMRT_ASSERT_OK(hmrt_tokens_open((dir / "empty.bin").c_str(), 0, &t));
+  EXPECT_EQ(hmrt_tokens_count(t), 0);
+  std::vector<int64_t> tok(2), tgt(2);
+  EXPECT_EQ(hmrt_tokens_batch(t, 1, 1, 1, 2, 0, tok.data(), tgt.data()),
+            HMRT_INVALID_ARGUMENT);
+  hmrt_tokens_close(t);
 }
 
 TEST(IoTokens, LlmcHeaders) {
@@ -531,6 +592,17 @@ TEST(IoTokens, LlmcHeaders) {
   EXPECT_EQ(hmrt_tokens_open((dir / "short.bin").c_str(), 0, &t),
             HMRT_IO_ERROR);
   EXPECT_TRUE(contains(last_error(), "promises 301 tokens")) << last_error();
+  // Counts that are negative or far past the file (2^31 - 1 uint32 tokens:
+  // more than 2^32 bytes, computed in 64 bits).
+  write_bytes(dir / "neg.bin", llmc_tokens(ids, 20240520, 1, 2, -5));
+  EXPECT_EQ(hmrt_tokens_open((dir / "neg.bin").c_str(), 0, &t), HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "promises -5 tokens")) << last_error();
+  write_bytes(dir / "huge.bin", llmc_tokens(big, 20240801, 7, 4, 2147483647));
+  EXPECT_EQ(hmrt_tokens_open((dir / "huge.bin").c_str(), 0, &t), HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "promises 2147483647 tokens (8589934588 "
+                                     "bytes of data) but the file has 1040 "
+                                     "bytes"))
+      << last_error();
 }
 
 // An independent implementation of the documented rule.
@@ -634,6 +706,16 @@ TEST_F(IoBatchFile, TooShortAndVocabErrors) {
       << last_error();
   EXPECT_EQ(hmrt_tokens_batch(t_, 1, 0, 1, 8, 0, tok.data(), tgt.data()),
             HMRT_INVALID_ARGUMENT);
+  // Sizes whose arithmetic would overflow are errors, not wrapped values:
+  // seq_len + 1 and batch x seq_len.
+  EXPECT_EQ(hmrt_tokens_batch(t_, 1, 1, 1, INT64_MAX, 0, tok.data(), tgt.data()),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "fewer than one batch row needs"))
+      << last_error();
+  EXPECT_EQ(hmrt_tokens_batch(t_, 1, 1, INT64_MAX / 2, 3, 0, tok.data(),
+                              tgt.data()),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "overflows")) << last_error();
 }
 
 // ---- checkpoints ---------------------------------------------------------------------
@@ -952,6 +1034,26 @@ TEST_F(IoCheckpoint, ManifestErrors) {
     expect(s.substr(0, at) + "\n}\n", HMRT_INVALID_ARGUMENT,
            "\"manifest_crc32\" must be an integer");
   }
+  // Sizes checked in 64 bits, in a manifest whose checksum is right: a shape
+  // whose byte size overflows, an offset far past the data file.
+  auto resealed = [](std::string text) {
+    const size_t at = text.rfind("\"manifest_crc32\": ");
+    return text.substr(0, at) + "\"manifest_crc32\": " +
+           std::to_string(hmrt_crc32(0, text.data(), at)) + "\n}\n";
+  };
+  expect(resealed(replaced("\"shape\": [3, 5]",
+                           "\"shape\": [4294967296, 4294967296]")),
+         HMRT_INVALID_ARGUMENT,
+         "tensor 'layer.w': shape [4294967296, 4294967296] of float32 is more "
+         "than 2^63 bytes");
+  write_bytes(ckpt() + "/manifest.json",
+              resealed(replaced("\"offset\": 0,", "\"offset\": 9223372036854775800,")));
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, nullptr),
+            HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "tensors.bin: truncated: parameter 'layer.w' "
+                                     "needs bytes [9223372036854775800, "
+                                     "9223372036854775860) but the file has 184"))
+      << last_error();
   // A renamed tensor no longer has the recorded identity.
   expect(replaced("\"name\": \"layer.w\"", "\"name\": \"layer.v\""),
          HMRT_INVALID_ARGUMENT, "\"program_identity\" is ");

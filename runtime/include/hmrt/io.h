@@ -32,8 +32,10 @@ const char* hmrt_dtype_name(int32_t dtype);
 int32_t hmrt_dtype_from_name(const char* name);
 
 /* ---- NumPy .npy ------------------------------------------------------------
- * Format versions 1.0, 2.0 and 3.0 are read; 1.0 is written (2.0 when the
- * header would not fit in 1.0's 65535 bytes).  Supported element types (the
+ * Format versions 1.0, 2.0 and 3.0 are read (any other version, such as 1.1,
+ * is HMRT_UNIMPLEMENTED naming it; a header over 1 MiB is
+ * HMRT_INVALID_ARGUMENT); 1.0 is written (2.0 when the header would not fit
+ * in 1.0's 65535 bytes).  Supported element types (the
  * header's 'descr'): '<f4' F32, '<f8' F64, '<f2' F16, '<i8' I64, '<i4' I32,
  * '<i2' I16, '|i1' I8, '<u8' U64, '<u4' U32, '<u2' U16, '|u1' U8, '|b1' BOOL
  * (one byte 0 or 1).  NumPy has no bfloat16: a BF16 array is written as '<u2'
