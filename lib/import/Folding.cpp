@@ -108,9 +108,14 @@ bool ConstantTable::tryFold(const NodeProto &node) {
   bool folded = evaluateNode(node, inputs, outputs, error);
   if (!error.empty())
     model.fail(node, error);
-  if (!folded || outputs.size() != static_cast<size_t>(node.output_size()) ||
-      !llvm::all_of(outputs, [](auto &t) { return t.size() <= kMaxFoldedElements; }))
+  if (!folded || outputs.size() != static_cast<size_t>(node.output_size()))
     return false;
+  int64_t elements = 0;
+  for (const HostTensor &t : outputs)
+    elements += t.size(); // each at most kMaxFoldedElements
+  if (foldedElements + elements > kMaxFoldedTotal)
+    return false;
+  foldedElements += elements;
   for (size_t k = 0; k < outputs.size(); ++k)
     constants[node.output(k)] = std::move(outputs[k]);
   return true;

@@ -53,6 +53,8 @@ private:
   const Model &model;
   const std::set<std::string> &parameters;
   std::unordered_map<std::string, HostTensor> constants;
+  /// Elements materialised by folding so far (bounded by kMaxFoldedTotal).
+  int64_t foldedElements = 0;
 };
 
 /// The value of a Constant node.

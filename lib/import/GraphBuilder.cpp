@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/import/GraphBuilder.h"
+#include "lib/support/Limits.h"
 #include "lib/import/Folding.h"
 #include "lib/import/ImportError.h"
 #include "lib/import/ModelLoader.h"
@@ -63,6 +64,13 @@ RankedTensorType GraphBuilder::tensorType(int32_t dtype, llvm::ArrayRef<int64_t>
     fail(what + " has element type " +
          TensorProto::DataType_Name(static_cast<TensorProto::DataType>(dtype)) +
          ", which hmcc does not support");
+  int64_t elementBytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  if (!checkedTensorBytes(shape, elementBytes)) {
+    std::string dims;
+    for (int64_t d : shape)
+      dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    fail(what + " has shape [" + dims + "], more than hmcc's limit of 2^48 bytes");
+  }
   return RankedTensorType::get(shape, element);
 }
 
@@ -172,8 +180,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
       llvm::SmallString<256> rel(StringRef(ext->file).drop_front(model.dir.size()));
       param.setLocationAttr(builder.getStringAttr(StringRef(rel).ltrim("/")));
       param.setOffsetAttr(builder.getI64IntegerAttr(ext->offset));
-      int64_t bytes = tg::tensorBytes(type);
-      param.setLengthAttr(builder.getI64IntegerAttr(ext->length >= 0 ? ext->length : bytes));
+      param.setLengthAttr(builder.getI64IntegerAttr(ext->length));
     }
     if (auto init = training.initialValues.find(t.name());
         init != training.initialValues.end())

@@ -1,13 +1,17 @@
 //===- HostTensor.cpp - small tensors evaluated at import -----------------===//
 #include "lib/import/HostTensor.h"
 #include "lib/import/OnnxAttributes.h"
+#include "lib/support/Limits.h"
 
 #include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 namespace hmcc::import {
 
@@ -19,10 +23,8 @@ bool HostTensor::isFloatType(int32_t dtype) {
 }
 
 int64_t HostTensor::size() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  // Shapes are checked where they are made (decodeTensor, the evaluator).
+  return checkedElementCount(shape).value_or(0);
 }
 
 void HostTensor::allocate() {
@@ -46,7 +48,16 @@ void HostTensor::setReal(int64_t k, double v) {
     i[k] = v != 0.0;
     break;
   default:
-    i[k] = static_cast<int64_t>(v); // truncation, as ONNX Cast does
+    // Truncation, as ONNX Cast does; NaN and values out of range, which
+    // ONNX leaves undefined, saturate.
+    if (std::isnan(v))
+      i[k] = 0;
+    else if (v >= 9.2233720368547758e18)
+      i[k] = std::numeric_limits<int64_t>::max();
+    else if (v <= -9.2233720368547758e18)
+      i[k] = std::numeric_limits<int64_t>::min();
+    else
+      i[k] = static_cast<int64_t>(v);
   }
 }
 
@@ -83,10 +94,14 @@ std::optional<std::string> decodeTensor(const TensorProto &proto,
                                         const std::string *bytes, HostTensor &out) {
   out.dtype = proto.data_type();
   out.shape.assign(proto.dims().begin(), proto.dims().end());
-  int64_t n = out.size();
+  std::optional<int64_t> count = checkedElementCount(out.shape);
+  if (!count)
+    return std::string("has a negative dimension or more elements than hmcc's limit");
+  int64_t n = *count;
   const std::string *raw = bytes ? bytes : (proto.has_raw_data() ? &proto.raw_data() : nullptr);
   auto sizeError = [&](int64_t elementBytes) -> std::optional<std::string> {
-    if (raw && static_cast<int64_t>(raw->size()) != n * elementBytes)
+    if (raw && static_cast<int64_t>(raw->size()) / elementBytes != n ||
+        raw && raw->size() % elementBytes)
       return "holds " + std::to_string(raw->size()) + " bytes, but its shape needs " +
              std::to_string(n * elementBytes);
     return std::nullopt;
@@ -193,6 +208,54 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
+/// Thrown inside evaluation: the node is invalid (Invalid) or its result
+/// would be larger than kMaxFoldedElements (TooLarge: it is not folded, and
+/// the op computes it at run time instead).
+struct Invalid {
+  std::string message;
+};
+struct TooLarge {};
+
+/// `shape`, checked: no negative dimension, at most kMaxFoldedElements.
+const Shape &checkedShape(const Shape &shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Invalid{"the result would have the negative dimension " + std::to_string(d)};
+  if (!checkedElementCount(shape, kMaxFoldedElements))
+    throw TooLarge{};
+  return shape;
+}
+
+/// `axis` of a tensor of rank `rank`, in [0, rank) (`inclusive`: [0, rank]).
+int64_t normalizeAxis(int64_t axis, int64_t rank, bool inclusive = false) {
+  int64_t bound = inclusive ? rank + 1 : rank;
+  if (axis < -rank || axis >= bound)
+    throw Invalid{"axis " + std::to_string(axis) + " is out of range for rank " +
+                  std::to_string(rank)};
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Distinct axes of a tensor of rank `rank`, each in [0, rank).
+std::vector<int64_t> normalizeAxes(std::vector<int64_t> axes, int64_t rank) {
+  for (int64_t &a : axes)
+    a = normalizeAxis(a, rank);
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw Invalid{"an axis is listed twice"};
+  return axes;
+}
+
+/// Element 0 of `t`, which must have one.
+const HostTensor &scalar(const HostTensor *t, const char *what) {
+  if (!t || t->size() < 1)
+    throw Invalid{std::string("the ") + what + " input is empty"};
+  return *t;
+}
+
+/// Integer arithmetic wraps around, as two's complement hardware does.
+int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+
 std::vector<int64_t> stridesOf(const Shape &shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
@@ -230,8 +293,6 @@ int64_t broadcastOffset(const Shape &in, const Shape &out, int64_t flat) {
   return offset;
 }
 
-int64_t normalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
-
 std::vector<int64_t> intsOf(const HostTensor *t) {
   std::vector<int64_t> v;
   for (int64_t k = 0; k < t->size(); ++k)
@@ -242,15 +303,19 @@ std::vector<int64_t> intsOf(const HostTensor *t) {
 HostTensor like(const HostTensor &x, Shape shape, int32_t dtype = 0) {
   HostTensor t;
   t.dtype = dtype ? dtype : x.dtype;
-  t.shape = std::move(shape);
+  t.shape = std::move(checkedShape(shape));
   t.allocate();
   return t;
 }
 
 /// Copies elements in row-major order into a tensor of a new shape.
 HostTensor reshaped(const HostTensor &x, Shape shape) {
+  checkedShape(shape);
   HostTensor t = x;
   t.shape = std::move(shape);
+  if (t.size() != x.size())
+    throw Invalid{"cannot reshape " + std::to_string(x.size()) + " elements to " +
+                  std::to_string(t.size())};
   return t;
 }
 
@@ -263,11 +328,27 @@ void copyElement(const HostTensor &from, int64_t src, HostTensor &to, int64_t ds
 
 double erfOf(double x) { return std::erf(x); }
 
+bool evaluate(const onnx::NodeProto &node, const std::vector<const HostTensor *> &in,
+              std::vector<HostTensor> &out, std::string &error);
+
 } // namespace
 
-bool evaluateNode(const onnx::NodeProto &node,
-                  const std::vector<const HostTensor *> &in,
+bool evaluateNode(const onnx::NodeProto &node, const std::vector<const HostTensor *> &in,
                   std::vector<HostTensor> &out, std::string &error) {
+  try {
+    return evaluate(node, in, out, error);
+  } catch (const Invalid &e) {
+    error = e.message;
+  } catch (const TooLarge &) {
+  }
+  out.clear();
+  return false;
+}
+
+namespace {
+
+bool evaluate(const onnx::NodeProto &node, const std::vector<const HostTensor *> &in,
+              std::vector<HostTensor> &out, std::string &error) {
   const std::string &op = node.op_type();
   auto input = [&](size_t k) -> const HostTensor * {
     return k < in.size() ? in[k] : nullptr;
@@ -332,7 +413,12 @@ bool evaluateNode(const onnx::NodeProto &node,
         int64_t u = x.i[a], v = y.i[b];
         if (op == "Div" && v == 0)
           return fail("integer division by zero");
-        int64_t w = op == "Add" ? u + v : op == "Sub" ? u - v : op == "Mul" ? u * v : u / v;
+        uint64_t uu = static_cast<uint64_t>(u), vv = static_cast<uint64_t>(v);
+        int64_t w = op == "Add"   ? wrap(uu + vv)
+                    : op == "Sub" ? wrap(uu - vv)
+                    : op == "Mul" ? wrap(uu * vv)
+                    : v == -1     ? wrap(0 - uu)
+                                  : u / v;
         r.setInteger(k, w);
       }
     }
@@ -378,8 +464,7 @@ bool evaluateNode(const onnx::NodeProto &node,
         input(1) ? intsOf(input(1)) : attrInts(node, "axes");
     int64_t rank = static_cast<int64_t>(x.shape.size()) +
                    (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
-    for (int64_t &a : axes)
-      a = normalizeAxis(a, rank);
+    axes = normalizeAxes(axes, rank);
     Shape shape;
     if (op == "Unsqueeze") {
       size_t next = 0;
@@ -406,23 +491,29 @@ bool evaluateNode(const onnx::NodeProto &node,
     for (size_t d = 0; d < shape.size(); ++d) {
       if (shape[d] == 0 && !attrInt(node, "allowzero", 0))
         shape[d] = d < x.shape.size() ? x.shape[d] : 0;
-      if (shape[d] == -1)
+      if (shape[d] < -1 || (shape[d] == -1 && inferred >= 0))
+        return fail("the shape input " + std::string(shape[d] < -1 ? "has a negative "
+                                                                     "dimension"
+                                                                   : "has -1 twice"));
+      if (shape[d] == -1) {
         inferred = static_cast<int64_t>(d);
-      else
-        known *= shape[d];
+      } else {
+        auto product = checkedMul(known, shape[d]);
+        if (!product || *product > x.size())
+          known = x.size() + 1; // more than x holds: reshaped() refuses it
+        else
+          known = *product;
+      }
     }
     if (inferred >= 0)
       shape[inferred] = known ? x.size() / known : 0;
-    HostTensor r = reshaped(x, shape);
-    if (r.size() != x.size())
-      return fail("cannot reshape " + std::to_string(x.size()) + " elements");
-    out.push_back(std::move(r));
+    out.push_back(reshaped(x, shape));
     return true;
   }
 
   if (op == "Flatten") {
     int64_t rank = static_cast<int64_t>(x.shape.size());
-    int64_t axis = normalizeAxis(attrInt(node, "axis", 1), rank);
+    int64_t axis = normalizeAxis(attrInt(node, "axis", 1), rank, /*inclusive=*/true);
     int64_t rows = 1;
     for (int64_t d = 0; d < axis; ++d)
       rows *= x.shape[d];
@@ -440,6 +531,9 @@ bool evaluateNode(const onnx::NodeProto &node,
         return false;
       if (t->shape.size() != x.shape.size())
         return fail("inputs have different ranks");
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && t->shape[d] != x.shape[d])
+          return fail("inputs differ in dimension " + std::to_string(d));
       shape[axis] += t->shape[axis];
     }
     HostTensor r = like(x, shape);
@@ -500,15 +594,26 @@ bool evaluateNode(const onnx::NodeProto &node,
         axes.push_back(static_cast<int64_t>(k));
     if (input(4))
       steps = intsOf(input(4));
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+      return fail("starts, ends, axes and steps differ in length");
+    if (llvm::is_contained(steps, 0))
+      return fail("a step is zero");
+    axes = normalizeAxes(axes, rank);
     Shape begin(rank, 0), step(rank, 1), shape = x.shape;
     for (size_t k = 0; k < axes.size(); ++k) {
-      int64_t a = normalizeAxis(axes[k], rank);
+      int64_t a = axes[k];
       int64_t s, e;
       clampSlice(starts[k], ends[k], steps[k], x.shape[a], s, e);
       begin[a] = s;
       step[a] = steps[k];
-      shape[a] = steps[k] > 0 ? std::max<int64_t>(0, (e - s + steps[k] - 1) / steps[k])
-                              : std::max<int64_t>(0, (s - e - steps[k] - 1) / -steps[k]);
+      // |step| may be huge: (distance - 1) / |step| + 1 elements when distance > 0.
+      int64_t distance = steps[k] > 0 ? e - s : s - e;
+      uint64_t stride = steps[k] > 0 ? static_cast<uint64_t>(steps[k])
+                                     : 0 - static_cast<uint64_t>(steps[k]);
+      shape[a] = distance > 0
+                     ? static_cast<int64_t>(static_cast<uint64_t>(distance - 1) / stride + 1)
+                     : 0;
     }
     HostTensor r = like(x, shape);
     std::vector<int64_t> strides = stridesOf(x.shape);
@@ -544,6 +649,11 @@ bool evaluateNode(const onnx::NodeProto &node,
     if (perm.empty())
       for (int64_t d = rank - 1; d >= 0; --d)
         perm.push_back(d);
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t d = 0; d < rank; ++d)
+      if (static_cast<int64_t>(sorted.size()) != rank || sorted[d] != d)
+        return fail("perm is not a permutation of the " + std::to_string(rank) + " axes");
     Shape shape;
     for (int64_t p : perm)
       shape.push_back(x.shape[p]);
@@ -564,7 +674,7 @@ bool evaluateNode(const onnx::NodeProto &node,
   if (op == "Trilu") {
     if (x.shape.size() < 2)
       return fail("Trilu needs rank 2 or more");
-    int64_t diag = input(1) ? input(1)->integer(0) : 0;
+    int64_t diag = input(1) ? scalar(input(1), "k").integer(0) : 0;
     bool upper = attrInt(node, "upper", 1) != 0;
     int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
     HostTensor r = x;
@@ -596,16 +706,21 @@ bool evaluateNode(const onnx::NodeProto &node,
   if (op == "Range") {
     if (!input(1) || !input(2))
       return false;
-    double start = x.real(0), limit = input(1)->real(0), delta = input(2)->real(0);
+    double start = scalar(&x, "start").real(0), limit = scalar(input(1), "limit").real(0),
+           delta = scalar(input(2), "delta").real(0);
     if (delta == 0)
       return fail("Range delta is zero");
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    double count = std::ceil((limit - start) / delta);
+    if (!(count <= static_cast<double>(kMaxFoldedElements)))
+      throw TooLarge{}; // also NaN
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     HostTensor r = like(x, {n});
     for (int64_t k = 0; k < n; ++k) {
       if (x.isFloat())
         r.setReal(k, start + k * delta);
       else
-        r.setInteger(k, x.i[0] + k * input(2)->i[0]);
+        r.setInteger(k, wrap(static_cast<uint64_t>(x.i[0]) +
+                             static_cast<uint64_t>(k) * static_cast<uint64_t>(input(2)->i[0])));
     }
     out.push_back(std::move(r));
     return true;
@@ -613,5 +728,7 @@ bool evaluateNode(const onnx::NodeProto &node,
 
   return false;
 }
+
+} // namespace
 
 } // namespace hmcc::import

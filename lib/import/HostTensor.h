@@ -45,8 +45,13 @@ struct HostTensor {
 std::optional<std::string> decodeTensor(const onnx::TensorProto &proto,
                                         const std::string *bytes, HostTensor &out);
 
-/// Elements above which a foldable node is kept in the graph instead.
+/// Elements above which a foldable node is kept in the graph instead (the
+/// op computes its value at run time); evaluation checks a result's size
+/// before it allocates it.
 constexpr int64_t kMaxFoldedElements = 1 << 20;
+/// Elements all folded values of a model may hold together; past it, nodes
+/// stay in the graph. Bounds the importer's memory (8 bytes an element).
+constexpr int64_t kMaxFoldedTotal = int64_t(64) << 20;
 
 /// Evaluates `node` on constant inputs (absent optional inputs are null).
 /// Returns false when hmcc does not fold this op; sets `error` when the node

@@ -9,6 +9,8 @@
 #ifndef HMCC_IMPORT_IMPORTERROR_H
 #define HMCC_IMPORT_IMPORTERROR_H
 
+#include "lib/support/Text.h"
+
 #include <string>
 
 namespace hmcc::import {
@@ -20,8 +22,9 @@ struct ImportError {
 
 [[noreturn]] inline void fail(const std::string &message) { throw ImportError{message}; }
 
-/// 'name', for names inside messages.
-inline std::string quote(const std::string &s) { return "'" + s + "'"; }
+/// 'name', for names inside messages; control characters and invalid
+/// UTF-8 are escaped (escapeText), so a message stays one line.
+inline std::string quote(const std::string &s) { return "'" + escapeText(s) + "'"; }
 
 } // namespace hmcc::import
 

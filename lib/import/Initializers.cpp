@@ -108,13 +108,14 @@ std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
                            ? static_cast<int64_t>(*param.getLength())
                            : tg::tensorBytes(type);
       int64_t offset = param.getOffset() ? static_cast<int64_t>(*param.getOffset()) : 0;
-      auto buffer = llvm::MemoryBuffer::getFileSlice(file, length, offset, /*IsVolatile=*/false);
-      if (!buffer || static_cast<int64_t>((*buffer)->getBufferSize()) != length) {
-        error = what + ": cannot read " + std::to_string(length) + " bytes at offset " +
-                std::to_string(offset) + " of '" + location->str() + "'";
+      if (offset < 0 || length < 0) {
+        error = what + ": external data offset and length must be non-negative";
         return std::nullopt;
       }
-      bytes = (*buffer)->getBuffer().str();
+      if (auto message = import::readFileSlice(file, offset, length, bytes)) {
+        error = what + ": its external data '" + location->str() + "' " + *message;
+        return std::nullopt;
+      }
       external = true;
     } else if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
       error = what + ": the initializer is stored externally but the parameter has no location";

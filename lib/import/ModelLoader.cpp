@@ -7,9 +7,12 @@
 
 #include "lib/import/ModelLoader.h"
 #include "lib/import/ImportError.h"
+#include "lib/import/Validation.h"
+#include "lib/support/Limits.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -52,7 +55,7 @@ std::string Model::describe(const NodeProto &node) const {
     for (int k = 0; k < proto.graph().node_size(); ++k)
       if (&proto.graph().node(k) == &node)
         name = "#" + std::to_string(k);
-  return "node " + name + " (op " + node.op_type() + ", domain " + quote(domain) +
+  return "node " + name + " (op " + escapeText(node.op_type()) + ", domain " + quote(domain) +
          ", opset " + std::to_string(version) + ")";
 }
 
@@ -118,21 +121,47 @@ void loadModel(Model &model) {
 // External data
 //===----------------------------------------------------------------------===//
 
+/// Parses a non-negative decimal integer, the whole of `text`.
+static std::optional<int64_t> parseNonNegative(StringRef text) {
+  int64_t v;
+  if (text.empty() || !llvm::isDigit(text.front()) || text.getAsInteger(10, v) || v < 0)
+    return std::nullopt;
+  return v;
+}
+
 std::optional<ExternalRef> externalRef(const Model &model, const TensorProto &t) {
   if (t.data_location() != TensorProto::EXTERNAL)
     return std::nullopt;
   const std::string &modelDir = model.dir;
+  std::string what = "external data of initializer " + quote(t.name());
   ExternalRef ref;
   std::string location;
+  std::optional<int64_t> length;
   for (const auto &kv : t.external_data()) {
-    if (kv.key() == "location")
+    if (kv.key() == "location") {
       location = kv.value();
-    else if (kv.key() == "offset")
-      ref.offset = std::stoll(kv.value());
-    else if (kv.key() == "length")
-      ref.length = std::stoll(kv.value());
+      continue;
+    }
+    if (kv.key() != "offset" && kv.key() != "length")
+      continue;
+    std::optional<int64_t> v = parseNonNegative(kv.value());
+    if (!v)
+      fail(what + ": " + kv.key() + " " + quote(kv.value()) +
+           " is not a non-negative integer");
+    (kv.key() == "offset" ? ref.offset : ref.length) = *v;
+    if (kv.key() == "length")
+      length = v;
   }
-  std::string what = "external data of initializer " + quote(t.name());
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  std::optional<int64_t> bytes;
+  if (int64_t element = elementBytes(t.data_type()))
+    bytes = checkedTensorBytes(dims, element);
+  if (!bytes)
+    fail(what + ": its shape and element type give no valid byte size");
+  if (length && *length != *bytes)
+    fail(what + " is " + std::to_string(*length) + " bytes long, but its shape needs " +
+         std::to_string(*bytes));
+  ref.length = *bytes;
   if (location.empty())
     fail(what + " has no location");
   if (llvm::sys::path::is_absolute(location))
@@ -160,16 +189,37 @@ std::optional<ExternalRef> externalRef(const Model &model, const TensorProto &t)
   if (escapes)
     fail(what + " at " + quote(location) +
          " escapes the model's directory; external data must lie inside it");
-  uint64_t size = 0;
-  if (llvm::sys::fs::file_size(joined, size))
-    fail(what + ": file " + quote(location) + " does not exist next to the model");
-  int64_t bytesNeeded = ref.length >= 0 ? ref.length : 0;
-  if (ref.offset < 0 || ref.offset + bytesNeeded > static_cast<int64_t>(size))
-    fail(what + ": bytes " + std::to_string(ref.offset) + ".." +
-         std::to_string(ref.offset + bytesNeeded) + " lie beyond the end of " +
-         quote(location) + " (" + std::to_string(size) + " bytes)");
+  if (auto message = checkFileSlice(joined, ref.offset, ref.length))
+    fail(what + ": " + quote(location) + " " + *message);
   ref.file = std::string(joined);
   return ref;
+}
+
+std::optional<std::string> checkFileSlice(StringRef path, int64_t offset, int64_t length) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status, /*follow=*/true))
+    return std::string("does not exist next to the model");
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return std::string("is not a regular file");
+  uint64_t size = status.getSize();
+  if (static_cast<uint64_t>(offset) > size || static_cast<uint64_t>(length) > size - offset)
+    return "is " + std::to_string(size) + " bytes long; bytes " + std::to_string(offset) +
+           " to " + std::to_string(static_cast<uint64_t>(offset) + length) +
+           " lie beyond its end";
+  return std::nullopt;
+}
+
+std::optional<std::string> readFileSlice(StringRef path, int64_t offset, int64_t length,
+                                         std::string &bytes) {
+  if (auto message = checkFileSlice(path, offset, length))
+    return message;
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, length, offset, /*IsVolatile=*/false);
+  if (!buffer)
+    return "cannot be read: " + buffer.getError().message();
+  if (static_cast<int64_t>((*buffer)->getBufferSize()) != length)
+    return std::string("changed while it was read");
+  bytes = (*buffer)->getBuffer().str();
+  return std::nullopt;
 }
 
 void validateExternalData(const Model &model) {
@@ -178,16 +228,10 @@ void validateExternalData(const Model &model) {
 }
 
 std::string readExternalData(const ExternalRef &ref, const std::string &name) {
-  auto buffer = llvm::MemoryBuffer::getFileSlice(ref.file, ref.length >= 0 ? ref.length : 0,
-                                                 ref.offset, false);
-  if (ref.length < 0) {
-    uint64_t size = 0;
-    llvm::sys::fs::file_size(ref.file, size);
-    buffer = llvm::MemoryBuffer::getFileSlice(ref.file, size - ref.offset, ref.offset, false);
-  }
-  if (!buffer)
-    fail("cannot read the external data of initializer " + quote(name));
-  return (*buffer)->getBuffer().str();
+  std::string bytes;
+  if (auto message = readFileSlice(ref.file, ref.offset, ref.length, bytes))
+    fail("the external data of initializer " + quote(name) + " " + *message);
+  return bytes;
 }
 
 //===----------------------------------------------------------------------===//

@@ -54,15 +54,26 @@ bool parseModel(llvm::StringRef bytes, bool text, onnx::ModelProto &model,
 void loadModel(Model &model);
 
 /// Where an initializer's external data lies: `file` (inside the model's
-/// directory), `offset` and `length` (-1: to the end of the file).
+/// directory), `offset` and `length` (the tensor's bytes, which a `length`
+/// entry must equal).
 struct ExternalRef {
   std::string file;
-  int64_t offset = 0, length = -1;
+  int64_t offset = 0, length = 0;
 };
 
 /// The external data of `t`, checked to lie inside the model's directory
 /// and within its file; nullopt when `t` holds its values itself.
 std::optional<ExternalRef> externalRef(const Model &model, const onnx::TensorProto &t);
+
+/// Why bytes [offset, offset + length) of `path` cannot be read as external
+/// data (not a regular file, a FIFO say, or too short), or nullopt.
+std::optional<std::string> checkFileSlice(llvm::StringRef path, int64_t offset,
+                                          int64_t length);
+
+/// Reads bytes [offset, offset + length) of `path` (checkFileSlice first);
+/// returns why it could not.
+std::optional<std::string> readFileSlice(llvm::StringRef path, int64_t offset, int64_t length,
+                                         std::string &bytes);
 
 /// Checks the external data of every initializer without reading it.
 void validateExternalData(const Model &model);

@@ -2,7 +2,7 @@
 //
 // The import, step by step; each step lives in its own file:
 //  1. ModelLoader: read the file (binary protobuf or ONNX text), check the
-//     opset imports;
+//     opset imports; Validation: check every tensor, type and opset in it;
 //  2. TrainingInfo: merge a training_info's algorithm into the graph and
 //     evaluate its initialization;
 //  3. ShapeBinding: give data inputs values (--input-value); then, after the
@@ -30,6 +30,7 @@
 #include "lib/import/ParameterRule.h"
 #include "lib/import/ShapeBinding.h"
 #include "lib/import/TrainingInfo.h"
+#include "lib/import/Validation.h"
 #include "tg/IR/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,6 +44,7 @@ static OwningOpRef<ModuleOp> importModel(MLIRContext &context, StringRef path,
   using namespace import;
   Model model(path);
   loadModel(model);
+  validateModel(model);
   TrainingInfo training = mergeTrainingInfo(model);
   std::set<std::string> boundInputs = bindInputValues(model, options);
   validateExternalData(model);

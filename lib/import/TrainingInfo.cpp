@@ -39,7 +39,7 @@ static void evaluateInitialization(Model &model, TrainingInfo &result,
     env[t.name()] = std::move(value);
   }
   for (const NodeProto &node : init.node()) {
-    std::string name = where + "node " + quote(node.name()) + " (op " + node.op_type() + ")";
+    std::string name = where + "node " + quote(node.name()) + " (op " + escapeText(node.op_type()) + ")";
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail(name + ": only default-domain operators can run at compile time");
     std::vector<HostTensor> results;
