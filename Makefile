@@ -1,13 +1,17 @@
 # hmcc: the two commands.
 #   make demo   install what is missing, build, compile the bundled example and train it
-#   make test   install what is missing, build, run every test (lit + GoogleTest via ctest)
-# Other targets: setup, build, clean.
+#   make test   install what is missing, build, run every test (lit + GoogleTest via ctest),
+#               then replay the fuzz targets' seeds and regressions (fuzz-regress)
+# Other targets: setup, build, clean, and
+#   make fuzz          fuzz every target for FUZZ_TIME seconds (test/fuzz/README.md)
+#   make fuzz-regress  replay every seed and regression input, then fuzz FUZZ_SMOKE seconds each
+#   make test-asan     the whole test suite built with ASan + UBSan, in $(ASAN_BUILD)
 
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build test demo clean
+.PHONY: all setup configure build test demo clean fuzz fuzz-build fuzz-regress test-asan
 
 all: build
 
@@ -25,6 +29,54 @@ build: configure
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory fuzz-regress
+
+# ---- Fuzzing (test/fuzz): clang's libFuzzer, ASan and UBSan, in its own build folder.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang-22
+FUZZ_CXX ?= clang++-22
+# Seconds per target: make fuzz, and the short run after the replay in make test.
+FUZZ_TIME ?= 60
+FUZZ_SMOKE ?= 10
+# Targets to run (default: all), e.g. FUZZ_TARGETS="import_fuzz size_fuzz".
+FUZZ_TARGETS ?=
+
+$(FUZZ_BUILD)/build.ninja:
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE= \
+	  -DCMAKE_C_COMPILER=$(FUZZ_CC) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DLLVM_USE_LINKER=lld \
+	  -DHMCC_FUZZ=ON -DHMCC_BUILD_TESTS=OFF -DHMRT_BUILD_TESTS=OFF -DHMRT_BUILD_BENCH=OFF \
+	  -DHMRT_USE_OPENMP=OFF -DHMRT_USE_OPENBLAS=OFF
+
+fuzz-build: setup $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) --target hmcc-fuzzers -j $(JOBS)
+
+fuzz: fuzz-build
+	bash test/fuzz/run.sh fuzz $(FUZZ_BUILD) $(FUZZ_TIME) $(FUZZ_TARGETS)
+
+fuzz-regress: fuzz-build
+	bash test/fuzz/run.sh regress $(FUZZ_BUILD) $(FUZZ_SMOKE) $(FUZZ_TARGETS)
+
+# ---- The whole test suite under ASan + UBSan (gcc's), in its own build folder; not part of
+# make test (it takes long on 2 cores). The programs hmcc builds in the tests are sanitized
+# too: a `c++` first on PATH adds the flags.
+ASAN_BUILD ?= build-asan
+ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_ENV = ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+  UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE= -DLLVM_USE_LINKER=lld \
+	  "-DCMAKE_C_FLAGS=-O1 -g1 -DNDEBUG $(ASAN_FLAGS)" "-DCMAKE_CXX_FLAGS=-O1 -g1 -DNDEBUG $(ASAN_FLAGS)" \
+	  "-DCMAKE_EXE_LINKER_FLAGS=$(ASAN_FLAGS)" "-DCMAKE_SHARED_LINKER_FLAGS=$(ASAN_FLAGS)" \
+	  -DHMRT_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+
+test-asan: setup $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	mkdir -p $(ASAN_BUILD)/sanitize-bin
+	printf '#!/bin/sh\nexec %s $(ASAN_FLAGS) "$$@"\n' "$$(command -v c++)" >$(ASAN_BUILD)/sanitize-bin/c++
+	chmod +x $(ASAN_BUILD)/sanitize-bin/c++
+	cd $(ASAN_BUILD) && PATH="$$PWD/sanitize-bin:$$PATH" $(ASAN_ENV) \
+	  ctest --output-on-failure -j $(JOBS)
 
 DEMO_STEPS ?= 300
 
@@ -39,4 +91,4 @@ demo: build
 	  --save $(BUILD)/demo/checkpoint
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) $(ASAN_BUILD)

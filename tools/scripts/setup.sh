@@ -9,6 +9,8 @@ packages=(
   libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev
   nlohmann-json3-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev libgmock-dev libopenblas-openmp-dev python3 python3-numpy python3-onnx
+  # clang with its sanitizer and libFuzzer runtimes: the fuzz targets (make fuzz)
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()
