@@ -3,6 +3,8 @@
 
 #include "llvm/Support/ConvertUTF.h"
 
+using llvm::StringRef;
+
 namespace hmcc {
 
 std::string escapeText(llvm::StringRef text) {
@@ -50,11 +52,15 @@ std::string firstLine(llvm::StringRef text) {
   text = text.trim();
   auto [first, rest] = text.split('\n');
   std::string line = first.rtrim().str();
-  if (!rest.trim().empty()) {
-    size_t more = rest.trim().count('\n') + 1;
-    line += " (and " + std::to_string(more) + " more line" + (more == 1 ? "" : "s") +
-            "; --verbose prints them)";
+  size_t more = 0;
+  for (StringRef r = rest; !r.empty();) {
+    auto [l, next] = r.split('\n');
+    more += !l.trim().empty();
+    r = next;
   }
+  if (more)
+    line += " (" + std::to_string(more) + " more line" + (more == 1 ? "; --verbose prints it)"
+                                                                    : "s; --verbose prints them)");
   return line;
 }
 

@@ -16,7 +16,10 @@
 #include "hm/IR/HMOps.h"
 #include "lib/import/Initializers.h"
 #include "lib/import/OnnxImporter.h"
+#include "lib/support/Output.h"
 #include "lib/support/Size.h"
+#include "lib/support/Text.h"
+#include "tg/IR/TGOps.h"
 #include "tg/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,6 +38,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <csignal>
 #include <cstdlib>
 
 using namespace llvm;
@@ -108,8 +112,14 @@ cl::opt<std::string> outputFile(
     "o", cl::value_desc("PATH"),
     cl::desc("Output: the directory for --emit=exe, a file for the others (default: stdout)"),
     cl::cat(outputCategory));
-cl::opt<bool> force("force", cl::desc("Overwrite the output if it exists"),
+cl::opt<bool> force("force",
+                    cl::desc("Replace outputs (-o, --dump-schedule) that exist; a directory is "
+                             "replaced only when it holds nothing but hmcc's own output"),
                     cl::cat(outputCategory));
+cl::opt<bool> verbose("verbose",
+                      cl::desc("Print errors whole (ONNX's checker and MLIR's diagnostics "
+                               "can span several lines; by default only the first is shown)"),
+                      cl::cat(outputCategory));
 enum class Target { Cpu, Cuda };
 cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(Target::Cpu),
                        cl::values(clEnumValN(Target::Cpu, "cpu", "the host CPU (default)"),
@@ -172,9 +182,43 @@ cl::opt<bool> elide("elide-constants",
                              "dense_resource<__elided__> (shorter, but not parseable)"),
                     cl::init(false), cl::cat(outputCategory));
 
+/// Prints one "hmcc: error:" line (every line with --verbose), with control
+/// characters and invalid UTF-8 escaped. Returns the exit status, 1.
 int error(const Twine &message) {
-  WithColor::error(errs(), "hmcc") << message << "\n";
+  std::string text = message.str();
+  if (!verbose) {
+    WithColor::error(errs(), "hmcc") << hmcc::escapeText(hmcc::firstLine(text)) << "\n";
+    return 1;
+  }
+  SmallVector<StringRef> lines;
+  StringRef(text).trim().split(lines, '\n');
+  WithColor::error(errs(), "hmcc") << hmcc::escapeText(lines.front()) << "\n";
+  for (StringRef line : ArrayRef(lines).drop_front())
+    if (!line.trim().empty())
+      errs() << "  " << hmcc::escapeText(line.rtrim()) << "\n";
   return 1;
+}
+
+/// The files this run reads: the model, --input-value files and, once the
+/// model is imported, its external data. No output may replace them.
+std::vector<std::string> inputPaths;
+
+/// The names hmcc writes into an --emit=exe directory; --force replaces a
+/// directory holding nothing else.
+const StringRef kExeEntries[] = {"train", "state", "model.cpp", "build.log"};
+
+/// Checks -o and --dump-schedule against the rules of lib/support/Output.h.
+int checkOutputs(bool directory) {
+  if (!outputFile.empty())
+    if (auto why = hmcc::checkOutputPath(outputFile, directory, force, inputPaths, kExeEntries))
+      return error("-o: " + *why);
+  if (!dumpSchedule.empty()) {
+    std::vector<std::string> others = inputPaths;
+    others.push_back(outputFile);
+    if (auto why = hmcc::checkOutputPath(dumpSchedule, false, force, others))
+      return error("--dump-schedule: " + *why);
+  }
+  return 0;
 }
 
 /// Parses NAME=D0,D1,... into `out`.
@@ -195,18 +239,37 @@ bool parseInputShape(StringRef text,
   return true;
 }
 
-/// Runs `write` on the -o file (standard output without -o); the file is
-/// kept only when it succeeds. Returns the exit status.
+/// An error that `write` already reported.
+struct Reported : ErrorInfo<Reported> {
+  static char ID;
+  void log(raw_ostream &) const override {}
+  std::error_code convertToErrorCode() const override { return inconvertibleErrorCode(); }
+};
+char Reported::ID;
+
+/// Writes `path` (standard output when empty) through `write`, which
+/// returns false after reporting its own error; a file is replaced only
+/// when everything was written (lib/support/Output.h). Returns the exit
+/// status.
+int writeTo(StringRef path, const Twine &what, llvm::function_ref<bool(raw_ostream &)> write) {
+  if (path.empty())
+    return write(outs()) ? 0 : 1;
+  Error e = hmcc::writeFileAtomically(path, [&](raw_ostream &os) -> Error {
+    if (!write(os))
+      return make_error<Reported>();
+    return Error::success();
+  });
+  int rc = 0;
+  handleAllErrors(std::move(e), [&](const Reported &) { rc = 1; },
+                  [&](const ErrorInfoBase &info) {
+                    rc = error(what + ": cannot write " + info.message());
+                  });
+  return rc;
+}
+
+/// Runs `write` on the -o file (standard output without -o).
 int writeOutput(llvm::function_ref<bool(raw_ostream &)> write) {
-  std::string openError;
-  auto output =
-      mlir::openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile), &openError);
-  if (!output)
-    return error(openError);
-  if (!write(output->os()))
-    return 1;
-  output->keep();
-  return 0;
+  return writeTo(outputFile, "-o", write);
 }
 
 bool printModule(mlir::ModuleOp module, raw_ostream &os) {
@@ -218,14 +281,14 @@ bool printModule(mlir::ModuleOp module, raw_ostream &os) {
   return true;
 }
 
-/// Where the summary goes: standard output, or after what the summary pass
-/// wrote to the -o file.
-raw_ostream &summaryStream() {
-  if (outputFile.empty())
-    return outs();
-  static std::error_code ec;
-  static raw_fd_ostream file(outputFile, ec, sys::fs::OF_Append);
-  return file;
+/// The summary, written to -o (or standard output) once it is complete.
+std::string summaryText;
+raw_string_ostream summaryOut(summaryText);
+int writeSummary() {
+  return writeOutput([&](raw_ostream &os) {
+    os << summaryText;
+    return true;
+  });
 }
 
 /// Remembers which pass of the pipeline failed.
@@ -239,73 +302,94 @@ struct FailedPass : mlir::PassInstrumentation {
 /// Writes --dump-schedule and, with `summary`, how the memory of the
 /// scheduled program splits and whether it fits --vram.
 int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, bool summary) {
-  if (!dumpSchedule.empty()) {
-    std::string openError;
-    auto file = mlir::openOutputFile(dumpSchedule, &openError);
-    if (!file)
-      return error("--dump-schedule: " + openError);
-    if (mlir::failed(hmcc::dumpScheduleJson(module, file->os())))
-      return error(inputFile + ": " + diagnostics);
-    file->keep();
-  }
+  if (!dumpSchedule.empty())
+    if (int rc = writeTo(dumpSchedule, "--dump-schedule", [&](raw_ostream &os) {
+          if (mlir::succeeded(hmcc::dumpScheduleJson(module, os)))
+            return true;
+          error(inputFile + ": " + diagnostics);
+          return false;
+        }))
+      return rc;
   if (!summary)
     return 0;
   hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
-  summaryStream() << "  " << (train ? "training step" : "program") << " memory: "
+  summaryOut << "  " << (train ? "training step" : "program") << " memory: "
                   << hmcc::formatBytes(m.arena) << " in one arena\n    " << hmcc::describeSplit(m)
                   << "\n";
   auto entry = *module.getOps<mlir::func::FuncOp>().begin();
   hmcc::OpCost work = hmcc::functionCost(entry);
-  summaryStream() << "    work per " << (train ? "step" : "call") << ": "
+  summaryOut << "    work per " << (train ? "step" : "call") << ": "
                   << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
                   << " of memory traffic\n";
   if (vram.getNumOccurrences()) {
     uint64_t budget = cantFail(hmcc::parseSize(vram));
-    summaryStream() << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")
+    summaryOut << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")
                     << " --vram " << hmcc::formatBytes(budget) << "\n";
   }
   return 0;
 }
 
-/// Writes DIR/model.cpp, compiles and links DIR/train, and writes the
-/// initial weights (from the ONNX initializers) and zero optimizer states to
-/// DIR/state.
+/// Builds DIR/model.cpp, DIR/train (compiled and linked) and DIR/state
+/// (the initial weights from the ONNX initializers, zero optimizer states)
+/// in a directory beside DIR, then swaps it in: a failure leaves a previous
+/// DIR whole.
 int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
                     std::string &diagnostics) {
-  if (std::error_code ec = sys::fs::create_directories(outputFile))
-    return error("cannot create '" + outputFile + "': " + ec.message());
-  SmallString<256> cppPath(outputFile), exePath(outputFile), statePath(outputFile),
-      logPath(outputFile);
-  sys::path::append(cppPath, "model.cpp");
+  auto staged = hmcc::StagedDirectory::create(outputFile);
+  if (!staged)
+    return error("-o: cannot create a directory beside '" + outputFile +
+                 "': " + toString(staged.takeError()));
+  auto inStaging = [&](StringRef name) {
+    SmallString<256> path(staged->path());
+    sys::path::append(path, name);
+    return path;
+  };
+  SmallString<256> cppPath = inStaging("model.cpp"), logPath = inStaging("build.log");
+  if (int rc = writeTo(cppPath, "-o", [&](raw_ostream &os) {
+        if (mlir::succeeded(hmcc::emitProgramCpp(module, train, eval, os)))
+          return true;
+        error(inputFile + ": " + diagnostics);
+        return false;
+      }))
+    return rc;
+  SmallString<256> exePath(outputFile), statePath(outputFile);
   sys::path::append(exePath, "train");
   sys::path::append(statePath, "state");
-  sys::path::append(logPath, "build.log");
-  {
-    std::error_code ec;
-    raw_fd_ostream cpp(cppPath, ec);
-    if (ec)
-      return error("cannot write '" + cppPath + "': " + ec.message());
-    if (mlir::failed(hmcc::emitProgramCpp(module, train, eval, cpp)))
-      return error(inputFile + ": " + diagnostics);
-  }
   errs() << "hmcc: compiling " << exePath << "\n";
   std::string message;
-  if (!hmcc::compileHostExecutable(cppPath, exePath, logPath, message))
+  if (!hmcc::compileHostExecutable(cppPath, inStaging("train"), logPath, message)) {
+    staged->keep(); // for its build.log, which the message names
     return error(message);
+  }
   // The initial state: parameters from the model, optimizer states zero.
   auto values = hmcc::loadParameters(module, inputFile, message);
   if (!values)
     return error(message);
-  if (!hmcc::writeInitialState(module, *values, statePath, message))
+  if (!hmcc::writeInitialState(module, *values, inStaging("state"), message))
     return error(message);
+  if (Error e = staged->commit())
+    return error("-o: cannot replace '" + outputFile + "': " + toString(std::move(e)));
   outs() << "hmcc: wrote " << exePath << " and " << statePath << "\n";
   return 0;
 }
 
-} // namespace
+/// Standard output and error are written in full or the run fails: a
+/// stream's error is reported here (as one line, where stderr still works)
+/// instead of by LLVM's stream destructor, which would abort.
+int finishStreams(int rc) {
+  outs().flush();
+  if (std::error_code ec = outs().error()) {
+    outs().clear_error();
+    rc = error("cannot write to standard output: " + ec.message());
+  }
+  if (errs().has_error()) {
+    errs().clear_error();
+    rc = 1;
+  }
+  return rc;
+}
 
-int main(int argc, char **argv) {
-  InitLLVM init(argc, argv);
+int run(int argc, char **argv) {
   cl::HideUnrelatedOptions(
       {&inputCategory, &budgetCategory, &outputCategory, &trainingCategory});
   cl::SetVersionPrinter([](raw_ostream &os) { os << "hmcc 0.1 (MLIR 22)\n"; });
@@ -404,26 +488,33 @@ int main(int argc, char **argv) {
                                         : (outputFile.empty() ? Emit::Summary : Emit::Exe);
   if (stage == Emit::Exe && outputFile.empty())
     return error("--emit=exe needs an output directory: -o DIR");
-  if (!outputFile.empty() && !force && sys::fs::exists(outputFile))
-    return error("output '" + outputFile + "' exists; pass --force to overwrite it");
+  inputPaths.push_back(inputFile);
+  for (auto &[name, file] : options.inputValues)
+    inputPaths.push_back(file);
+  if (int rc = checkOutputs(stage == Emit::Exe))
+    return rc;
 
   mlir::MLIRContext context;
   std::string message;
   auto module = hmcc::importOnnxModel(context, inputFile, options, message);
   if (!module)
     return error(message);
+  // The external data files are inputs too.
+  for (auto param : module->getOps<hmcc::tg::ParameterOp>())
+    if (auto location = param.getLocation()) {
+      SmallString<256> path(sys::path::parent_path(inputFile));
+      sys::path::append(path, *location);
+      inputPaths.push_back(std::string(path));
+    }
+  if (int rc = checkOutputs(stage == Emit::Exe))
+    return rc;
 
   if (stage == Emit::Import)
     return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
-  if (stage == Emit::Summary) {
-    mlir::PassManager pm(&context);
-    hmcc::TGSummaryOptions summaryOptions;
-    summaryOptions.output = outputFile.empty() ? std::string("-") : std::string(outputFile);
-    pm.addPass(hmcc::createTGSummary(summaryOptions));
-    if (mlir::failed(pm.run(*module)))
-      return error("could not summarise the model");
-    // The memory the program needs follows, from the scheduled program.
-  }
+  // The summary's first part; the memory the program needs follows, from
+  // the scheduled program.
+  if (stage == Emit::Summary)
+    hmcc::printSummary(*module, summaryOut);
 
   // The pipeline: training passes, then the scheduled program.
   std::string diagnostics;
@@ -476,22 +567,24 @@ int main(int argc, char **argv) {
     // summary says how its memory splits, before the error.
     if (failure->pass == "hm-check-budget") {
       reportSchedule(*module, train, diagnostics, stage == Emit::Summary);
+      if (stage == Emit::Summary)
+        writeSummary();
       return error(inputFile + ": " + diagnostics);
     }
     if (stage != Emit::Summary)
       return error(inputFile + ": " + diagnostics);
-    summaryStream() << "  no " << (train ? "training step" : "program") << ": "
+    summaryOut << "  no " << (train ? "training step" : "program") << ": "
                     << StringRef(diagnostics).split('\n').first
                     << (programKind == Program::Forward ? "" : " (--program=forward compiles the forward pass)")
                     << "\n";
-    return 0;
+    return writeSummary();
   }
   if (stage == Emit::Mlir)
     return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
   if (int rc = reportSchedule(*module, train, diagnostics, stage == Emit::Summary))
     return rc;
   if (stage == Emit::Summary)
-    return 0;
+    return writeSummary();
 
   auto entry = module->lookupSymbol<mlir::func::FuncOp>(hmcc::entryFunction(o.program));
   mlir::func::FuncOp trainFn = train ? entry : nullptr, eval = train ? nullptr : entry;
@@ -513,4 +606,14 @@ int main(int argc, char **argv) {
   if (stage == Emit::Schedule)
     return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
   return buildExecutable(*module, trainFn, eval, diagnostics);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  // Past a file size limit (ulimit -f) a write fails with EFBIG, reported
+  // like a full disk, instead of killing hmcc mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
+  return finishStreams(run(argc, argv));
 }

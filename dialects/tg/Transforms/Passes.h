@@ -15,6 +15,10 @@ namespace hmcc {
 #define GEN_PASS_REGISTRATION
 #include "tg/Transforms/Passes.h.inc"
 
+/// What tg-summary prints: parameters, constants, each function's inputs
+/// and outputs, and the op histogram.
+void printSummary(mlir::ModuleOp module, llvm::raw_ostream &os);
+
 } // namespace hmcc
 
 #endif // HMCC_TG_TRANSFORMS_PASSES_H

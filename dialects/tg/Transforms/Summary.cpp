@@ -25,14 +25,8 @@ namespace hmcc {
 
 using namespace mlir;
 
-namespace {
-
-
-struct TGSummaryPass : hmcc::impl::TGSummaryBase<TGSummaryPass> {
-  using TGSummaryBase::TGSummaryBase;
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
+void hmcc::printSummary(ModuleOp module, llvm::raw_ostream &os) {
+  {
     uint64_t params = 0, paramElements = 0, paramBytes = 0;
     for (auto p : module.getOps<hmcc::tg::ParameterOp>()) {
       ++params;
@@ -52,13 +46,6 @@ struct TGSummaryPass : hmcc::impl::TGSummaryBase<TGSummaryPass> {
       ++total;
     });
 
-    std::string error;
-    auto file = openOutputFile(output, &error);
-    if (!file) {
-      emitError(module.getLoc()) << error;
-      return signalPassFailure();
-    }
-    llvm::raw_ostream &os = file->os();
     if (auto name = module.getSymNameAttr())
       os << "model " << name.getValue() << "\n";
     os << "  parameters   " << hmcc::formatCount(params) << " tensors, "
@@ -87,6 +74,22 @@ struct TGSummaryPass : hmcc::impl::TGSummaryBase<TGSummaryPass> {
     for (auto &[name, count] : rows)
       os << llvm::format("    %-34s %6llu\n", name.str().c_str(),
                          static_cast<unsigned long long>(count));
+  }
+}
+
+namespace {
+
+struct TGSummaryPass : hmcc::impl::TGSummaryBase<TGSummaryPass> {
+  using TGSummaryBase::TGSummaryBase;
+
+  void runOnOperation() override {
+    std::string error;
+    auto file = openOutputFile(output, &error);
+    if (!file) {
+      emitError(getOperation().getLoc()) << error;
+      return signalPassFailure();
+    }
+    hmcc::printSummary(getOperation(), file->os());
     file->keep();
     markAllAnalysesPreserved();
   }
