@@ -20,6 +20,10 @@ namespace hmcc {
 /// without overflowing 64 bits (the arena sums are checked as well).
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
 
+/// The most bytes a placed program may hold in all, summed over every tensor
+/// it places (2^60): offsets and arena sizes below it cannot overflow.
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 60;
+
 /// a * b, or nullopt when it overflows int64 or an operand is negative.
 inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   int64_t r;

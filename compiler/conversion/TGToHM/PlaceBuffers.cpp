@@ -12,6 +12,7 @@
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
+#include "lib/support/Limits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -116,6 +117,35 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
         module.emitError() << "hm-place-buffers: no function @" << name;
         return signalPassFailure();
       }
+
+    // Every offset below is at most the sum of all the sizes placed; when
+    // that sum fits kMaxArenaBytes, no offset arithmetic can overflow.
+    int64_t total = 0;
+    bool fits = true;
+    auto count = [&](Type type) {
+      if (auto t = dyn_cast<RankedTensorType>(type)) {
+        auto sum = checkedAdd(total, hm::arenaBytes(t));
+        fits = fits && sum && *sum <= kMaxArenaBytes;
+        total = fits ? *sum : total;
+      }
+    };
+    for (auto p : module.getOps<ParameterOp>())
+      count(p.getType());
+    for (auto st : module.getOps<StateOp>())
+      count(st.getType());
+    for (func::FuncOp fn : entries) {
+      for (Type t : fn.getArgumentTypes())
+        count(t);
+      fn.walk([&](Operation *op) {
+        for (Type t : op->getResultTypes())
+          count(t);
+      });
+    }
+    if (!fits) {
+      module.emitError() << "hm-place-buffers: the program's tensors add up to more than 2^60 "
+                            "bytes, beyond what any memory can hold";
+      return signalPassFailure();
+    }
 
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());
