@@ -89,11 +89,17 @@ make_seeds() {
       done <"$src/test/fuzz/size_seeds.txt"
       ;;
     *)
-      # The runtime's readers: test/fuzz/runtime/make_seeds.py TARGET OUT
-      # writes their seeds when it is there.
+      # The runtime's readers: test/fuzz/runtime/make_seeds.py DIR writes
+      # the seeds of NAME_fuzz into DIR/NAME.
       if [ -f "$src/test/fuzz/runtime/make_seeds.py" ]; then
-        python3 "$src/test/fuzz/runtime/make_seeds.py" "$target" "$out" ||
-          { echo "run.sh: make_seeds.py $target failed" >&2; return 1; }
+        if [ ! -d "$work/runtime-seeds" ]; then
+          python3 "$src/test/fuzz/runtime/make_seeds.py" "$work/runtime-seeds.tmp" &&
+            mv "$work/runtime-seeds.tmp" "$work/runtime-seeds" ||
+            { echo "run.sh: test/fuzz/runtime/make_seeds.py failed" >&2; return 1; }
+        fi
+        if [ -d "$work/runtime-seeds/${target%_fuzz}" ]; then
+          cp -R "$work/runtime-seeds/${target%_fuzz}/." "$out/"
+        fi
       fi
       ;;
   esac
@@ -102,7 +108,7 @@ make_seeds() {
 # The interesting lines of a sanitizer or libFuzzer report in $1: the error
 # and the first frames of the stack that are the program's own.
 report() {
-  grep -E '^(==[0-9]+==ERROR|==hmcc-fuzz==|SUMMARY|.*runtime error:|==[0-9]+== ERROR: libFuzzer)|^    #[0-9]+ ' "$1" |
+  grep -E '^(==[0-9]+==ERROR|==hmcc-fuzz==|INVARIANT BROKEN|SUMMARY|.*runtime error:|==[0-9]+== ERROR: libFuzzer)|^    #[0-9]+ ' "$1" |
     grep -vE ' in (__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|abort|raise|__pthread_kill|__libc_start|_start|main) |::die\(|libc\.so' |
     head -"${2:-8}" | sed 's/^/  /'
 }
@@ -177,17 +183,24 @@ for target in "${targets[@]}"; do
   [ -f "$src/test/fuzz/$target.dict" ] && flags+=(-dict="$src/test/fuzz/$target.dict")
   log=$work/$target.$mode.log
   echo "$target: fuzzing for $seconds s (log: ${log#"$src"/})"
+  start=$SECONDS
   # shellcheck disable=SC2086
   "$exe" "${limits[@]}" "${flags[@]}" -max_total_time="$seconds" -max_len="$max_len" \
     -artifact_prefix="$artifacts/" -print_final_stats=1 ${FUZZ_FLAGS:-} \
     "$corpus" "$start_dir" >"$log" 2>&1
   rc=$?
-  done_line=$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)
+  # The last status line, "#N ... cov: C ft: F corp: K/SIZE ..." (with -fork:
+  # "#N: cov: C ft: F corp: K exec/s ... oom/timeout/crash: O/T/C ...").
+  done_line=$(grep -E '^#[0-9]+:? .*cov: ' "$log" | tail -1)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<<"$done_line")
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$done_line")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$done_line")
-  corp=$(sed -n 's/.* corp: \([0-9]*\/[^ ]*\).*/\1/p' <<<"$done_line")
-  line="$target: ${execs:-?} executions in $seconds s, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
+  corp=$(sed -n 's/.* corp: \([0-9/]*[^ ]*\).*/\1/p' <<<"$done_line")
+  line="$target: ${execs:-?} executions in $((SECONDS - start)) s, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
+  if grep -q 'oom/timeout/crash:' <<<"$done_line"; then
+    line="$line, oom/timeout/crash $(sed -n 's|.*oom/timeout/crash: \([0-9/]*\).*|\1|p' <<<"$done_line")"
+  fi
   crashes=()
   for f in "$artifacts"/crash-* "$artifacts"/timeout-* "$artifacts"/oom-* "$artifacts"/leak-*; do
     [ -f "$f" ] && crashes+=("$f")
