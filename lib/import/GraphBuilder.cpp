@@ -129,6 +129,8 @@ Value GraphBuilder::valueOf(const std::string &name, const NodeProto &user) {
     return it->second;
   if (auto it = materialized.find(name); it != materialized.end())
     return it->second;
+  if (name.empty())
+    model.fail(user, "an input it needs is absent (its name is empty)");
   if (!constants.isConstant(name))
     model.fail(user, "input " + quote(name) + " is not defined before this node");
   Value v = tg::ConstantOp::create(builder, builder.getUnknownLoc(),
