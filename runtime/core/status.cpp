@@ -29,10 +29,26 @@ int default_num_threads() {
 namespace hmrt {
 
 hmrt_status fail(hmrt_status status, const char* fmt, ...) {
+  char raw[sizeof(t_last_error)];
   va_list args;
   va_start(args, fmt);
-  std::vsnprintf(t_last_error, sizeof(t_last_error), fmt, args);
+  std::vsnprintf(raw, sizeof(raw), fmt, args);
   va_end(args);
+  // One line, always: control characters that a message quotes from a file
+  // or an argument (a header key, a tensor name, a path) are escaped.
+  size_t o = 0;
+  for (const char* c = raw; *c != '\0' && o + 5 < sizeof(t_last_error); ++c) {
+    const unsigned char u = static_cast<unsigned char>(*c);
+    if (u >= 0x20 && u != 0x7f) {
+      t_last_error[o++] = *c;
+    } else if (u == '\n' || u == '\r' || u == '\t') {
+      t_last_error[o++] = '\\';
+      t_last_error[o++] = u == '\n' ? 'n' : u == '\r' ? 'r' : 't';
+    } else {
+      o += std::snprintf(t_last_error + o, 5, "\\x%02x", u);
+    }
+  }
+  t_last_error[o] = '\0';
   return status;
 }
 

@@ -342,6 +342,7 @@ void expect_npy_error(const std::string& bytes, hmrt_status status,
   EXPECT_TRUE(contains(last_error(), path)) << last_error();
   EXPECT_TRUE(contains(last_error(), needle)) << last_error();
   EXPECT_EQ(npy.rank, 0x5a5a5a5a);  // untouched on failure
+  EXPECT_EQ(last_error().find('\n'), std::string::npos) << last_error();
 }
 
 TEST(IoNpy, ErrorsNameTheFile) {
@@ -407,6 +408,13 @@ TEST(IoNpy, ErrorsNameTheFile) {
                    HMRT_INVALID_ARGUMENT, "'shape' is not a tuple of integers");
   expect_npy_error(numpy_header("{'descr': '<f4', 'shape': (2,), }"),
                    HMRT_INVALID_ARGUMENT, "lacks");
+  // Text quoted from the file stays on one line (found by npy_fuzz: a key
+  // holding a newline).
+  expect_npy_error(numpy_header("{'descr': '<f4','f\n\x01': 1, }"),
+                   HMRT_INVALID_ARGUMENT, "unexpected key 'f\\n\\x01' in the header");
+  expect_npy_error(numpy_header("{'descr': '<f\r4', 'fortran_order': False, "
+                                "'shape': (1,), }"),
+                   HMRT_UNIMPLEMENTED, "unsupported .npy dtype '<f\\r4'");
   expect_npy_error(numpy_header("{'descr': '|b1', 'fortran_order': False, "
                                 "'shape': (3,), }") +
                        std::string("\x01\x02\x00", 3),
