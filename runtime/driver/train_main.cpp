@@ -52,7 +52,20 @@ struct Error {
   va_start(args, fmt);
   std::vsnprintf(buf, sizeof(buf), fmt, args);
   va_end(args);
-  throw Error{buf};
+  // One line: control characters quoted from arguments or files (a path
+  // holding a newline) are escaped.
+  std::string line;
+  for (const char* c = buf; *c != '\0'; ++c) {
+    const unsigned char u = static_cast<unsigned char>(*c);
+    if (u >= 0x20 && u != 0x7f) {
+      line.push_back(*c);
+    } else {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, u == '\n' ? "\\n" : "\\x%02x", u);
+      line += esc;
+    }
+  }
+  throw Error{line};
 }
 
 std::string shape_str(int32_t rank, const int64_t* shape) {
