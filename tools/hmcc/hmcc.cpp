@@ -16,6 +16,7 @@
 #include "hm/IR/HMOps.h"
 #include "lib/import/Initializers.h"
 #include "lib/import/OnnxImporter.h"
+#include "lib/support/Memory.h"
 #include "lib/support/Output.h"
 #include "lib/support/Size.h"
 #include "lib/support/Text.h"
@@ -335,6 +336,12 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
 /// DIR whole.
 int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
                     std::string &diagnostics) {
+  // Before any work: the initial state must fit in memory.
+  uint64_t need = hmcc::initialStateMemory(module), usable = hmcc::usableMemoryBytes();
+  if (need > usable)
+    return error("writing the initial state would hold about " + hmcc::formatBytes(need) +
+                 " in memory, more than the " + hmcc::formatBytes(usable) +
+                 " this process may use (physical memory, or ulimit -v)");
   auto staged = hmcc::StagedDirectory::create(outputFile);
   if (!staged)
     return error("-o: cannot create a directory beside '" + outputFile +

@@ -95,4 +95,16 @@ bool writeInitialState(ModuleOp module, const TensorMap &values, llvm::StringRef
   return true;
 }
 
+uint64_t initialStateMemory(ModuleOp module) {
+  uint64_t bytes = 0;
+  for (auto p : module.getOps<tg::ParameterOp>()) {
+    auto t = cast<RankedTensorType>(p.getType());
+    // The decoded value and the double copy (8 bytes each), its bytes.
+    bytes += static_cast<uint64_t>(t.getNumElements()) * 16 + tg::tensorBytes(t);
+  }
+  for (auto st : module.getOps<tg::StateOp>())
+    bytes += tg::tensorBytes(cast<RankedTensorType>(st.getType()));
+  return bytes;
+}
+
 } // namespace hmcc

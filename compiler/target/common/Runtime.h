@@ -28,6 +28,11 @@ int hmrtDtypeOf(mlir::Type element);
 bool writeInitialState(mlir::ModuleOp module, const TensorMap &values, llvm::StringRef path,
                        std::string &error);
 
+/// About the most memory that loading the parameters (loadParameters: each
+/// element decoded, then kept as a double) and writeInitialState (every
+/// parameter and state in its own bytes) hold at once.
+uint64_t initialStateMemory(mlir::ModuleOp module);
+
 } // namespace hmcc
 
 #endif // HMCC_TARGET_COMMON_RUNTIME_H
