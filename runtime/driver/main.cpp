@@ -4,7 +4,146 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
+
+#if defined(__linux__) && defined(HMRT_LINKS_OPENBLAS)
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+// OpenBLAS (its OpenMP build, which hmrt links) allocates a 128 MiB buffer
+// for every OpenMP thread in its library constructor, before main(), and
+// retries a failed allocation forever: under an address-space limit
+// (`ulimit -v`) too small for them, train would spin instead of failing.
+// This function runs from .preinit_array, before any shared library's
+// constructor (libgomp's and OpenBLAS's included), and
+//  - when the limit leaves room for fewer threads' buffers than the run
+//    would use, sets OMP_NUM_THREADS to the number that fits (libgomp and
+//    OpenBLAS read it next; the kernels' default follows it) and says so on
+//    stderr (not with --quiet);
+//  - when not even one fits, prints one `train: error:` line with the
+//    figures and exits with status 1.
+// The run's threads are --threads T if given, else OMP_NUM_THREADS, else
+// the CPUs this process may use (as libgomp counts them).
+namespace {
+
+constexpr unsigned long long kMiB = 1ull << 20;
+// Measured on Debian's libopenblas0-openmp: 134221824 bytes per thread
+// (BUFFER_SIZE, 128 MiB, plus a page), and a margin for what the libraries'
+// constructors and the start of main() map besides.
+constexpr unsigned long long kBlasPerThread = 128 * kMiB + 4096;
+constexpr unsigned long long kMargin = 32 * kMiB;
+
+unsigned long long vm_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long pages = 0;
+  if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
+  std::fclose(f);
+  return pages * static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE));
+}
+
+long leading_number(const char* s) {
+  if (s == nullptr) return 0;
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return end != s && v > 0 ? v : 0;
+}
+
+// The value of `name` in `envp` (the environment as the kernel passed it:
+// at .preinit_array time getenv() does not see it yet).
+const char* env_value(char** envp, const char* name) {
+  const size_t n = std::strlen(name);
+  for (char** e = envp; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+  return nullptr;
+}
+
+void blas_memory_guard(int argc, char** argv, char** envp) {
+  unsigned long long limit = ~0ull;
+  for (int res : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit r;
+    if (::getrlimit(res, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+        r.rlim_cur < limit)
+      limit = r.rlim_cur;
+  }
+  if (limit == ~0ull) return;
+  bool quiet = false;
+  long threads = 0;
+  for (int i = 1; i < argc && argv[i]; ++i) {
+    if (std::strcmp(argv[i], "--quiet") == 0) quiet = true;
+    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+      threads = leading_number(argv[i + 1]);
+    if (std::strncmp(argv[i], "--threads=", 10) == 0)
+      threads = leading_number(argv[i] + 10);
+  }
+  if (threads <= 0) threads = leading_number(env_value(envp, "OMP_NUM_THREADS"));
+  if (threads <= 0) {
+    cpu_set_t set;
+    threads = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                            : 1;
+  }
+  const unsigned long long used = vm_bytes() + kMargin;
+  const unsigned long long room = limit > used ? limit - used : 0;
+  const unsigned long long fit = room / kBlasPerThread;
+  if (fit >= static_cast<unsigned long long>(threads)) return;
+  if (fit == 0) {
+    std::fprintf(stderr,
+                 "train: error: the address-space limit (ulimit -v / -d) of "
+                 "%llu MiB is too small: OpenBLAS allocates %llu MiB per "
+                 "thread at start-up, on top of the %llu MiB the process "
+                 "maps; raise the limit to at least %llu MiB\n",
+                 limit / kMiB, kBlasPerThread / kMiB, used / kMiB,
+                 (used + kBlasPerThread + kMiB - 1) / kMiB);
+    std::_Exit(1);
+  }
+  // The environment cannot be changed for libgomp from here (getenv and
+  // setenv do not work on it yet), so the program starts again with
+  // OMP_NUM_THREADS set in its environment: the guard then finds room and
+  // returns.
+  char value[32];
+  std::snprintf(value, sizeof value, "%llu", fit);
+  if (!quiet)
+    std::fprintf(stderr,
+                 "train: note: the address-space limit of %llu MiB leaves "
+                 "room for OpenBLAS's buffers of %llu thread(s), not %ld; "
+                 "running with OMP_NUM_THREADS=%llu\n",
+                 limit / kMiB, fit, threads, fit);
+  {
+    std::vector<char*> env;
+    for (char** e = envp; e != nullptr && *e != nullptr; ++e)
+      if (std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0) env.push_back(*e);
+    std::string omp = "OMP_NUM_THREADS=" + std::string(value);
+    env.push_back(&omp[0]);
+    env.push_back(nullptr);
+    // --threads T would ask for more again: pass the number that fits.
+    std::string arg = "--threads=" + std::string(value);
+    for (int i = 1; i < argc && argv[i]; ++i) {
+      if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+        argv[i + 1] = value;
+      else if (std::strncmp(argv[i], "--threads=", 10) == 0)
+        argv[i] = &arg[0];
+    }
+    ::execve("/proc/self/exe", argv, env.data());
+  }
+  std::fprintf(stderr,
+               "train: error: the address-space limit (ulimit -v / -d) of "
+               "%llu MiB leaves room for OpenBLAS's buffers of %llu thread(s) "
+               "only, and train could not restart with OMP_NUM_THREADS=%llu: "
+               "%s; set it yourself\n",
+               limit / kMiB, fit, fit, std::strerror(errno));
+  std::_Exit(1);
+}
+
+}  // namespace
+
+__attribute__((section(".preinit_array"), used)) static void (
+    *const hmrt_preinit_blas_memory_guard)(int, char**, char**) =
+    blas_memory_guard;
+#endif
 
 int main(int argc, char** argv) {
   const int rc = hmrt_train_main(argc, argv, hmcc_program());
