@@ -4,7 +4,10 @@
 #include "lib/import/ModelLoader.h"
 #include "lib/support/Limits.h"
 
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <string>
 #include <vector>
@@ -152,7 +155,41 @@ public:
       fail(what + " has shape " + shapeText(dims) + ", more than hmcc's limit of 2^48 bytes");
   }
 
+  /// The node's attributes against its operator's schema: known names, the
+  /// types the schema gives, required ones present.
+  void schema(const NodeProto &n) {
+    bool standard = n.domain().empty() || n.domain() == "ai.onnx" ||
+                    n.domain() == "ai.onnx.preview.training";
+    if (!standard)
+      return; // refused as an unsupported domain later
+    int64_t version = model.opset;
+    for (const auto &entry : model.proto.opset_import())
+      if (!n.domain().empty() && entry.domain() == n.domain())
+        version = entry.version();
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version), n.domain());
+    if (!schema)
+      return; // refused as an unsupported operator later
+    const auto &declared = schema->attributes();
+    for (const AttributeProto &a : n.attribute()) {
+      auto it = declared.find(a.name());
+      std::string what = "attribute " + quote(a.name()) + " of " + model.describe(n);
+      if (it == declared.end())
+        fail(what + " is not one " + escapeText(n.op_type()) + " has");
+      if (a.type() != it->second.type)
+        fail(what + " has type " + AttributeProto::AttributeType_Name(a.type()) +
+             "; the operator's schema says " +
+             AttributeProto::AttributeType_Name(it->second.type));
+    }
+    for (const auto &[name, attr] : declared)
+      if (attr.required && llvm::none_of(n.attribute(), [&](const AttributeProto &a) {
+            return a.name() == name;
+          }))
+        fail(model.describe(n) + " lacks its required attribute " + quote(name));
+  }
+
   void node(const NodeProto &n) {
+    schema(n);
     for (const AttributeProto &a : n.attribute()) {
       std::string what = "attribute " + quote(a.name()) + " of " + model.describe(n);
       if ((a.name() == "to" || a.name() == "dtype") && a.type() == AttributeProto::INT &&

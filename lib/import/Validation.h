@@ -32,7 +32,8 @@ int64_t elementBytes(int64_t dtype);
 ///    data entries;
 ///  - every declared value type: a known element type, non-negative
 ///    dimensions, a byte size within kMaxTensorBytes;
-///  - attributes whose values name element types (Cast's `to`) hold one.
+///  - attributes against the operator's schema (names, types, required
+///    ones), and those whose values name element types (Cast's `to`) hold one.
 /// Throws ImportError naming the tensor, value or node.
 void validateModel(const Model &model);
 
