@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,8 @@ public:
     if (!vi.type().has_tensor_type())
       return;
     const auto &tt = vi.type().tensor_type();
+    if (tt.has_shape())
+      declaredRanks[vi.name()] = tt.shape().dim_size();
     std::string what = "value " + quote(vi.name());
     if (tt.elem_type() != TensorProto::UNDEFINED && !isElementType(tt.elem_type()))
       fail(what + " has element type " + std::to_string(tt.elem_type()) +
@@ -188,8 +191,36 @@ public:
         fail(model.describe(n) + " lacks its required attribute " + quote(name));
   }
 
+  /// Axis attributes against the rank of the node's first input, where the
+  /// file declares it: ONNX's own shape inference indexes with some of them
+  /// unchecked (LayerNormalization's), so they are checked before it runs.
+  void axes(const NodeProto &n) {
+    if (n.input_size() == 0)
+      return;
+    auto rank = declaredRanks.find(n.input(0));
+    if (rank == declaredRanks.end())
+      return;
+    for (const AttributeProto &a : n.attribute()) {
+      if (a.name() != "axis" && a.name() != "axes")
+        continue;
+      std::vector<int64_t> values(a.ints().begin(), a.ints().end());
+      if (a.type() == AttributeProto::INT)
+        values.push_back(a.i());
+      // Ops whose axes count in their result, which has more dimensions.
+      int64_t r = rank->second + (n.op_type() == "Unsqueeze" ? a.ints_size()
+                                  : n.op_type() == "OneHot"  ? 1
+                                                             : 0);
+      for (int64_t v : values)
+        if (v < -r || v > r)
+          fail("attribute " + quote(a.name()) + " of " + model.describe(n) + " is " +
+               std::to_string(v) + ", out of range for its input " + quote(n.input(0)) +
+               " of rank " + std::to_string(r));
+    }
+  }
+
   void node(const NodeProto &n) {
     schema(n);
+    axes(n);
     for (const AttributeProto &a : n.attribute()) {
       std::string what = "attribute " + quote(a.name()) + " of " + model.describe(n);
       if ((a.name() == "to" || a.name() == "dtype") && a.type() == AttributeProto::INT &&
@@ -211,8 +242,10 @@ public:
   }
 
   void graph(const GraphProto &g) {
-    for (const TensorProto &t : g.initializer())
+    for (const TensorProto &t : g.initializer()) {
       tensor(t, "initializer " + quote(t.name()), true);
+      declaredRanks[t.name()] = t.dims_size();
+    }
     for (const auto &s : g.sparse_initializer()) {
       tensor(s.values(), "sparse initializer " + quote(s.values().name()), false);
       tensor(s.indices(), "sparse initializer " + quote(s.values().name()), false);
@@ -226,6 +259,9 @@ public:
 
 private:
   const Model &model;
+  /// Ranks the file declares (graph inputs, outputs, value_info,
+  /// initializers), by value name.
+  std::map<std::string, int64_t> declaredRanks;
 };
 
 } // namespace
