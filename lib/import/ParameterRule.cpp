@@ -47,11 +47,12 @@ static std::set<std::string> differentiableValues(const Model &model) {
   return differentiable;
 }
 
-/// The --frozen patterns and those of the model's `hmcc.frozen` entry, each
-/// checked to match some initializer.
-static std::vector<llvm::GlobPattern> frozenPatterns(const Model &model,
-                                                     const ImportOptions &options) {
-  std::vector<llvm::GlobPattern> frozen;
+/// The initializers that the --frozen patterns and those of the model's
+/// `hmcc.frozen` entry match, each pattern checked to match some. (A
+/// GlobPattern refers to its text, so the patterns do not outlive this.)
+static std::set<std::string> frozenInitializers(const Model &model,
+                                                const ImportOptions &options) {
+  std::set<std::string> frozen;
   std::vector<std::string> frozenNames = options.frozen;
   for (const auto &prop : model.proto.metadata_props())
     if (prop.key() == "hmcc.frozen") {
@@ -70,10 +71,12 @@ static std::vector<llvm::GlobPattern> frozenPatterns(const Model &model,
            llvm::toString(pattern.takeError()));
     bool matches = false;
     for (const TensorProto &t : model.proto.graph().initializer())
-      matches |= pattern->match(t.name());
+      if (pattern->match(t.name())) {
+        matches = true;
+        frozen.insert(t.name());
+      }
     if (!matches)
       fail("--frozen " + quote(name) + " matches no initializer of the model");
-    frozen.push_back(std::move(*pattern));
   }
   return frozen;
 }
@@ -92,9 +95,9 @@ std::set<std::string> classifyInitializers(const Model &model, const ImportOptio
     return parameters;
   }
   std::set<std::string> differentiable = differentiableValues(model);
-  std::vector<llvm::GlobPattern> frozen = frozenPatterns(model, options);
+  std::set<std::string> frozen = frozenInitializers(model, options);
   for (const TensorProto &t : model.proto.graph().initializer()) {
-    bool isFrozen = llvm::any_of(frozen, [&](auto &p) { return p.match(t.name()); });
+    bool isFrozen = frozen.count(t.name()) > 0;
     if (HostTensor::isFloatType(t.data_type()) && differentiable.count(t.name()) &&
         !isFrozen && !boundInputs.count(t.name()))
       parameters.insert(t.name());
