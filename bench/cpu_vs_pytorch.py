@@ -81,7 +81,7 @@ def bench_hmcc(model, idx, targets, steps, threads, build, work, trace=None):
                     "--steps", str(steps + 3), "--metrics", metrics,
                     "--feed", "idx=" + os.path.join(work, "idx.npy"),
                     "--feed", "targets=" + os.path.join(work, "targets.npy")]
-                   + (["--trace", trace, "--trace-steps", "3"] if trace else []), check=True)
+                   + (["--trace", trace, "--trace-steps", "3", "--force"] if trace else []), check=True)
     rows = [json.loads(l) for l in open(metrics) if l.strip()]
     elapsed = rows[-1]["elapsed_s"] - rows[2]["elapsed_s"]
     return steps * B * T / elapsed, [r["loss"] for r in rows]

@@ -104,6 +104,10 @@ Expected<StagedDirectory> StagedDirectory::create(StringRef path) {
   SmallString<256> clean(path);
   while (clean.size() > 1 && sys::path::is_separator(clean.back()))
     clean.pop_back();
+  StringRef parent = sys::path::parent_path(clean);
+  if (!parent.empty())
+    if (std::error_code ec = sys::fs::create_directories(parent))
+      return createFileError(parent, ec);
   for (int attempt = 0; attempt < 100; ++attempt) {
     SmallString<256> staging;
     sys::fs::createUniquePath(clean + ".tmp-%%%%%%", staging, /*MakeAbsolute=*/false);

@@ -372,7 +372,7 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   auto values = hmcc::loadParameters(module, inputFile, message);
   if (!values)
     return error(message);
-  if (!hmcc::writeInitialState(module, *values, inStaging("state"), message))
+  if (!hmcc::writeInitialState(module, static_cast<bool>(train), *values, inStaging("state"), message))
     return error(message);
   if (Error e = staged->commit())
     return error("-o: cannot replace '" + outputFile + "': " + toString(std::move(e)));

@@ -162,41 +162,22 @@ private:
     return out;
   }
 
-  /// The hmrt_hyperparams initializer: the optimizer (tg.optimizer) and the
-  /// learning-rate schedule (tg.lr_schedule).
+  /// The hmrt_hyperparams initializer (programHyperparams).
   std::string hyperparams(bool training) {
-    auto hyper = module->getAttrOfType<DictionaryAttr>("tg.optimizer");
-    auto hp = [&](StringRef key) {
-      auto a = hyper ? hyper.getAs<FloatAttr>(key) : FloatAttr();
-      return cFloatLiteral(a ? a.getValueAsDouble() : 0.0);
-    };
-    std::string optimizer = "HMRT_OPT_NONE";
-    if (hyper && training) {
-      StringRef name = hyper.getAs<StringAttr>("name").getValue();
-      optimizer = name == "sgd"     ? "HMRT_OPT_SGD"
-                  : name == "adamw" ? "HMRT_OPT_ADAMW"
-                  : name == "onnx"  ? "HMRT_OPT_ONNX"
-                                    : "HMRT_OPT_ADAMW8BIT";
-    }
-    auto lrSchedule = module->getAttrOfType<DictionaryAttr>("tg.lr_schedule");
-    auto get = [&](StringRef key) { return lrSchedule ? lrSchedule.get(key) : Attribute(); };
-    auto kind = dyn_cast_or_null<StringAttr>(get("kind"));
-    auto integer = [&](StringRef key) {
-      auto v = dyn_cast_or_null<IntegerAttr>(get(key));
-      return v ? v.getInt() : 0;
-    };
-    auto real = [&](StringRef key) {
-      auto v = dyn_cast_or_null<FloatAttr>(get(key));
-      return cFloatLiteral(v ? v.getValueAsDouble() : 0.0);
-    };
+    hmrt_hyperparams h = programHyperparams(module, training);
+    const char *optimizer = h.optimizer == HMRT_OPT_SGD       ? "HMRT_OPT_SGD"
+                            : h.optimizer == HMRT_OPT_ADAMW   ? "HMRT_OPT_ADAMW"
+                            : h.optimizer == HMRT_OPT_ONNX    ? "HMRT_OPT_ONNX"
+                            : h.optimizer == HMRT_OPT_ADAMW8BIT ? "HMRT_OPT_ADAMW8BIT"
+                                                              : "HMRT_OPT_NONE";
     std::string out;
     llvm::raw_string_ostream os(out);
-    os << "{" << optimizer << ", " << hp("lr") << ", " << hp("beta1") << ", " << hp("beta2")
-       << ", " << hp("eps") << ", " << hp("weight_decay") << ", " << hp("momentum") << ", "
-       << hp("clip_norm") << ", "
-       << (kind && kind.getValue() == "cosine" ? "HMRT_LR_COSINE" : "HMRT_LR_CONSTANT") << ", "
-       << integer("warmup_steps") << ", " << integer("decay_steps") << ", " << real("min_lr")
-       << "}";
+    os << "{" << optimizer << ", " << cFloatLiteral(h.lr) << ", " << cFloatLiteral(h.beta1)
+       << ", " << cFloatLiteral(h.beta2) << ", " << cFloatLiteral(h.eps) << ", "
+       << cFloatLiteral(h.weight_decay) << ", " << cFloatLiteral(h.momentum) << ", "
+       << cFloatLiteral(h.clip_norm) << ", "
+       << (h.lr_schedule == HMRT_LR_COSINE ? "HMRT_LR_COSINE" : "HMRT_LR_CONSTANT") << ", "
+       << h.warmup_steps << ", " << h.decay_steps << ", " << cFloatLiteral(h.min_lr) << "}";
     return out;
   }
 };

@@ -38,8 +38,45 @@ int hmrtDtypeOf(Type element) {
   return 0;
 }
 
-bool writeInitialState(ModuleOp module, const TensorMap &values, llvm::StringRef path,
-                       std::string &error) {
+hmrt_hyperparams programHyperparams(ModuleOp module, bool training) {
+  hmrt_hyperparams h = {};
+  h.optimizer = HMRT_OPT_NONE;
+  auto hyper = module->getAttrOfType<DictionaryAttr>("tg.optimizer");
+  auto hp = [&](StringRef key) {
+    auto a = hyper ? hyper.getAs<FloatAttr>(key) : FloatAttr();
+    return static_cast<float>(a ? a.getValueAsDouble() : 0.0);
+  };
+  if (hyper && training) {
+    StringRef name = hyper.getAs<StringAttr>("name").getValue();
+    h.optimizer = name == "sgd"     ? HMRT_OPT_SGD
+                  : name == "adamw" ? HMRT_OPT_ADAMW
+                  : name == "onnx"  ? HMRT_OPT_ONNX
+                                    : HMRT_OPT_ADAMW8BIT;
+  }
+  h.lr = hp("lr");
+  h.beta1 = hp("beta1");
+  h.beta2 = hp("beta2");
+  h.eps = hp("eps");
+  h.weight_decay = hp("weight_decay");
+  h.momentum = hp("momentum");
+  h.clip_norm = hp("clip_norm");
+  auto lrSchedule = module->getAttrOfType<DictionaryAttr>("tg.lr_schedule");
+  auto get = [&](StringRef key) { return lrSchedule ? lrSchedule.get(key) : Attribute(); };
+  auto kind = dyn_cast_or_null<StringAttr>(get("kind"));
+  auto integer = [&](StringRef key) {
+    auto v = dyn_cast_or_null<IntegerAttr>(get(key));
+    return v ? v.getInt() : 0;
+  };
+  auto minLr = dyn_cast_or_null<FloatAttr>(get("min_lr"));
+  h.lr_schedule = kind && kind.getValue() == "cosine" ? HMRT_LR_COSINE : HMRT_LR_CONSTANT;
+  h.warmup_steps = integer("warmup_steps");
+  h.decay_steps = integer("decay_steps");
+  h.min_lr = static_cast<float>(minLr ? minLr.getValueAsDouble() : 0.0);
+  return h;
+}
+
+bool writeInitialState(ModuleOp module, bool training, const TensorMap &values,
+                       llvm::StringRef path, std::string &error) {
   std::vector<std::vector<char>> storage;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<std::string> names;
@@ -87,6 +124,8 @@ bool writeInitialState(ModuleOp module, const TensorMap &values, llvm::StringRef
   hmrt_checkpoint_meta meta = {};
   std::snprintf(meta.model, sizeof meta.model, "%s",
                 module.getSymName() ? module.getSymName()->str().c_str() : "model");
+  meta.abi_version = HMRT_PROGRAM_ABI_VERSION;
+  meta.hyper = programHyperparams(module, training);
   if (hmrt_checkpoint_write(path.str().c_str(), &meta, static_cast<int32_t>(tensors.size()),
                             tensors.data()) != HMRT_OK) {
     error = std::string("cannot write the initial state: ") + hmrt_last_error();

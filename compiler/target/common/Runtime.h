@@ -10,6 +10,8 @@
 
 #include "lib/support/Tensor.h"
 
+#include "hmrt/program.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -22,11 +24,16 @@ namespace hmcc {
 /// for types the runtime has none for.
 int hmrtDtypeOf(mlir::Type element);
 
+/// The program's hyper-parameters: the optimizer (tg.optimizer; none
+/// unless `training`) and the learning-rate schedule (tg.lr_schedule).
+hmrt_hyperparams programHyperparams(mlir::ModuleOp module, bool training);
+
 /// Writes the program's initial state to the directory `path` in the
 /// runtime's checkpoint format: every tg.parameter with its value from
-/// `values`, every tg.state zero. Returns false with `error` set.
-bool writeInitialState(mlir::ModuleOp module, const TensorMap &values, llvm::StringRef path,
-                       std::string &error);
+/// `values`, every tg.state zero; the manifest records the program (ABI and
+/// hyper-parameters). Returns false with `error` set.
+bool writeInitialState(mlir::ModuleOp module, bool training, const TensorMap &values,
+                       llvm::StringRef path, std::string &error);
 
 /// About the most memory that loading the parameters (loadParameters: each
 /// element decoded, then kept as a double) and writeInitialState (every
