@@ -47,6 +47,15 @@ public:
   mlir::RankedTensorType lastResultType() const {
     return mlir::cast<mlir::RankedTensorType>(state.types.back());
   }
+  /// The last result's type, which must have the input's rank (the file's
+  /// declared types need not agree with the op).
+  mlir::RankedTensorType lastResultOfInputRank() {
+    mlir::RankedTensorType type = lastResultType();
+    if (type.getRank() != rank)
+      fail("its output has rank " + std::to_string(type.getRank()) + ", its input rank " +
+           std::to_string(rank));
+    return type;
+  }
   void addAttr(llvm::StringRef name, mlir::Attribute value) { state.addAttribute(name, value); }
 
   mlir::RankedTensorType typeOfInput(int k);

@@ -63,7 +63,7 @@ void convertSplit(NodeConverter &cx) {
   std::vector<int64_t> sizes;
   for (int k = 0; k < cx.node.output_size(); ++k) {
     cx.result(k);
-    sizes.push_back(cx.lastResultType().getDimSize(axis));
+    sizes.push_back(cx.lastResultOfInputRank().getDimSize(axis));
   }
   cx.addAttr("axis", cx.builder.getI64IntegerAttr(axis));
   cx.addAttr("sizes", cx.builder.getDenseI64ArrayAttr(sizes));
@@ -160,7 +160,7 @@ void convertLayerNorm(NodeConverter &cx) {
   if (stats) {
     auto f32 = cx.builder.getF32Type();
     int64_t axis = cx.axisOf(attrInt(cx.node, "axis", -1), cx.rank);
-    llvm::SmallVector<int64_t> shape(cx.lastResultType().getShape());
+    llvm::SmallVector<int64_t> shape(cx.lastResultOfInputRank().getShape());
     for (int64_t d = axis; d < cx.rank; ++d)
       shape[d] = 1;
     cx.state.addTypes({RankedTensorType::get(shape, f32), RankedTensorType::get(shape, f32)});
