@@ -210,10 +210,10 @@ const StringRef kExeEntries[] = {"train", "state", "model.cpp", "build.log"};
 
 /// Checks -o and --dump-schedule against the rules of lib/support/Output.h.
 int checkOutputs(bool directory) {
-  if (!outputFile.empty())
+  if (!outputFile.empty() && (outputFile != "-" || directory))
     if (auto why = hmcc::checkOutputPath(outputFile, directory, force, inputPaths, kExeEntries))
       return error("-o: " + *why);
-  if (!dumpSchedule.empty()) {
+  if (!dumpSchedule.empty() && dumpSchedule != "-") {
     std::vector<std::string> others = inputPaths;
     others.push_back(outputFile);
     if (auto why = hmcc::checkOutputPath(dumpSchedule, false, force, others))
@@ -253,7 +253,7 @@ char Reported::ID;
 /// when everything was written (lib/support/Output.h). Returns the exit
 /// status.
 int writeTo(StringRef path, const Twine &what, llvm::function_ref<bool(raw_ostream &)> write) {
-  if (path.empty())
+  if (path.empty() || path == "-")
     return write(outs()) ? 0 : 1;
   Error e = hmcc::writeFileAtomically(path, [&](raw_ostream &os) -> Error {
     if (!write(os))
@@ -493,7 +493,7 @@ int run(int argc, char **argv) {
 
   Emit stage = emit.getNumOccurrences() ? emit.getValue()
                                         : (outputFile.empty() ? Emit::Summary : Emit::Exe);
-  if (stage == Emit::Exe && outputFile.empty())
+  if (stage == Emit::Exe && (outputFile.empty() || outputFile == "-"))
     return error("--emit=exe needs an output directory: -o DIR");
   inputPaths.push_back(inputFile);
   for (auto &[name, file] : options.inputValues)
