@@ -191,7 +191,7 @@ for target in "${targets[@]}"; do
   rc=$?
   # The last status line, "#N ... cov: C ft: F corp: K/SIZE ..." (with -fork:
   # "#N: cov: C ft: F corp: K exec/s ... oom/timeout/crash: O/T/C ...").
-  done_line=$(grep -E '^#[0-9]+:? .*cov: ' "$log" | tail -1)
+  done_line=$(grep -E '^#[0-9]+:?[[:space:]].*cov: ' "$log" | tail -1)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<<"$done_line")
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$done_line")
