@@ -66,7 +66,7 @@ ASAN_ENV = ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 
 # Tests that run a program under `ulimit -v`, where ASan cannot map its shadow memory.
 ASAN_SKIP_CTEST ?= hmrt\.driver_exe_blas_limit
-ASAN_SKIP_LIT ?= lib/import/hostile\.test
+ASAN_SKIP_LIT ?= lib/import/hostile-memory\.test
 
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE= -DLLVM_USE_LINKER=lld \

@@ -75,7 +75,8 @@ void HostTensor::setInteger(int64_t k, int64_t v) {
 template <typename T>
 static void readRaw(const std::string &raw, int64_t n, std::vector<T> &out) {
   out.resize(n);
-  std::memcpy(out.data(), raw.data(), n * sizeof(T));
+  if (n > 0)
+    std::memcpy(out.data(), raw.data(), n * sizeof(T));
 }
 
 /// Integer types ONNX stores in int32_data when not raw.
@@ -393,6 +394,8 @@ bool evaluate(const onnx::NodeProto &node, const std::vector<const HostTensor *>
     if (!input(1))
       return false;
     const HostTensor &y = *in[1];
+    if (op != "Pow" && x.dtype != y.dtype)
+      return fail("its operands have different element types");
     Shape shape;
     if (!broadcast(x.shape, y.shape, shape))
       return fail("operand shapes do not broadcast");

@@ -41,6 +41,7 @@ llvm::Expected<uint64_t> parseSize(llvm::StringRef text, bool allowZero) {
                   .Cases({"M", "MB", "MIB"}, 20)
                   .Cases({"G", "GB", "GIB"}, 30)
                   .Cases({"T", "TB", "TIB"}, 40)
+                  .Cases({"P", "PB", "PIB"}, 50)
                   .Default(-1);
   if (shift < 0)
     return sizeError(text, "unknown unit '" + unit + "'");

@@ -11,8 +11,9 @@
 namespace hmcc {
 
 /// Parses a byte size: a non-negative decimal number, optionally with a
-/// fraction, followed by an optional unit K, M, G or T (binary: 1K = 1024
-/// bytes), optionally written KB/KiB, MB/MiB, ... (also binary) or B for
+/// fraction, followed by an optional unit K, M, G, T or P (binary: 1K = 1024
+/// bytes; formatBytes writes up to PiB), optionally written KB/KiB, MB/MiB,
+/// ... (also binary) or B for
 /// bytes. Examples: "24G", "512M", "1.5T", "4096", "64KiB". Fails with a
 /// message that quotes the text on anything else, on zero when `allowZero`
 /// is false, and on values that overflow 64 bits.
