@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <map>
 
@@ -188,9 +189,12 @@ static void probeShapeInference(const onnx::ModelProto &proto) {
   if (pid < 0)
     return; // no probe: inference runs unguarded below
   if (pid == 0) {
-    // The child says nothing: a crash report would only repeat the error.
+    // The child says nothing and dies plainly: a crash handler (LLVM's, a
+    // sanitizer's, a fuzzer's) would only report what the parent reports.
     ::close(STDOUT_FILENO);
     ::close(STDERR_FILENO);
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL})
+      std::signal(sig, SIG_DFL);
     try {
       onnx::ModelProto copy = proto;
       runShapeInference(copy);
