@@ -92,7 +92,7 @@ demo: build
 	@echo
 	@echo "== training it on the bundled data (this project's own text as bytes)"
 	$(BUILD)/demo/train --data $(BUILD)/data/demo.bin --steps $(DEMO_STEPS) --log-every 10 \
-	  --save $(BUILD)/demo-checkpoint
+	  --save $(BUILD)/demo-checkpoint --force
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) $(ASAN_BUILD)
