@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 namespace hmcc::import {
 
@@ -101,8 +102,8 @@ std::optional<std::string> decodeTensor(const TensorProto &proto,
   int64_t n = *count;
   const std::string *raw = bytes ? bytes : (proto.has_raw_data() ? &proto.raw_data() : nullptr);
   auto sizeError = [&](int64_t elementBytes) -> std::optional<std::string> {
-    if (raw && static_cast<int64_t>(raw->size()) / elementBytes != n ||
-        raw && raw->size() % elementBytes)
+    // n is at most 2^48 (checked above): the product cannot overflow.
+    if (raw && static_cast<int64_t>(raw->size()) != n * elementBytes)
       return "holds " + std::to_string(raw->size()) + " bytes, but its shape needs " +
              std::to_string(n * elementBytes);
     return std::nullopt;
@@ -652,11 +653,10 @@ bool evaluate(const onnx::NodeProto &node, const std::vector<const HostTensor *>
     if (perm.empty())
       for (int64_t d = rank - 1; d >= 0; --d)
         perm.push_back(d);
-    std::vector<int64_t> sorted = perm;
-    std::sort(sorted.begin(), sorted.end());
-    for (int64_t d = 0; d < rank; ++d)
-      if (static_cast<int64_t>(sorted.size()) != rank || sorted[d] != d)
-        return fail("perm is not a permutation of the " + std::to_string(rank) + " axes");
+    std::vector<int64_t> axes(rank);
+    std::iota(axes.begin(), axes.end(), 0);
+    if (!std::is_permutation(perm.begin(), perm.end(), axes.begin(), axes.end()))
+      return fail("perm is not a permutation of the " + std::to_string(rank) + " axes");
     Shape shape;
     for (int64_t p : perm)
       shape.push_back(x.shape[p]);
@@ -716,7 +716,7 @@ bool evaluate(const onnx::NodeProto &node, const std::vector<const HostTensor *>
     double count = std::ceil((limit - start) / delta);
     if (!(count <= static_cast<double>(kMaxFoldedElements)))
       throw TooLarge{}; // also NaN
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+    int64_t n = count > 0 ? static_cast<int64_t>(count) : 0; // also -inf
     HostTensor r = like(x, {n});
     for (int64_t k = 0; k < n; ++k) {
       if (x.isFloat())
