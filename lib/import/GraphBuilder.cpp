@@ -65,12 +65,8 @@ RankedTensorType GraphBuilder::tensorType(int32_t dtype, llvm::ArrayRef<int64_t>
          TensorProto::DataType_Name(static_cast<TensorProto::DataType>(dtype)) +
          ", which hmcc does not support");
   int64_t elementBytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
-  if (!checkedTensorBytes(shape, elementBytes)) {
-    std::string dims;
-    for (int64_t d : shape)
-      dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-    fail(what + " has shape [" + dims + "], more than hmcc's limit of 2^48 bytes");
-  }
+  if (!checkedTensorBytes(shape, elementBytes))
+    fail(what + " has shape " + formatShape(shape) + ", more than hmcc's limit of 2^48 bytes");
   return RankedTensorType::get(shape, element);
 }
 

@@ -108,10 +108,6 @@ std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
                            ? static_cast<int64_t>(*param.getLength())
                            : tg::tensorBytes(type);
       int64_t offset = param.getOffset() ? static_cast<int64_t>(*param.getOffset()) : 0;
-      if (offset < 0 || length < 0) {
-        error = what + ": external data offset and length must be non-negative";
-        return std::nullopt;
-      }
       if (auto message = import::readFileSlice(file, offset, length, bytes)) {
         error = what + ": its external data '" + location->str() + "' " + *message;
         return std::nullopt;

@@ -140,17 +140,16 @@ std::optional<ExternalRef> externalRef(const Model &model, const TensorProto &t)
   for (const auto &kv : t.external_data()) {
     if (kv.key() == "location") {
       location = kv.value();
-      continue;
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      std::optional<int64_t> v = parseNonNegative(kv.value());
+      if (!v)
+        fail(what + ": " + kv.key() + " " + quote(kv.value()) +
+             " is not a non-negative integer");
+      if (kv.key() == "offset")
+        ref.offset = *v;
+      else
+        length = v;
     }
-    if (kv.key() != "offset" && kv.key() != "length")
-      continue;
-    std::optional<int64_t> v = parseNonNegative(kv.value());
-    if (!v)
-      fail(what + ": " + kv.key() + " " + quote(kv.value()) +
-           " is not a non-negative integer");
-    (kv.key() == "offset" ? ref.offset : ref.length) = *v;
-    if (kv.key() == "length")
-      length = v;
   }
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   std::optional<int64_t> bytes;
@@ -196,6 +195,8 @@ std::optional<ExternalRef> externalRef(const Model &model, const TensorProto &t)
 }
 
 std::optional<std::string> checkFileSlice(StringRef path, int64_t offset, int64_t length) {
+  if (offset < 0 || length < 0)
+    return std::string("is named with a negative offset or length");
   llvm::sys::fs::file_status status;
   if (llvm::sys::fs::status(path, status, /*follow=*/true))
     return std::string("does not exist next to the model");

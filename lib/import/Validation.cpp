@@ -54,13 +54,6 @@ bool isElementType(int64_t dtype) {
          onnx::TensorProto_DataType_IsValid(static_cast<int>(dtype));
 }
 
-std::string shapeText(const std::vector<int64_t> &dims) {
-  std::string s = "[";
-  for (size_t k = 0; k < dims.size(); ++k)
-    s += (k ? ", " : "") + std::to_string(dims[k]);
-  return s + "]";
-}
-
 /// The number of values a TensorProto's typed field holds for it.
 int64_t typedValues(const TensorProto &t) {
   switch (t.data_type()) {
@@ -110,12 +103,12 @@ public:
     for (int64_t d : dims)
       if (d < 0)
         fail(what + " has the negative dimension " + std::to_string(d) + " in its shape " +
-             shapeText(dims));
+             formatShape(dims));
     int64_t element = elementBytes(t.data_type());
     std::optional<int64_t> count = checkedElementCount(dims);
     std::optional<int64_t> bytes = checkedTensorBytes(dims, element ? element : 1);
     if (!count || !bytes)
-      fail(what + " has shape " + shapeText(dims) + ", more than hmcc's limit of 2^48 bytes");
+      fail(what + " has shape " + formatShape(dims) + ", more than hmcc's limit of 2^48 bytes");
     if (t.data_location() == TensorProto::EXTERNAL) {
       if (!mayBeExternal)
         fail(what + " is stored as external data, which hmcc reads for initializers only");
@@ -132,7 +125,7 @@ public:
     int64_t values = typedValues(t);
     if (values != *count)
       fail(what + " holds " + std::to_string(values) + " values, but its shape " +
-           shapeText(dims) + " needs " + std::to_string(*count));
+           formatShape(dims) + " needs " + std::to_string(*count));
   }
 
   void valueType(const onnx::ValueInfoProto &vi) {
@@ -155,7 +148,7 @@ public:
     }
     int64_t element = elementBytes(tt.elem_type());
     if (!checkedTensorBytes(dims, element ? element : 1))
-      fail(what + " has shape " + shapeText(dims) + ", more than hmcc's limit of 2^48 bytes");
+      fail(what + " has shape " + formatShape(dims) + ", more than hmcc's limit of 2^48 bytes");
   }
 
   /// The node's attributes against its operator's schema: known names, the

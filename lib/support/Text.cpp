@@ -48,6 +48,13 @@ std::string escapeText(llvm::StringRef text) {
   return out;
 }
 
+std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t k = 0; k < shape.size(); ++k)
+    s += (k ? ", " : "") + std::to_string(shape[k]);
+  return s + "]";
+}
+
 std::string firstLine(llvm::StringRef text) {
   text = text.trim();
   auto [first, rest] = text.split('\n');

@@ -313,17 +313,17 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
     return 0;
   hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
   summaryOut << "  " << (train ? "training step" : "program") << " memory: "
-                  << hmcc::formatBytes(m.arena) << " in one arena\n    " << hmcc::describeSplit(m)
-                  << "\n";
+             << hmcc::formatBytes(m.arena) << " in one arena\n    " << hmcc::describeSplit(m)
+             << "\n";
   auto entry = *module.getOps<mlir::func::FuncOp>().begin();
   hmcc::OpCost work = hmcc::functionCost(entry);
   summaryOut << "    work per " << (train ? "step" : "call") << ": "
-                  << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
-                  << " of memory traffic\n";
+             << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
+             << " of memory traffic\n";
   if (vram.getNumOccurrences()) {
     uint64_t budget = cantFail(hmcc::parseSize(vram));
     summaryOut << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")
-                    << " --vram " << hmcc::formatBytes(budget) << "\n";
+               << " --vram " << hmcc::formatBytes(budget) << "\n";
   }
   return 0;
 }
@@ -579,9 +579,9 @@ int run(int argc, char **argv) {
     if (stage != Emit::Summary)
       return error(inputFile + ": " + diagnostics);
     summaryOut << "  no " << (train ? "training step" : "program") << ": "
-                    << StringRef(diagnostics).split('\n').first
-                    << (programKind == Program::Forward ? "" : " (--program=forward compiles the forward pass)")
-                    << "\n";
+               << StringRef(diagnostics).split('\n').first
+               << (programKind == Program::Forward ? "" : " (--program=forward compiles the forward pass)")
+               << "\n";
     return writeSummary();
   }
   if (stage == Emit::Mlir)
