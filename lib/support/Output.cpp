@@ -24,6 +24,8 @@ static std::string canonical(StringRef path) {
   return std::string(absolute);
 }
 
+bool samePath(StringRef a, StringRef b) { return canonical(a) == canonical(b); }
+
 std::optional<std::string> checkOutputPath(StringRef path, bool directory, bool force,
                                            ArrayRef<std::string> inputs,
                                            ArrayRef<StringRef> ownEntries) {

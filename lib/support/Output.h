@@ -31,6 +31,10 @@ std::optional<std::string> checkOutputPath(llvm::StringRef path, bool directory,
                                            llvm::ArrayRef<std::string> inputs,
                                            llvm::ArrayRef<llvm::StringRef> ownEntries = {});
 
+/// Whether `a` and `b` name the same file (absolute, links resolved where
+/// they exist).
+bool samePath(llvm::StringRef a, llvm::StringRef b);
+
 /// Writes `path` through a temporary file beside it: `write` fills it
 /// (returning an error to abandon it); then it is flushed, synced and
 /// renamed over `path`. On any failure `path` is untouched.

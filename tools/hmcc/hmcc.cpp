@@ -212,9 +212,9 @@ int checkOutputs(bool directory) {
     if (auto why = hmcc::checkOutputPath(outputFile, directory, force, inputPaths, kExeEntries))
       return error("-o: " + *why);
   if (!dumpSchedule.empty() && dumpSchedule != "-") {
-    std::vector<std::string> others = inputPaths;
-    others.push_back(outputFile);
-    if (auto why = hmcc::checkOutputPath(dumpSchedule, false, force, others))
+    if (!outputFile.empty() && hmcc::samePath(dumpSchedule, outputFile))
+      return error("--dump-schedule: '" + dumpSchedule + "' is also the -o output");
+    if (auto why = hmcc::checkOutputPath(dumpSchedule, false, force, inputPaths))
       return error("--dump-schedule: " + *why);
   }
   return 0;
