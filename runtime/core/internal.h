@@ -11,7 +11,13 @@
 #include <omp.h>
 #endif
 
+#include <string>
+
 namespace hmrt {
+
+// `text` on one line: control characters written as \n, \r, \t or \xNN.
+// Messages quote names from files and arguments through this.
+std::string escape_controls(const char* text);
 
 // Records a printf-style message as this thread's last error and returns
 // `status`, so call sites read `return fail(HMRT_..., "...", ...);`.

@@ -28,6 +28,21 @@ int default_num_threads() {
 
 namespace hmrt {
 
+std::string escape_controls(const char* text) {
+  std::string out;
+  for (const char* c = text; *c != '\0'; ++c) {
+    const unsigned char u = static_cast<unsigned char>(*c);
+    char esc[8];
+    if (u >= 0x20 && u != 0x7f)
+      out.push_back(*c);
+    else if (u == '\n' || u == '\r' || u == '\t')
+      out += u == '\n' ? "\\n" : u == '\r' ? "\\r" : "\\t";
+    else
+      out.append(esc, std::snprintf(esc, sizeof esc, "\\x%02x", u));
+  }
+  return out;
+}
+
 hmrt_status fail(hmrt_status status, const char* fmt, ...) {
   char raw[sizeof(t_last_error)];
   va_list args;
@@ -36,19 +51,7 @@ hmrt_status fail(hmrt_status status, const char* fmt, ...) {
   va_end(args);
   // One line, always: control characters that a message quotes from a file
   // or an argument (a header key, a tensor name, a path) are escaped.
-  size_t o = 0;
-  for (const char* c = raw; *c != '\0' && o + 5 < sizeof(t_last_error); ++c) {
-    const unsigned char u = static_cast<unsigned char>(*c);
-    if (u >= 0x20 && u != 0x7f) {
-      t_last_error[o++] = *c;
-    } else if (u == '\n' || u == '\r' || u == '\t') {
-      t_last_error[o++] = '\\';
-      t_last_error[o++] = u == '\n' ? 'n' : u == '\r' ? 'r' : 't';
-    } else {
-      o += std::snprintf(t_last_error + o, 5, "\\x%02x", u);
-    }
-  }
-  t_last_error[o] = '\0';
+  std::snprintf(t_last_error, sizeof(t_last_error), "%s", escape_controls(raw).c_str());
   return status;
 }
 

@@ -25,6 +25,7 @@
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
 #include "hmrt/trace.h"
+#include "core/internal.h"
 #include "io/io_internal.h"
 #include "io/json_util.h"
 
@@ -54,18 +55,7 @@ struct Error {
   va_end(args);
   // One line: control characters quoted from arguments or files (a path
   // holding a newline) are escaped.
-  std::string line;
-  for (const char* c = buf; *c != '\0'; ++c) {
-    const unsigned char u = static_cast<unsigned char>(*c);
-    if (u >= 0x20 && u != 0x7f) {
-      line.push_back(*c);
-    } else {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, u == '\n' ? "\\n" : "\\x%02x", u);
-      line += esc;
-    }
-  }
-  throw Error{line};
+  throw Error{hmrt::escape_controls(buf)};
 }
 
 std::string shape_str(int32_t rank, const int64_t* shape) {

@@ -656,9 +656,9 @@ TEST_F(Driver, ResumeRefusesEditedOrForeignCheckpoints) {
   EXPECT_EQ(r.err, "train: error: --resume " + ck +
                        ": the checkpoint was saved by optimizer sgd, this "
                        "program uses adamw\n");
-  hmrt_program abi2 = *progs::bigram::program();
-  abi2.model_name = "bigram2";
-  r = run_train(&abi2, {"--resume", ck, "--data", data, "--steps", "10"});
+  hmrt_program other_model = *progs::bigram::program();
+  other_model.model_name = "bigram2";
+  r = run_train(&other_model, {"--resume", ck, "--data", data, "--steps", "10"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "train: error: --resume " + ck +
                        ": the checkpoint is for model 'bigram', this program "
@@ -804,7 +804,6 @@ TEST_F(Driver, DumpOutputsNeedForceAndNeverFollowLinks) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(contains(r.err, "/loss.npy: it is a symbolic link")) << r.err;
   EXPECT_EQ(read_bytes(elsewhere + "/target"), "precious");
-  EXPECT_TRUE(fs::is_empty(elsewhere) == false);
 }
 
 // A write that fails midway is an error (exit status 1, one line) and leaves
