@@ -1023,6 +1023,58 @@ int Trainer::eval() {
 // symbolic link or not a directory; a --save directory that a checkpoint
 // may not replace (hmrt_checkpoint_check_target), or that holds one already
 // (without --force, unless it is the --resume checkpoint).
+// Whether `inner` is `outer` or lies inside it (both canonical).
+bool within(const fs::path& inner, const fs::path& outer) {
+  auto o = outer.begin(), i = inner.begin();
+  for (; o != outer.end(); ++o, ++i)
+    if (i == inner.end() || *i != *o) return false;
+  return true;
+}
+
+// No output names another output, one of the run's inputs, or a place
+// inside or around one: --force replaces outputs, never inputs.
+void check_distinct(const Options& o) {
+  auto canonical = [](const std::string& p) {
+    std::error_code ec;
+    fs::path c = fs::weakly_canonical(p, ec);
+    return ec ? fs::absolute(p).lexically_normal() : c;
+  };
+  std::vector<std::pair<const char*, std::string>> outputs, inputs;
+  if (!o.metrics.empty()) outputs.push_back({"--metrics", o.metrics});
+  if (!o.trace.empty()) outputs.push_back({"--trace", o.trace});
+  if (o.dump_set) outputs.push_back({"--dump-outputs", o.dump_outputs});
+  if (!o.save.empty()) outputs.push_back({"--save", o.save});
+  if (!o.data.empty()) inputs.push_back({"--data", o.data});
+  if (!o.state.empty()) inputs.push_back({"--state", o.state});
+  for (const auto& f : o.feeds) inputs.push_back({"--feed", f.second});
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const fs::path out = canonical(outputs[i].second);
+    for (size_t j = i + 1; j < outputs.size(); ++j) {
+      const fs::path other = canonical(outputs[j].second);
+      if (within(out, other) || within(other, out))
+        die("%s %s and %s %s name the same place", outputs[i].first,
+            outputs[i].second.c_str(), outputs[j].first,
+            outputs[j].second.c_str());
+    }
+    for (const auto& in : inputs) {
+      const fs::path input = canonical(in.second);
+      if (within(out, input) || within(input, out))
+        die("%s %s: it is, holds or lies inside the input %s %s; train never "
+            "writes over its inputs",
+            outputs[i].first, outputs[i].second.c_str(), in.first,
+            in.second.c_str());
+    }
+    // --save may replace the checkpoint it resumed from, nothing else in it.
+    if (!o.resume.empty() && std::strcmp(outputs[i].first, "--save") != 0) {
+      const fs::path resume = canonical(o.resume);
+      if (within(out, resume) || within(resume, out))
+        die("%s %s: it is, holds or lies inside the input --resume %s; train "
+            "never writes over its inputs",
+            outputs[i].first, outputs[i].second.c_str(), o.resume.c_str());
+    }
+  }
+}
+
 void Trainer::check_outputs() {
   if (!o_.metrics.empty()) check_output_file("--metrics", o_.metrics, o_.force);
   if (!o_.trace.empty()) check_output_file("--trace", o_.trace, o_.force);
@@ -1063,6 +1115,7 @@ void Trainer::check_outputs() {
           "it",
           o_.save.c_str());
   }
+  check_distinct(o_);
 }
 
 void Trainer::save(int64_t step) {

@@ -689,6 +689,36 @@ std::vector<std::string> temporaries(const std::string& dir) {
 // An existing output file is replaced only with --force, else refused before
 // any work with one line naming the flag; a symbolic link is never written
 // through, not even with --force; nothing is left beside the outputs.
+// No output may name another output or an input, even with --force: the
+// data, the state and the resumed checkpoint survive.
+TEST_F(Driver, OutputsNeverNameInputsOrEachOther) {
+  const std::string state = bigram_state(), data = bigram_data();
+  const std::string data_bytes = read_bytes(data);
+  const std::vector<std::string> base = {"--state", state, "--data", data,
+                                         "--steps", "4", "--force"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const hmrt_program* bigram = progs::bigram::program();
+  const std::string same = dir_ / "same.json";
+  Result r = run_train(bigram, with({"--metrics", same, "--trace", same}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --metrics " + same + " and --trace " + same +
+                       " name the same place\n");
+  r = run_train(bigram, with({"--metrics", data}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "train: error: --metrics " + data +
+                       ": it is, holds or lies inside the input --data " + data +
+                       "; train never writes over its inputs\n");
+  EXPECT_EQ(read_bytes(data), data_bytes);
+  r = run_train(bigram, with({"--save", state}));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "lies inside the input --state")) << r.err;
+  EXPECT_EQ(r.out, "");  // refused before any work
+}
+
 TEST_F(Driver, OutputsNeedForceAndNeverFollowLinks) {
   const std::string state = bigram_state(), data = bigram_data();
   const std::vector<std::string> base = {"--state", state, "--data", data,
