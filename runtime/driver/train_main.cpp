@@ -560,8 +560,7 @@ class Tracer {
  public:
   Tracer(std::string path, bool force, const char* const* names,
          int32_t count)
-      : path_(std::move(path)),
-        out_("--trace", path_, force),  // fails before any work
+      : out_("--trace", std::move(path), force),  // fails before any work
         names_(names),
         count_(count) {
     hmrt_trace_start();
@@ -621,7 +620,6 @@ class Tracer {
   }
 
  private:
-  std::string path_;
   Output out_;
   const char* const* names_;
   int32_t count_;

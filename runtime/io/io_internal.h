@@ -69,8 +69,6 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
   bool open(const std::string& path, std::string* err);
   std::FILE* get() const { return f_; }
-  const std::string& path() const { return path_; }
-  const std::string& temp_path() const { return temp_; }
   bool commit(bool replace, std::string* err);
   // Closes and removes the temporary (no-op when none is open).
   void discard();
