@@ -2,6 +2,7 @@
 // generated program's hmcc_program() (see hmrt/driver.h).
 #include "hmrt/driver.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -21,13 +22,14 @@
 // This function runs from .preinit_array, before any shared library's
 // constructor (libgomp's and OpenBLAS's included), and
 //  - when the limit leaves room for fewer threads' buffers than the run
-//    would use, sets OMP_NUM_THREADS to the number that fits (libgomp and
-//    OpenBLAS read it next; the kernels' default follows it) and says so on
+//    would use, sets OMP_NUM_THREADS (and OPENBLAS_NUM_THREADS and
+//    GOTO_NUM_THREADS) to the number that fits (libgomp and OpenBLAS read
+//    them next; the kernels' default follows) and says so on
 //    stderr (not with --quiet);
 //  - when not even one fits, prints one `train: error:` line with the
 //    figures and exits with status 1.
-// The run's threads are --threads T if given, else OMP_NUM_THREADS, else
-// the CPUs this process may use (as libgomp counts them).
+// The run's threads are --threads T if given, else the largest of those
+// variables, else the CPUs this process may use (as libgomp counts them).
 namespace {
 
 constexpr unsigned long long kMiB = 1ull << 20;
@@ -37,13 +39,25 @@ constexpr unsigned long long kMiB = 1ull << 20;
 constexpr unsigned long long kBlasPerThread = 128 * kMiB + 4096;
 constexpr unsigned long long kMargin = 32 * kMiB;
 
-unsigned long long vm_bytes() {
+// What the process maps now, as each limit counts it: all of it for
+// RLIMIT_AS (statm's size), its data and stack for RLIMIT_DATA (statm's
+// data field).
+struct Mapped {
+  unsigned long long total = 0, data = 0;
+};
+Mapped mapped_bytes() {
+  Mapped m;
   std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  unsigned long long pages = 0;
-  if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
+  if (f == nullptr) return m;
+  unsigned long long size = 0, resident = 0, shared = 0, text = 0, lib = 0, data = 0;
+  if (std::fscanf(f, "%llu %llu %llu %llu %llu %llu", &size, &resident, &shared, &text,
+                  &lib, &data) == 6) {
+    const unsigned long long page = static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE));
+    m.total = size * page;
+    m.data = data * page;
+  }
   std::fclose(f);
-  return pages * static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE));
+  return m;
 }
 
 long leading_number(const char* s) {
@@ -62,13 +76,24 @@ const char* env_value(char** envp, const char* name) {
   return nullptr;
 }
 
+// The variables that set OpenBLAS's and OpenMP's thread counts.
+const char* const kThreadVariables[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                        "GOTO_NUM_THREADS"};
+
 void blas_memory_guard(int argc, char** argv, char** envp) {
-  unsigned long long limit = ~0ull;
+  // Each limit against what it counts; the tighter one decides.
+  const Mapped now = mapped_bytes();
+  unsigned long long limit = ~0ull, used = 0, room = ~0ull;
   for (int res : {RLIMIT_AS, RLIMIT_DATA}) {
     rlimit r;
-    if (::getrlimit(res, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
-        r.rlim_cur < limit)
+    if (::getrlimit(res, &r) != 0 || r.rlim_cur == RLIM_INFINITY) continue;
+    const unsigned long long u = (res == RLIMIT_AS ? now.total : now.data) + kMargin;
+    const unsigned long long left = r.rlim_cur > u ? r.rlim_cur - u : 0;
+    if (left < room) {
+      room = left;
       limit = r.rlim_cur;
+      used = u;
+    }
   }
   if (limit == ~0ull) return;
   bool quiet = false;
@@ -80,14 +105,16 @@ void blas_memory_guard(int argc, char** argv, char** envp) {
     if (std::strncmp(argv[i], "--threads=", 10) == 0)
       threads = leading_number(argv[i] + 10);
   }
-  if (threads <= 0) threads = leading_number(env_value(envp, "OMP_NUM_THREADS"));
+  // The most any of the thread variables asks for (OpenBLAS reads its own
+  // before OMP_NUM_THREADS).
+  if (threads <= 0)
+    for (const char* name : kThreadVariables)
+      threads = std::max(threads, leading_number(env_value(envp, name)));
   if (threads <= 0) {
     cpu_set_t set;
     threads = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
                                                             : 1;
   }
-  const unsigned long long used = vm_bytes() + kMargin;
-  const unsigned long long room = limit > used ? limit - used : 0;
   const unsigned long long fit = room / kBlasPerThread;
   if (fit >= static_cast<unsigned long long>(threads)) return;
   if (fit == 0) {
@@ -114,10 +141,18 @@ void blas_memory_guard(int argc, char** argv, char** envp) {
                  limit / kMiB, fit, threads, fit);
   {
     std::vector<char*> env;
-    for (char** e = envp; e != nullptr && *e != nullptr; ++e)
-      if (std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0) env.push_back(*e);
-    std::string omp = "OMP_NUM_THREADS=" + std::string(value);
-    env.push_back(&omp[0]);
+    for (char** e = envp; e != nullptr && *e != nullptr; ++e) {
+      bool thread_variable = false;
+      for (const char* name : kThreadVariables) {
+        const size_t n = std::strlen(name);
+        thread_variable |= std::strncmp(*e, name, n) == 0 && (*e)[n] == '=';
+      }
+      if (!thread_variable) env.push_back(*e);
+    }
+    std::vector<std::string> counts;
+    for (const char* name : kThreadVariables)
+      counts.push_back(std::string(name) + "=" + value);
+    for (std::string& c : counts) env.push_back(&c[0]);
     env.push_back(nullptr);
     // --threads T would ask for more again: pass the number that fits.
     std::string arg = "--threads=" + std::string(value);
