@@ -184,18 +184,6 @@ bool replaceable(const fs::path& p, bool partial_ok, std::string* why) {
   return true;
 }
 
-void sync_dir(const fs::path& p) {
-#if defined(__unix__) || defined(__APPLE__)
-  int fd = ::open(p.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    (void)::fsync(fd);
-    ::close(fd);
-  }
-#else
-  (void)p;
-#endif
-}
-
 // ---- the manifest -------------------------------------------------------------
 
 struct Entry {
@@ -1007,7 +995,7 @@ hmrt_status write_checkpoint(const char* dir_c,
       return fail(HMRT_IO_ERROR, "%s: write failed: %s", path.c_str(),
                   hmrt::io::errno_text().c_str());
   }
-  sync_dir(tmp);
+  hmrt::io::sync_dir(tmp.string());
 
   // Swap it in.  Until the second rename the previous checkpoint is intact
   // at `dir` (or, between the renames, at "<dir>.old").  The targets are
@@ -1029,7 +1017,7 @@ hmrt_status write_checkpoint(const char* dir_c,
                 ec.message().c_str());
   if (had_old) fs::remove_all(old, ec);
   fs::path parent = final_dir.parent_path();
-  sync_dir(parent.empty() ? fs::path(".") : parent);
+  hmrt::io::sync_dir(parent.empty() ? "." : parent.string());
   return HMRT_OK;
 }
 

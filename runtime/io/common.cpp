@@ -69,7 +69,7 @@ bool AtomicFile::commit(bool replace, std::string* err) {
     return false;
   }
   const bool io_error = std::ferror(f_) != 0;
-  if (io_error || std::fflush(f_) != 0 || ::fsync(::fileno(f_)) != 0) {
+  if (io_error || !sync_file(f_)) {
     *err = path_ + ": write failed: " +
            (io_error ? std::string("error writing the file") : errno_text());
     discard();
@@ -82,24 +82,22 @@ bool AtomicFile::commit(bool replace, std::string* err) {
     discard();
     return false;
   }
+  const std::string appeared = path_ + ": the file appeared while train was running; it was "
+                                       "left alone (pass --force to replace it)";
   int r = -1;
   if (!replace) {
 #if defined(__linux__) && defined(RENAME_NOREPLACE)
     r = ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(),
                     RENAME_NOREPLACE);
     if (r != 0 && errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
-      *err = errno == EEXIST
-                 ? path_ + ": the file appeared while train was running; "
-                           "it was left alone (pass --force to replace it)"
-                 : path_ + ": cannot rename " + temp_ + " to it: " +
-                       errno_text();
+      *err = errno == EEXIST ? appeared
+                             : path_ + ": cannot rename " + temp_ + " to it: " + errno_text();
       discard();
       return false;
     }
 #endif
     if (r != 0 && path_kind(path_) != 0) {
-      *err = path_ + ": the file appeared while train was running; it was "
-                     "left alone (pass --force to replace it)";
+      *err = appeared;
       discard();
       return false;
     }
@@ -112,13 +110,7 @@ bool AtomicFile::commit(bool replace, std::string* err) {
   temp_.clear();
   // Make the rename durable.
   const std::string::size_type slash = path_.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_dir(slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash)));
   return true;
 }
 
@@ -132,6 +124,18 @@ int64_t file_size(std::FILE* f) {
 bool seek(std::FILE* f, int64_t offset) {
   static_assert(sizeof(long) >= 8, "seek() needs a 64-bit long");
   return std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0;
+}
+
+void sync_dir(const std::string& dir) {
+#if defined(__unix__) || defined(__APPLE__)
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)::fsync(fd);
+    ::close(fd);
+  }
+#else
+  (void)dir;
+#endif
 }
 
 bool sync_file(std::FILE* f) {

@@ -92,6 +92,8 @@ bool seek(std::FILE* f, int64_t offset);
 // Flushes f and asks the OS to write it to disk (fsync on POSIX); false on
 // failure.
 bool sync_file(std::FILE* f);
+// fsyncs the directory `dir`, so a rename in it is durable (best effort).
+void sync_dir(const std::string& dir);
 
 // Element count of a shape, or -1 when a dimension is negative or the count
 // or its byte size would overflow int64 for elements of `elem_size` bytes.
