@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - hmcc's pass pipeline --------------------------------===//
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/planner/Passes.h"
 #include "hm/Transforms/Passes.h"
 #include "tg/Transforms/Passes.h"
 
@@ -66,6 +67,11 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   entries.functions = {entryFunction(o.program).str()};
   pm.addPass(createTGSelectEntries(entries));
   pm.addPass(createTGInputRoles());
+  PlanRecomputeOptions recompute;
+  recompute.vram = o.vram;
+  recompute.deviceProfile = o.deviceProfile;
+  recompute.force = o.recompute == "auto" ? std::string() : std::string(o.recompute);
+  pm.addPass(createPlanRecompute(recompute));
   pm.addPass(createHMPlaceBuffers());
   pm.addPass(createHMVerifyMemory());
   HMCheckBudgetOptions budget;

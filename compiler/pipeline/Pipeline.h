@@ -13,6 +13,7 @@
 //   tg-legalize-cpu-types
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
+//   plan-recompute          (vram, device-profile, recompute)
 //   hm-place-buffers        (tg -> hm)
 //   hm-verify-memory
 //   hm-check-budget         (vram)
@@ -68,6 +69,14 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<std::string> vram{*this, "vram",
                            llvm::cl::desc("Device memory budget, e.g. 24G (empty: no bound)"),
                            llvm::cl::init("")};
+  Option<std::string> deviceProfile{
+      *this, "device-profile",
+      llvm::cl::desc("cpu, h200 or a JSON profile: the planner's cost model"),
+      llvm::cl::init("cpu")};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("auto (what the budget needs), none, all, or segments such as 1-3,5"),
+      llvm::cl::init("auto")};
 };
 
 /// The entry function the program of `program` exports: train_step,

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/Passes.h"
+#include "compiler/planner/Passes.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "hm/IR/HMDialect.h"
 #include "hm/Transforms/Passes.h"
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
   hmcc::registerTGPasses();
   hmcc::registerHMPasses();
   hmcc::registerConversionPasses();
+  hmcc::registerPlannerPasses();
   hmcc::registerPipeline();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "hmcc optimizer driver\n", registry));

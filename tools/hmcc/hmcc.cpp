@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/planner/DeviceProfile.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/target/common/Runtime.h"
 #include "compiler/target/cpu/EmitCpp.h"
@@ -31,6 +32,7 @@
 #include "mlir/Support/DebugStringHelper.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -47,9 +49,11 @@ namespace {
 cl::OptionCategory inputCategory("Input");
 cl::OptionCategory budgetCategory(
     "Memory budget",
-    "--vram bounds the program's memory arena, which the scheduled program must fit (the\n"
-    "summary says whether it does); --ram and --nvme are checked now and will bound the\n"
-    "planner, which is not built yet.");
+    "--vram bounds the program's memory arena: when the unplanned program does not fit,\n"
+    "the planner recomputes activations (the cheapest choice by --device-profile's cost\n"
+    "model) until it does, or says which budget is the smallest that fits. --ram and\n"
+    "--nvme are checked now; placing tensors in host memory and on storage is not built\n"
+    "yet.");
 cl::OptionCategory outputCategory("Output");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx | model.onnxtxt>"),
@@ -88,6 +92,18 @@ cl::opt<std::string> ram("ram", cl::value_desc("SIZE"),
 cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
                           cl::desc("NVMe spill directory and its budget, e.g. /mnt/ssd/hm:400G"),
                           cl::cat(budgetCategory));
+
+cl::opt<std::string> deviceProfile(
+    "device-profile", cl::value_desc("cpu|h200|FILE.json"),
+    cl::desc("The machine the planner's cost model predicts for (default cpu); a JSON "
+             "profile has the fields of docs/device-profile.md"),
+    cl::init("cpu"), cl::cat(budgetCategory));
+cl::opt<std::string> recompute(
+    "recompute", cl::value_desc("auto|none|all|SEGMENTS"),
+    cl::desc("Which forward stages are recomputed in the backward: auto (what --vram "
+             "needs, default), none, all, or segments of the chain such as 1-3,5 "
+             "(--dump-schedule shows the chain)"),
+    cl::init("auto"), cl::cat(budgetCategory));
 
 cl::OptionCategory trainingCategory("Training");
 
@@ -320,6 +336,21 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
   summaryOut << "    work per " << (train ? "step" : "call") << ": "
              << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
              << " of memory traffic\n";
+  if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
+    auto stages = plan.getAs<mlir::ArrayAttr>("stages");
+    unsigned recomputed = llvm::count_if(stages, [](mlir::Attribute s) {
+      return cast<mlir::DictionaryAttr>(s).getAs<mlir::StringAttr>("decision").getValue() ==
+             "recompute";
+    });
+    summaryOut << "    recompute: " << recomputed << " of " << stages.size()
+               << " forward stages recomputed in the backward";
+    if (recomputed)
+      summaryOut << ", "
+                 << llvm::formatv("{0:F3}",
+                                  plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble())
+                 << " s per step predicted (" << deviceProfile << ")";
+    summaryOut << "\n";
+  }
   if (vram.getNumOccurrences()) {
     uint64_t budget = cantFail(hmcc::parseSize(vram));
     summaryOut << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")
@@ -463,6 +494,8 @@ int run(int argc, char **argv) {
       if (auto size = hmcc::parseSize(*opt); !size)
         return error("--" + opt->ArgStr + ": " + toString(size.takeError()));
   }
+  if (std::string why; !hmcc::planner::loadDeviceProfile(deviceProfile, why))
+    return error("--device-profile: " + why);
   if (nvme.getNumOccurrences()) {
     auto [dir, size] = StringRef(nvme).rsplit(':');
     if (dir.empty() || size.empty())
@@ -561,6 +594,8 @@ int run(int argc, char **argv) {
   o.minLr = minLr;
   if (vram.getNumOccurrences())
     o.vram = vram;
+  o.deviceProfile = deviceProfile;
+  o.recompute = recompute;
   mlir::PassManager pm(&context);
   hmcc::buildPipeline(pm, o);
   auto failedPass = std::make_unique<FailedPass>();
@@ -578,6 +613,10 @@ int run(int argc, char **argv) {
     }
     if (stage != Emit::Summary)
       return error(inputFile + ": " + diagnostics);
+    if (failure->pass == "plan-recompute") {
+      writeSummary();
+      return error(inputFile + ": " + diagnostics);
+    }
     summaryOut << "  no " << (train ? "training step" : "program") << ": "
                << StringRef(diagnostics).split('\n').first
                << (programKind == Program::Forward ? "" : " (--program=forward compiles the forward pass)")

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/Passes.h"
+#include "compiler/conversion/TGToHM/PlaceBuffers.h"
 #include "hm/Analysis/Liveness.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
@@ -95,28 +96,23 @@ private:
   std::map<int64_t, int64_t> free;
 };
 
-struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
-  using HMPlaceBuffersBase::HMPlaceBuffersBase;
+/// The placement of one module (what the pass does).
+class Placer {
+public:
+  explicit Placer(StringRef testFault) : testFault(testFault) {}
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (!llvm::is_contained({"", "overlap", "early-release", "no-release"}, testFault)) {
-      module.emitError() << "hm-place-buffers: unknown test-fault '" << testFault << "'";
-      return signalPassFailure();
-    }
-    if (!module.getOps<hm::ArenaOp>().empty()) {
-      module.emitError("hm-place-buffers: the module is placed already");
-      return signalPassFailure();
-    }
+  LogicalResult run(ModuleOp module, ArrayRef<std::string> functions) {
+    if (!llvm::is_contained({"", "overlap", "early-release", "no-release"}, testFault))
+      return module.emitError() << "hm-place-buffers: unknown test-fault '" << testFault << "'";
+    if (!module.getOps<hm::ArenaOp>().empty())
+      return module.emitError("hm-place-buffers: the module is placed already");
     SmallVector<func::FuncOp> entries;
     for (auto fn : module.getOps<func::FuncOp>())
       if (functions.empty() || llvm::is_contained(functions, fn.getSymName().str()))
         entries.push_back(fn);
     for (const std::string &name : functions)
-      if (!module.lookupSymbol<func::FuncOp>(name)) {
-        module.emitError() << "hm-place-buffers: no function @" << name;
-        return signalPassFailure();
-      }
+      if (!module.lookupSymbol<func::FuncOp>(name))
+        return module.emitError() << "hm-place-buffers: no function @" << name;
 
     // Every offset below is at most the sum of all the sizes placed; when
     // that sum fits kMaxArenaBytes, no offset arithmetic can overflow.
@@ -141,11 +137,9 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
           count(t);
       });
     }
-    if (!fits) {
-      module.emitError() << "hm-place-buffers: the program's tensors add up to more than 2^60 "
-                            "bytes, beyond what any memory can hold";
-      return signalPassFailure();
-    }
+    if (!fits)
+      return module.emitError() << "hm-place-buffers: the program's tensors add up to more than "
+                                   "2^60 bytes, beyond what any memory can hold";
 
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());
@@ -173,9 +167,8 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
         if (inserted) {
           top += hm::arenaBytes(fn.getArgument(k).getType());
         } else if (it->second.second != type) {
-          fn.emitError() << "hm-place-buffers: input '" << name.getValue() << "' is "
-                         << type << " here and " << it->second.second << " elsewhere";
-          return signalPassFailure();
+          return fn.emitError() << "hm-place-buffers: input '" << name.getValue() << "' is "
+                                << type << " here and " << it->second.second << " elsewhere";
         }
         fn.setArgAttr(k, hm::kOffsetAttr, b.getI64IntegerAttr(it->second.first));
       }
@@ -184,7 +177,11 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
     for (func::FuncOp fn : entries)
       end = std::max(end, placeFunction(fn, arenaRef, top));
     arena.setSize(end);
+    return success();
   }
+
+private:
+  StringRef testFault;
 
   /// Places the values of one function above `base`; returns the
   /// high-water mark.
@@ -305,4 +302,17 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
   }
 };
 
+struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
+  using HMPlaceBuffersBase::HMPlaceBuffersBase;
+
+  void runOnOperation() override {
+    if (failed(Placer(testFault).run(getOperation(), functions)))
+      signalPassFailure();
+  }
+};
+
 } // namespace
+
+LogicalResult hmcc::placeBuffers(ModuleOp module, ArrayRef<std::string> functions) {
+  return Placer("").run(module, functions);
+}

@@ -21,6 +21,15 @@ Arg make(K kind) {
   a.kind = kind;
   return a;
 }
+
+/// The mask stream of a dropout: `number`, or the next in program order
+/// when negative.
+Arg stream(int64_t number) {
+  Arg a = make(K::DropoutStream);
+  a.number = number;
+  return a;
+}
+
 Arg ofValue(K kind, Value v, StringRef ctype = "") {
   Arg a = make(kind);
   a.value = v;
@@ -177,7 +186,7 @@ LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
                     {f32In(o.getX()), f32Out(o.getResult()), data(o.getMask(), "uint8_t"),
                      count(o.getX()), real(active ? ratio : 0.0f),
                      text(std::to_string(o.getSeed() ? *o.getSeed() : 0) + "u"),
-                     make(K::DropoutStream)});
+                     stream(o.getStream() ? int64_t(*o.getStream()) : -1)});
       })
       .Case([&](MatMulOp o) {
         return call("hmrt_matmul_f32", {f32In(o.getLhs()), shape(o.getLhs()), flag(o.getTransA()),

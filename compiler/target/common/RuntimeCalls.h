@@ -43,7 +43,8 @@ struct Arg {
     Step,          ///< the step being run (training functions)
     Lr,            ///< this step's learning rate (training functions)
     FirstStep,     ///< whether the step being run is the first
-    DropoutStream, ///< a mask stream unique to the op and, in training, to the step
+    DropoutStream, ///< a mask stream unique to the op (`number`; the next in program order when
+                   ///< negative) and, in training, to the step
     FillValue,     ///< a static float array holding `real`
   };
   Kind kind;

@@ -470,7 +470,7 @@ private:
     }
     case K::DropoutStream: {
       // A mask counter unique to this op and, in training, to the step.
-      std::string index = std::to_string(counter++) + "u";
+      std::string index = std::to_string(a.number >= 0 ? a.number : counter++) + "u";
       if (!isTrain)
         return lit(index);
       Type u64 = b.getIntegerType(64, /*isSigned=*/false);

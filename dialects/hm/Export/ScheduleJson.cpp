@@ -55,6 +55,31 @@ public:
         for (auto fn : module.getOps<func::FuncOp>())
           function(fn);
       });
+      if (auto plan = module->getAttrOfType<DictionaryAttr>(hm::kRecomputeAttr))
+        j.attributeObject("recompute", [&] { recompute(plan); });
+    });
+  }
+
+  /// The chain plan-recompute saw and its decision.
+  void recompute(DictionaryAttr plan) {
+    if (auto budget = plan.getAs<IntegerAttr>("budget"))
+      j.attribute("budget", budget.getInt());
+    j.attribute("forced", plan.getAs<BoolAttr>("forced").getValue());
+    j.attribute("recompute_seconds",
+                plan.getAs<FloatAttr>("recompute_seconds").getValueAsDouble());
+    j.attributeArray("stages", [&] {
+      for (Attribute a : plan.getAs<ArrayAttr>("stages")) {
+        auto s = cast<DictionaryAttr>(a);
+        j.object([&] {
+          j.attribute("ops", s.getAs<IntegerAttr>("ops").getInt());
+          j.attribute("forward_seconds", s.getAs<FloatAttr>("forward_seconds").getValueAsDouble());
+          j.attribute("backward_seconds",
+                      s.getAs<FloatAttr>("backward_seconds").getValueAsDouble());
+          j.attribute("cut_bytes", s.getAs<IntegerAttr>("cut_bytes").getInt());
+          j.attribute("saved_bytes", s.getAs<IntegerAttr>("saved_bytes").getInt());
+          j.attribute("decision", s.getAs<StringAttr>("decision").getValue());
+        });
+      }
     });
   }
 

@@ -38,6 +38,11 @@ LogicalResult verifyOffset(NamedAttribute attr, function_ref<InFlightDiagnostic(
 } // namespace
 
 LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kRecomputeAttr) {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError() << kRecomputeAttr << " must be a dictionary on the module";
+    return success();
+  }
   return verifyOffset(attr, [&] { return op->emitOpError(); });
 }
 

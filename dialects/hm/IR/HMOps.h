@@ -25,6 +25,9 @@ int64_t arenaBytes(mlir::Type type);
 
 /// The persistent offset attribute on tg.parameter, tg.state and inputs.
 constexpr const char *kOffsetAttr = "hm.offset";
+/// The recompute planner's chain and decision, on the module
+/// (plan-recompute).
+constexpr const char *kRecomputeAttr = "hm.recompute";
 
 /// The arena offset of `v`, if an hm.place stores it.
 std::optional<int64_t> placedOffset(mlir::Value v);

@@ -180,13 +180,17 @@ def TG_DropoutOp : TG_Op<"dropout", [Pure, AllTypesMatch<["x", "result"]>]> {
     In training (`training` set and `ratio` > 0) zeroes each element with
     probability `ratio` and scales the others by 1/(1-ratio); `mask` tells
     which elements were kept. Otherwise `result` is `x` and `mask` is all true.
+    The mask is drawn from a counter-based generator keyed by the run's seed,
+    the step and `stream` (plan-recompute numbers the dropouts of a program
+    before it copies any, so a recomputed dropout draws the same mask; code
+    generation numbers those without one in program order).
 
     ```mlir
     %y, %mask = tg.dropout %x {ratio = 1.000000e-01 : f32, training} : tensor<8x32xf32> -> tensor<8x32xi1>
     ```
   }];
   let arguments = (ins TG_FloatTensor:$x, F32Attr:$ratio, UnitAttr:$training,
-                       OptionalAttr<I64Attr>:$seed);
+                       OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream);
   let results = (outs TG_FloatTensor:$result, TG_BoolTensor:$mask);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($mask)";
   let hasVerifier = 1;

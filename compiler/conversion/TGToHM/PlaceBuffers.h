@@ -1,0 +1,22 @@
+//===- PlaceBuffers.h - the placement as a function -------------*- C++ -*-===//
+//
+// What hm-place-buffers does, callable on a module of one's own: the
+// planner places trial copies of the program to learn their exact arena.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HMCC_CONVERSION_TGTOHM_PLACEBUFFERS_H
+#define HMCC_CONVERSION_TGTOHM_PLACEBUFFERS_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace hmcc {
+
+/// Places `module` as hm-place-buffers does (every function when
+/// `functions` is empty); errors are emitted on the module.
+mlir::LogicalResult placeBuffers(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions);
+
+} // namespace hmcc
+
+#endif // HMCC_CONVERSION_TGTOHM_PLACEBUFFERS_H

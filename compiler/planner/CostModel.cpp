@@ -1,0 +1,75 @@
+//===- CostModel.cpp - predicted time of tg ops on a device ---------------===//
+#include "compiler/planner/CostModel.h"
+#include "tg/Analysis/Cost.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace hmcc::tg;
+
+namespace hmcc::planner {
+
+StringRef opKind(Operation *op) {
+  if (!isa<TGDialect>(op->getDialect()) || isa<ParamOp, ParameterOp, StateOp, ConstantOp>(op))
+    return "";
+  if (isView(op))
+    return "data";
+  return TypeSwitch<Operation *, StringRef>(op)
+      .Case<MatMulOp, GemmOp>([](auto) { return "matmul"; })
+      .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp, SoftmaxCrossEntropyLossOp,
+            SoftmaxCrossEntropyLossGradOp>([](auto) { return "softmax"; })
+      .Case<LayerNormOp, LayerNormGradOp>([](auto) { return "norm"; })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, GlobalNormOp, ReduceMaxGradOp>(
+          [](auto) { return "reduction"; })
+      .Case<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp, OnnxOptimizerOp>(
+          [](auto) { return "optimizer"; })
+      .Default([](Operation *o) {
+        return opCost(o).flops == 0 ? StringRef("data") : StringRef("elementwise");
+      });
+}
+
+namespace {
+
+/// The element type whose peak applies: that of the first float result or
+/// operand.
+std::string computeType(Operation *op) {
+  auto name = [](Type t) -> std::string {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      return "";
+    Type e = tensor.getElementType();
+    if (e.isBF16())
+      return "bf16";
+    if (e.isF16())
+      return "f16";
+    return e.isF32() ? "f32" : "";
+  };
+  for (Type t : op->getResultTypes())
+    if (std::string n = name(t); !n.empty())
+      return n;
+  for (Type t : op->getOperandTypes())
+    if (std::string n = name(t); !n.empty())
+      return n;
+  return "f32";
+}
+
+} // namespace
+
+double predictSeconds(Operation *op, const DeviceProfile &p) {
+  StringRef kind = opKind(op);
+  if (kind.empty())
+    return 0.0;
+  if (isView(op))
+    return p.launchOverhead;
+  OpCost cost = opCost(op);
+  double eff = p.efficiencyOf(kind);
+  double compute = double(cost.flops) / (p.flopsFor(computeType(op)) * eff);
+  double memory = double(cost.bytes) / (p.memoryBandwidth * eff);
+  return p.launchOverhead + std::max(compute, memory);
+}
+
+} // namespace hmcc::planner

@@ -1,0 +1,37 @@
+//===- CostModel.h - predicted time of tg ops on a device -------*- C++ -*-===//
+//
+// A roofline per op: its FLOPs and bytes (tg/Analysis/Cost.h) against the
+// profile's peak for its element type and its memory bandwidth, each scaled
+// by the efficiency of the op's kind, plus the fixed cost of one op:
+//
+//   time = launch + max(flops / (peak(dtype) * eff), bytes / (bandwidth * eff))
+//
+// Ops that only give a tensor a new shape (reshape and its kin) cost the
+// launch alone when they alias (the placement decides; the model assumes
+// they do). Leaves (parameters, constants) cost nothing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HMCC_PLANNER_COSTMODEL_H
+#define HMCC_PLANNER_COSTMODEL_H
+
+#include "compiler/planner/DeviceProfile.h"
+
+#include "mlir/IR/Operation.h"
+
+namespace hmcc::planner {
+
+/// The kind whose efficiency applies to `op`: "matmul", "elementwise",
+/// "reduction", "norm", "softmax", "data", "optimizer" or "" for leaves.
+llvm::StringRef opKind(mlir::Operation *op);
+
+/// Predicted seconds of one op on `profile`.
+double predictSeconds(mlir::Operation *op, const DeviceProfile &profile);
+
+/// Seconds to move `bytes` over a link of `bandwidth` bytes/s.
+inline double transferSeconds(int64_t bytes, double bandwidth) {
+  return bandwidth > 0 ? double(bytes) / bandwidth : 0.0;
+}
+
+} // namespace hmcc::planner
+
+#endif // HMCC_PLANNER_COSTMODEL_H

@@ -1,0 +1,574 @@
+//===- Recompute.cpp - plan-recompute: keep or recompute, under a budget --===//
+//
+// See the pass description in Passes.td. The pieces, in order:
+//  - analyzeChain: the forward ops, the cut points, the stages and what each
+//    saves for the backward;
+//  - profileChain: the bytes live at each op of the unplanned program (from
+//    a trial placement) and each stage's predicted time;
+//  - solve: the dynamic program over segments;
+//  - applyDecision: the copies of recomputed segments, and the backward
+//    rewired to them;
+//  - the pass: budget, trial placements, the minimum when nothing fits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/conversion/TGToHM/PlaceBuffers.h"
+#include "compiler/planner/CostModel.h"
+#include "compiler/planner/Passes.h"
+#include "compiler/planner/Recompute.h"
+#include "hm/Analysis/Liveness.h"
+#include "hm/Analysis/Memory.h"
+#include "hm/IR/HMOps.h"
+#include "lib/support/Size.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace hmcc {
+#define GEN_PASS_DEF_PLANRECOMPUTE
+#include "compiler/planner/Passes.h.inc"
+} // namespace hmcc
+
+using namespace mlir;
+using namespace hmcc;
+using namespace hmcc::tg;
+
+namespace hmcc::planner {
+
+namespace {
+
+/// Values that take memory of their own in the program: results of ops
+/// other than parameter reads and constants.
+bool isActivation(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && !isa<ParamOp, ConstantOp>(def);
+}
+
+int64_t bytesOf(Value v) { return hm::arenaBytes(v.getType()); }
+
+/// The function's loss: the result named "loss", else none.
+Value lossOf(func::FuncOp fn) {
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (auto name = fn.getResultAttrOfType<StringAttr>(i, "tg.output"))
+      if (name.getValue() == "loss")
+        return ret.getOperand(i);
+  return {};
+}
+
+} // namespace
+
+Chain analyzeChain(func::FuncOp fn) {
+  Chain chain;
+  Block &body = fn.getBody().front();
+  unsigned i = 0;
+  for (Operation &op : body)
+    chain.index[&op] = i++;
+  Value loss = lossOf(fn);
+  if (!loss || !loss.getDefiningOp())
+    return chain;
+
+  // The forward: every op of the block the loss depends on.
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Operation *> work{loss.getDefiningOp()};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (op->getBlock() != &body || !slice.insert(op))
+      continue;
+    for (Value x : op->getOperands())
+      if (Operation *def = x.getDefiningOp())
+        work.push_back(def);
+  }
+  for (Operation &op : body)
+    if (slice.contains(&op)) {
+      chain.isForward.insert(&op);
+      if (!isa<ParamOp, ConstantOp>(op))
+        chain.forward.push_back(&op);
+    }
+  if (chain.forward.empty())
+    return chain;
+  DenseMap<Operation *, unsigned> position;
+  for (auto [k, op] : llvm::enumerate(chain.forward))
+    position[op] = k;
+  chain.lastForwardIndex = chain.index[chain.forward.back()];
+
+  // Cut points: positions k after which exactly one activation computed at
+  // or before k is read by a forward op after k.
+  SmallVector<SmallVector<Value>> dyingAt(chain.forward.size());
+  SmallVector<SmallVector<Value>> bornAt(chain.forward.size());
+  for (auto [k, op] : llvm::enumerate(chain.forward))
+    for (Value r : op->getResults()) {
+      unsigned last = k;
+      for (Operation *user : r.getUsers())
+        if (auto it = position.find(user); it != position.end())
+          last = std::max(last, it->second);
+      if (last > k) {
+        bornAt[k].push_back(r);
+        dyingAt[last].push_back(r);
+      }
+    }
+  llvm::SetVector<Value> crossing;
+  SmallVector<std::pair<unsigned, Value>> cuts;
+  for (unsigned k = 0; k + 1 < chain.forward.size(); ++k) {
+    for (Value v : dyingAt[k])
+      crossing.remove(v);
+    for (Value v : bornAt[k])
+      crossing.insert(v);
+    if (crossing.size() == 1)
+      cuts.push_back({k, crossing.front()});
+  }
+
+  // Stages between the cuts.
+  unsigned first = 0;
+  auto addStage = [&](unsigned last, Value output) {
+    Stage s;
+    s.first = first;
+    s.last = last;
+    s.output = output;
+    chain.stages.push_back(s);
+    first = last + 1;
+  };
+  for (auto [k, v] : cuts)
+    addStage(k, v);
+  addStage(chain.forward.size() - 1, Value());
+
+  // What each stage saves for the backward, and where its backward starts.
+  for (auto [n, s] : llvm::enumerate(chain.stages)) {
+    s.number = n + 1;
+    for (unsigned k = s.first; k <= s.last; ++k)
+      for (Value r : chain.forward[k]->getResults()) {
+        if (r == s.output || !isActivation(r))
+          continue;
+        bool saved = false;
+        for (Operation *user : r.getUsers()) {
+          if (chain.isForward.contains(user) || isa<func::ReturnOp>(user))
+            continue;
+          saved = true;
+          s.backwardStart = std::min(s.backwardStart, chain.index[user]);
+        }
+        if (saved) {
+          s.saved.push_back(r);
+          s.savedBytes += bytesOf(r);
+        }
+      }
+    if (s.output)
+      s.outputBytes = bytesOf(s.output);
+  }
+  for (auto [n, s] : llvm::enumerate(chain.stages)) {
+    if (n == 0 || !chain.stages[n - 1].output)
+      continue;
+    Value input = chain.stages[n - 1].output;
+    s.inputBytes = bytesOf(input);
+    s.inputReadByBackward = llvm::any_of(input.getUsers(), [&](Operation *user) {
+      return !chain.isForward.contains(user) && !isa<func::ReturnOp>(user);
+    });
+  }
+  return chain;
+}
+
+namespace {
+
+/// A copy of `module` with `fn`'s function planned by `decision`, placed;
+/// its arena bytes and its persistent bytes (arena bytes below the
+/// activations), or nothing when the placement fails.
+struct Trial {
+  int64_t arena = 0, persistent = 0, activations = 0;
+};
+std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const Decision &decision,
+                                std::vector<int64_t> *liveAt = nullptr,
+                                std::vector<int64_t> *bornAt = nullptr) {
+  OwningOpRef<ModuleOp> copy(module.clone());
+  auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
+  Chain chain = analyzeChain(fn);
+  applyDecision(chain, decision);
+  // The block's ops before placement, in order: the liveness profile is
+  // read back per op of the unplanned program.
+  DenseMap<Operation *, unsigned> index;
+  unsigned i = 0;
+  for (Operation &op : fn.getBody().front())
+    index[&op] = i++;
+  if (failed(placeBuffers(*copy, {fnName.str()})))
+    return std::nullopt;
+  ScheduleMemory m = scheduleMemory(*copy);
+  Trial t;
+  t.arena = m.arena;
+  t.persistent = m.parameters + m.states + m.inputs;
+  t.activations = m.activations;
+  if (liveAt) {
+    hm::FunctionLiveness live = hm::replayFunction(fn);
+    liveAt->assign(i, 0);
+    bornAt->assign(i, 0);
+    unsigned last = 0;
+    for (const hm::LiveStep &step : live.steps) {
+      auto it = index.find(step.op);
+      unsigned k = it != index.end() ? it->second : last; // inserted copies count as the op before
+      last = k;
+      (*liveAt)[k] = std::max((*liveAt)[k], step.liveBytes);
+      for (Value v : step.born)
+        (*bornAt)[k] += bytesOf(v);
+    }
+  }
+  return t;
+}
+
+} // namespace
+
+void applyDecision(Chain &chain, const Decision &decision) {
+  for (auto [s, t] : decision.recomputed) {
+    // The values the backward reads, the segment's ops that compute them,
+    // and the first backward op that reads one.
+    DenseSet<Value> needed;
+    unsigned at = std::numeric_limits<unsigned>::max();
+    for (unsigned n = s; n <= t; ++n)
+      for (Value v : chain.stages[n - 1].saved) {
+        needed.insert(v);
+        at = std::min(at, chain.stages[n - 1].backwardStart);
+      }
+    if (needed.empty())
+      continue;
+    unsigned first = chain.stages[s - 1].first, last = chain.stages[t - 1].last;
+    DenseSet<Operation *> inSegment;
+    for (unsigned k = first; k <= last; ++k)
+      inSegment.insert(chain.forward[k]);
+    DenseSet<Operation *> copy;
+    SmallVector<Operation *> work;
+    for (Value v : needed)
+      work.push_back(v.getDefiningOp());
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!inSegment.contains(op) || !copy.insert(op).second)
+        continue;
+      for (Value x : op->getOperands())
+        if (Operation *def = x.getDefiningOp())
+          work.push_back(def);
+    }
+    Operation *anchor = nullptr;
+    for (Operation &op : *chain.forward.front()->getBlock())
+      if (chain.index.lookup(&op) == at && !chain.isForward.contains(&op)) {
+        anchor = &op;
+        break;
+      }
+    assert(anchor && "a saved value has a backward reader");
+    OpBuilder b(anchor);
+    IRMapping map;
+    for (unsigned k = first; k <= last; ++k)
+      if (copy.contains(chain.forward[k]))
+        b.clone(*chain.forward[k], map);
+    for (Value v : needed)
+      v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
+        return !use.getOwner()->isBeforeInBlock(anchor);
+      });
+  }
+}
+
+void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> bornAt,
+                  const DeviceProfile &profile) {
+  unsigned n = chain.stages.size();
+  // Forward: the stages' ops and whatever runs among them.
+  for (Stage &s : chain.stages) {
+    unsigned lo = chain.index[chain.forward[s.first]], hi = chain.index[chain.forward[s.last]];
+    int64_t before = lo > 0 ? liveAt[lo - 1] : 0;
+    for (unsigned q = lo; q <= hi; ++q)
+      s.forwardPeak = std::max(s.forwardPeak, liveAt[q]);
+    s.forwardGrowth = std::max<int64_t>(0, s.forwardPeak - before);
+    for (unsigned k = s.first; k <= s.last; ++k)
+      s.forwardSeconds += predictSeconds(chain.forward[k], profile);
+  }
+  // Backward: op q belongs to the first stage whose backward has started by
+  // q (stages start their backward in reverse order); before any, to the
+  // loss's tail.
+  Block &body = *chain.forward.front()->getBlock();
+  for (Operation &op : body) {
+    unsigned q = chain.index[&op];
+    if (q <= chain.lastForwardIndex)
+      continue;
+    unsigned owner = n; // the tail
+    for (unsigned k = 0; k < n; ++k)
+      if (chain.stages[k].backwardStart <= q) {
+        owner = k;
+        break;
+      }
+    int64_t &peak = owner == n ? chain.tailPeak : chain.stages[owner].backwardPeak;
+    peak = std::max(peak, liveAt[q]);
+    if (owner < n)
+      chain.stages[owner].backwardSeconds += predictSeconds(&op, profile);
+  }
+  for (Stage &s : chain.stages)
+    if (s.backwardStart != Stage::kNone) {
+      unsigned q = s.backwardStart;
+      s.liveAtBackward = liveAt[q] - bornAt[q];
+    }
+}
+
+std::optional<Decision> solve(const Chain &chain, int64_t budget) {
+  struct Point {
+    double seconds;
+    int64_t freed;
+    int parent;         // index into points of the stage before, -1 at the start
+    unsigned from, to;  // the segment that led here (from > to: kept stage)
+    bool recomputed;
+  };
+  unsigned n = chain.stages.size();
+  std::vector<std::vector<Point>> front(n + 1);
+  front[0].push_back({0.0, 0, -1, 1, 0, false});
+  auto prune = [](std::vector<Point> &points) {
+    std::sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
+      return a.seconds != b.seconds ? a.seconds < b.seconds : a.freed > b.freed;
+    });
+    std::vector<Point> kept;
+    for (const Point &p : points)
+      if (kept.empty() || p.freed > kept.back().freed)
+        kept.push_back(p);
+    points = std::move(kept);
+  };
+  for (unsigned s = 1; s <= n; ++s) {
+    prune(front[s - 1]);
+    const Stage &first = chain.stages[s - 1];
+    int64_t extra = first.inputReadByBackward ? 0 : first.inputBytes;
+    for (auto [k, p] : llvm::enumerate(front[s - 1])) {
+      int64_t S = p.freed;
+      // Kept.
+      if (first.forwardPeak - S <= budget && first.backwardPeak - S <= budget)
+        front[s].push_back({p.seconds, S, int(k), s, s, false});
+      // Recomputed, s..t.
+      double seconds = 0;
+      int64_t saved = 0, growth = 0;
+      for (unsigned t = s; t <= n; ++t) {
+        const Stage &st = chain.stages[t - 1];
+        if (st.forwardPeak - S - saved + extra > budget || st.backwardPeak - S + extra > budget)
+          break;
+        seconds += st.forwardSeconds;
+        saved += st.savedBytes;
+        growth = std::max(growth, st.forwardGrowth);
+        if (st.backwardStart != Stage::kNone && st.liveAtBackward - S + extra + growth > budget)
+          continue;
+        front[t].push_back({p.seconds + seconds, S + saved - extra, int(k), s, t, true});
+      }
+    }
+  }
+  prune(front[n]);
+  for (auto [k, p] : llvm::enumerate(front[n])) {
+    if (chain.tailPeak - p.freed > budget)
+      continue;
+    Decision d;
+    d.seconds = p.seconds;
+    const Point *q = &p;
+    unsigned stage = n;
+    while (q->parent >= 0) {
+      if (q->recomputed)
+        d.recomputed.push_back({q->from, q->to});
+      stage = q->from - 1;
+      q = &front[stage][q->parent];
+    }
+    std::reverse(d.recomputed.begin(), d.recomputed.end());
+    return d;
+  }
+  return std::nullopt;
+}
+
+std::optional<Decision> parseDecision(StringRef text, unsigned stages, std::string &error) {
+  Decision d;
+  if (text == "none")
+    return d;
+  if (text == "all") {
+    for (unsigned s = 1; s <= stages; ++s)
+      d.recomputed.push_back({s, s});
+    return d;
+  }
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  unsigned next = 1;
+  for (StringRef part : parts) {
+    auto [a, b] = part.split('-');
+    unsigned from = 0, to = 0;
+    if (a.trim().getAsInteger(10, from) || (b.empty() ? (to = from, false)
+                                                      : b.trim().getAsInteger(10, to)) ||
+        from < next || to < from || to > stages) {
+      error = "segment '" + part.str() + "' is not a range of stages in order within 1.." +
+              std::to_string(stages);
+      return std::nullopt;
+    }
+    d.recomputed.push_back({from, to});
+    next = to + 1;
+  }
+  return d;
+}
+
+} // namespace hmcc::planner
+
+namespace {
+
+using namespace hmcc::planner;
+
+struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
+  using PlanRecomputeBase::PlanRecomputeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string error;
+    auto profile = loadDeviceProfile(deviceProfile, error);
+    if (!profile) {
+      module.emitError() << "plan-recompute: " << error;
+      return signalPassFailure();
+    }
+    std::optional<uint64_t> budget;
+    if (!vram.empty()) {
+      auto parsed = parseSize(vram);
+      if (!parsed) {
+        module.emitError() << "plan-recompute: vram: " << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+      budget = *parsed;
+    }
+    numberDropouts(module);
+    for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
+      if (failed(planFunction(module, fn, *profile, budget)))
+        return signalPassFailure();
+  }
+
+  /// Gives every tg.dropout without one its mask stream, in program order.
+  void numberDropouts(ModuleOp module) {
+    int64_t next = 0;
+    module.walk([&](DropoutOp op) {
+      if (op.getStream())
+        next = std::max(next, int64_t(*op.getStream()) + 1);
+    });
+    Builder b(module.getContext());
+    module.walk([&](DropoutOp op) {
+      if (!op.getStream())
+        op.setStreamAttr(b.getI64IntegerAttr(next++));
+    });
+  }
+
+  LogicalResult planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
+                             std::optional<uint64_t> budget) {
+    Chain chain = analyzeChain(fn);
+    if (chain.stages.empty() ||
+        llvm::all_of(chain.stages, [](const Stage &s) { return s.saved.empty(); }))
+      return success(); // no backward: nothing to recompute
+    StringRef name = fn.getSymName();
+    std::vector<int64_t> liveAt, bornAt;
+    auto base = placeTrial(module, name, Decision(), &liveAt, &bornAt);
+    if (!base)
+      return failure();
+    profileChain(chain, liveAt, bornAt, profile);
+
+    Decision decision;
+    if (!force.empty()) {
+      std::string error;
+      auto forced = parseDecision(force, chain.stages.size(), error);
+      if (!forced)
+        return module.emitError() << "plan-recompute: force: " << error;
+      decision = *forced;
+      for (auto [s, t] : decision.recomputed)
+        for (unsigned k = s; k <= t; ++k)
+          decision.seconds += chain.stages[k - 1].forwardSeconds;
+    } else if (budget && uint64_t(base->arena) > *budget) {
+      auto found = fit(module, name, chain, int64_t(*budget), base->persistent);
+      if (!found)
+        return refuse(module, name, chain, *base, *budget);
+      decision = *found;
+    }
+    record(module, chain, decision, budget);
+    applyDecision(chain, decision);
+    return success();
+  }
+
+  /// The cheapest decision whose placement fits `budget`: solve for the
+  /// activation budget, place, and tighten by what the placement exceeds.
+  std::optional<Decision> fit(ModuleOp module, StringRef name, const Chain &chain,
+                              int64_t budget, int64_t persistent) {
+    int64_t target = budget - persistent;
+    for (int round = 0; round < 24 && target > 0; ++round) {
+      auto d = solve(chain, target);
+      if (!d)
+        return std::nullopt;
+      auto trial = placeTrial(module, name, *d);
+      if (!trial)
+        return std::nullopt;
+      if (trial->arena <= budget)
+        return d;
+      target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
+    }
+    return std::nullopt;
+  }
+
+  /// The error when no decision fits: the smallest budget that does (a
+  /// bisection over the activation budget, each candidate placed).
+  LogicalResult refuse(ModuleOp module, StringRef name, const Chain &chain, const Trial &base,
+                       uint64_t budget) {
+    int64_t lo = 0, hi = base.activations;
+    std::optional<Trial> best;
+    Decision bestDecision;
+    while (lo + hm::kAlignment < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      auto d = solve(chain, mid);
+      if (!d) {
+        lo = mid;
+        continue;
+      }
+      hi = mid;
+      if (auto trial = placeTrial(module, name, *d); trial && (!best || trial->arena < best->arena)) {
+        best = trial;
+        bestDecision = *d;
+      }
+    }
+    if (!best)
+      best = base;
+    unsigned stages = 0;
+    for (auto [s, t] : bestDecision.recomputed)
+      stages += t - s + 1;
+    const char *dominant = best->persistent >= best->activations
+                               ? "the parameters, optimizer states and inputs"
+                               : "the activations";
+    return module.emitError() << "the program does not fit --vram " << formatBytes(budget)
+                              << ": the smallest budget that fits is --vram "
+                              << formatBytes(best->arena) << ", mostly " << dominant << " ("
+                              << formatBytes(best->persistent) << " persistent, "
+                              << formatBytes(best->activations) << " of activations with "
+                              << stages << " of " << chain.stages.size()
+                              << " stages recomputed, "
+                              << llvm::formatv("{0:F3}", bestDecision.seconds)
+                              << " s of recompute predicted per step)";
+  }
+
+  /// The chain and the decision, for the schedule dump and the summary.
+  void record(ModuleOp module, const Chain &chain, const Decision &decision,
+              std::optional<uint64_t> budget) {
+    Builder b(module.getContext());
+    SmallVector<Attribute> stages;
+    for (const Stage &s : chain.stages) {
+      bool recomputed = llvm::any_of(decision.recomputed, [&](auto seg) {
+        return seg.first <= s.number && s.number <= seg.second;
+      });
+      stages.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("ops", b.getI64IntegerAttr(s.last - s.first + 1)),
+          b.getNamedAttr("forward_seconds", b.getF64FloatAttr(s.forwardSeconds)),
+          b.getNamedAttr("backward_seconds", b.getF64FloatAttr(s.backwardSeconds)),
+          b.getNamedAttr("cut_bytes", b.getI64IntegerAttr(s.outputBytes)),
+          b.getNamedAttr("saved_bytes", b.getI64IntegerAttr(s.savedBytes)),
+          b.getNamedAttr("decision", b.getStringAttr(recomputed ? "recompute" : "keep")),
+      }));
+    }
+    SmallVector<NamedAttribute> fields{
+        b.getNamedAttr("stages", b.getArrayAttr(stages)),
+        b.getNamedAttr("recompute_seconds", b.getF64FloatAttr(decision.seconds)),
+        b.getNamedAttr("forced", b.getBoolAttr(!force.empty())),
+    };
+    if (budget)
+      fields.push_back(b.getNamedAttr("budget", b.getI64IntegerAttr(int64_t(*budget))));
+    module->setAttr(hm::kRecomputeAttr, b.getDictionaryAttr(fields));
+  }
+};
+
+} // namespace

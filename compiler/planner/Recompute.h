@@ -1,0 +1,85 @@
+//===- Recompute.h - the chain plan-recompute works on ----------*- C++ -*-===//
+//
+// The pieces of plan-recompute (Passes.td), public for unit tests and for
+// the planner-quality benchmark: the chain of stages of a function's
+// forward, its memory and time profile, the dynamic program and the
+// rewrite.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HMCC_PLANNER_RECOMPUTE_H
+#define HMCC_PLANNER_RECOMPUTE_H
+
+#include "compiler/planner/DeviceProfile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hmcc::planner {
+
+/// The forward ops between two cut points.
+struct Stage {
+  static constexpr unsigned kNone = std::numeric_limits<unsigned>::max();
+  unsigned number = 0;       ///< from 1
+  unsigned first = 0, last = 0; ///< its ops: Chain::forward[first..last]
+  mlir::Value output;        ///< the cut tensor after it (none for the last)
+  int64_t outputBytes = 0, inputBytes = 0;
+  bool inputReadByBackward = false; ///< the cut before it is saved anyway
+  /// What the backward reads of the values it computes (not `output`).
+  llvm::SmallVector<mlir::Value> saved;
+  int64_t savedBytes = 0;
+  /// Block index of the first backward op reading a saved value.
+  unsigned backwardStart = kNone;
+  // The profile (profileChain).
+  double forwardSeconds = 0, backwardSeconds = 0;
+  int64_t forwardPeak = 0;   ///< most bytes live while its forward runs
+  int64_t forwardGrowth = 0; ///< what its forward adds to the bytes live before it
+  int64_t backwardPeak = 0;  ///< most bytes live while its backward runs
+  int64_t liveAtBackward = 0; ///< bytes live just before backwardStart
+};
+
+struct Chain {
+  llvm::DenseMap<mlir::Operation *, unsigned> index; ///< block position of every op
+  llvm::DenseSet<mlir::Operation *> isForward;       ///< the loss's slice, leaves included
+  llvm::SmallVector<mlir::Operation *> forward;      ///< its ops, leaves excluded, in order
+  unsigned lastForwardIndex = 0;
+  llvm::SmallVector<Stage> stages;
+  int64_t tailPeak = 0; ///< most bytes live after the forward, before any stage's backward
+};
+
+/// Recomputed segments, as stage ranges [first, last] from 1, in order.
+struct Decision {
+  std::vector<std::pair<unsigned, unsigned>> recomputed;
+  double seconds = 0; ///< predicted recompute time per step
+};
+
+/// The chain of `fn`; no stages when it has no loss.
+Chain analyzeChain(mlir::func::FuncOp fn);
+
+/// Fills the stages' times and peaks from the bytes live at (and born at)
+/// each block index of the unplanned program.
+void profileChain(Chain &chain, llvm::ArrayRef<int64_t> liveAt, llvm::ArrayRef<int64_t> bornAt,
+                  const DeviceProfile &profile);
+
+/// The decision of least recompute time whose bytes live stay within
+/// `budget` at every op, as the profile predicts them; none if none does.
+std::optional<Decision> solve(const Chain &chain, int64_t budget);
+
+/// Rewrites the function of `chain` by `decision`.
+void applyDecision(Chain &chain, const Decision &decision);
+
+/// "none", "all" or segments such as "1-3,5"; error set on failure.
+std::optional<Decision> parseDecision(llvm::StringRef text, unsigned stages, std::string &error);
+
+} // namespace hmcc::planner
+
+#endif // HMCC_PLANNER_RECOMPUTE_H
