@@ -161,8 +161,12 @@ Chain analyzeChain(func::FuncOp fn) {
           s.savedBytes += bytesOf(r);
         }
       }
-    if (s.output)
+    if (s.output) {
       s.outputBytes = bytesOf(s.output);
+      for (Operation *user : s.output.getUsers())
+        if (!chain.isForward.contains(user) && !isa<func::ReturnOp>(user))
+          s.outputBackwardStart = std::min(s.outputBackwardStart, chain.index[user]);
+    }
   }
   for (auto [n, s] : llvm::enumerate(chain.stages)) {
     if (n == 0 || !chain.stages[n - 1].output)
@@ -228,12 +232,16 @@ void applyDecision(Chain &chain, const Decision &decision) {
     // The values the backward reads, the segment's ops that compute them,
     // and the first backward op that reads one.
     DenseSet<Value> needed;
-    unsigned at = std::numeric_limits<unsigned>::max();
-    for (unsigned n = s; n <= t; ++n)
-      for (Value v : chain.stages[n - 1].saved) {
-        needed.insert(v);
-        at = std::min(at, chain.stages[n - 1].backwardStart);
+    unsigned at = Stage::kNone;
+    for (unsigned n = s; n <= t; ++n) {
+      const Stage &stage = chain.stages[n - 1];
+      needed.insert(stage.saved.begin(), stage.saved.end());
+      at = std::min(at, stage.backwardStart);
+      if (n < t && stage.outputBackwardStart != Stage::kNone) {
+        needed.insert(stage.output);
+        at = std::min(at, stage.outputBackwardStart);
       }
+    }
     if (needed.empty())
       continue;
     unsigned first = chain.stages[s - 1].first, last = chain.stages[t - 1].last;
@@ -340,15 +348,18 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget) {
       // Kept.
       if (first.forwardPeak - S <= budget && first.backwardPeak - S <= budget)
         front[s].push_back({p.seconds, S, int(k), s, s, false});
-      // Recomputed, s..t.
+      // Recomputed, s..t: its saved values and the cuts inside it (when the
+      // backward reads them) are freed after their forward. While stage t
+      // runs forward, the cut before it is still read.
       double seconds = 0;
-      int64_t saved = 0, growth = 0;
+      int64_t saved = 0, growth = 0, cut = 0;
       for (unsigned t = s; t <= n; ++t) {
         const Stage &st = chain.stages[t - 1];
         if (st.forwardPeak - S - saved + extra > budget || st.backwardPeak - S + extra > budget)
           break;
         seconds += st.forwardSeconds;
-        saved += st.savedBytes;
+        saved += st.savedBytes + cut;
+        cut = st.outputBackwardStart != Stage::kNone ? st.outputBytes : 0;
         growth = std::max(growth, st.forwardGrowth);
         if (st.backwardStart != Stage::kNone && st.liveAtBackward - S + extra + growth > budget)
           continue;
@@ -453,8 +464,9 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
   LogicalResult planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
                              std::optional<uint64_t> budget) {
     Chain chain = analyzeChain(fn);
-    if (chain.stages.empty() ||
-        llvm::all_of(chain.stages, [](const Stage &s) { return s.saved.empty(); }))
+    if (llvm::all_of(chain.stages, [](const Stage &s) {
+          return s.saved.empty() && s.outputBackwardStart == Stage::kNone;
+        }))
       return success(); // no backward: nothing to recompute
     StringRef name = fn.getSymName();
     std::vector<int64_t> liveAt, bornAt;
@@ -508,7 +520,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
   LogicalResult refuse(ModuleOp module, StringRef name, const Chain &chain, const Trial &base,
                        uint64_t budget) {
     int64_t lo = 0, hi = base.activations;
-    std::optional<Trial> best;
+    Trial best = base;
     Decision bestDecision;
     while (lo + hm::kAlignment < hi) {
       int64_t mid = lo + (hi - lo) / 2;
@@ -518,28 +530,34 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
         continue;
       }
       hi = mid;
-      if (auto trial = placeTrial(module, name, *d); trial && (!best || trial->arena < best->arena)) {
-        best = trial;
+      auto trial = placeTrial(module, name, *d);
+      if (trial && (trial->arena < best.arena ||
+                    (trial->arena == best.arena && d->seconds < bestDecision.seconds))) {
+        best = *trial;
         bestDecision = *d;
       }
     }
-    if (!best)
-      best = base;
+    // The cheapest decision at that budget, for the figures.
+    if (auto cheapest = fit(module, name, chain, best.arena, base.persistent))
+      bestDecision = *cheapest;
     unsigned stages = 0;
     for (auto [s, t] : bestDecision.recomputed)
       stages += t - s + 1;
-    const char *dominant = best->persistent >= best->activations
-                               ? "the parameters, optimizer states and inputs"
-                               : "the activations";
+    int64_t activations = best.arena - best.persistent;
+    std::string recomputed =
+        stages ? std::to_string(stages) + " of " + std::to_string(chain.stages.size()) +
+                     " forward stages recomputed, " + formatSeconds(bestDecision.seconds) +
+                     " of recompute per step predicted"
+               : "nothing recomputed";
     return module.emitError() << "the program does not fit --vram " << formatBytes(budget)
                               << ": the smallest budget that fits is --vram "
-                              << formatBytes(best->arena) << ", mostly " << dominant << " ("
-                              << formatBytes(best->persistent) << " persistent, "
-                              << formatBytes(best->activations) << " of activations with "
-                              << stages << " of " << chain.stages.size()
-                              << " stages recomputed, "
-                              << llvm::formatv("{0:F3}", bestDecision.seconds)
-                              << " s of recompute predicted per step)";
+                              << formatBytes(best.arena) << ", mostly "
+                              << (best.persistent >= activations
+                                      ? "parameters, optimizer states and inputs"
+                                      : "activations")
+                              << " (" << formatBytes(best.persistent)
+                              << " persistent, " << formatBytes(activations)
+                              << " for activations with " << recomputed << ")";
   }
 
   /// The chain and the decision, for the schedule dump and the summary.

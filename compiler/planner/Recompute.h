@@ -39,6 +39,9 @@ struct Stage {
   int64_t savedBytes = 0;
   /// Block index of the first backward op reading a saved value.
   unsigned backwardStart = kNone;
+  /// Block index of the first backward op reading `output` (kNone: none
+  /// does). Inside a recomputed segment the cut is recomputed too.
+  unsigned outputBackwardStart = kNone;
   // The profile (profileChain).
   double forwardSeconds = 0, backwardSeconds = 0;
   int64_t forwardPeak = 0;   ///< most bytes live while its forward runs

@@ -6,6 +6,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace hmcc {
 
@@ -88,6 +89,20 @@ std::string formatBytes(uint64_t bytes) {
 
 std::string formatFlops(uint64_t flops) {
   return scaled(flops, 1000.0, {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"});
+}
+
+std::string formatSeconds(double seconds) {
+  char text[32];
+  auto put = [&](double v, const char *unit) {
+    std::snprintf(text, sizeof text, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v,
+                  unit);
+    return std::string(text);
+  };
+  if (seconds >= 1 || seconds == 0)
+    return put(seconds, "s");
+  if (seconds >= 1e-3)
+    return put(seconds * 1e3, "ms");
+  return put(seconds * 1e6, "us");
 }
 
 std::string formatCount(uint64_t n) {

@@ -27,6 +27,10 @@ std::string formatBytes(uint64_t bytes);
 /// e.g. "114 kFLOP", "8.89 GFLOP".
 std::string formatFlops(uint64_t flops);
 
+/// Formats a duration with three significant digits, e.g. "412 us",
+/// "12.3 ms", "1.50 s".
+std::string formatSeconds(double seconds);
+
 /// Formats an integer with thousands separators, e.g. "1,234,567".
 std::string formatCount(uint64_t n);
 

@@ -32,7 +32,6 @@
 #include "mlir/Support/DebugStringHelper.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -342,14 +341,12 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
       return cast<mlir::DictionaryAttr>(s).getAs<mlir::StringAttr>("decision").getValue() ==
              "recompute";
     });
-    summaryOut << "    recompute: " << recomputed << " of " << stages.size()
-               << " forward stages recomputed in the backward";
     if (recomputed)
-      summaryOut << ", "
-                 << llvm::formatv("{0:F3}",
-                                  plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble())
-                 << " s per step predicted (" << deviceProfile << ")";
-    summaryOut << "\n";
+      summaryOut << "    recompute: " << recomputed << " of " << stages.size()
+                 << " forward stages recomputed in the backward, "
+                 << hmcc::formatSeconds(
+                        plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble())
+                 << " per step predicted (" << deviceProfile << ")\n";
   }
   if (vram.getNumOccurrences()) {
     uint64_t budget = cantFail(hmcc::parseSize(vram));

@@ -36,7 +36,8 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
     module.emitError() << "the program does not fit --vram " << formatBytes(*budget)
                        << ": it needs " << formatBytes(m.arena) << " of device memory ("
                        << describeSplit(m)
-                       << "); hmcc has no planner yet (offload, recompute) to fit a smaller budget";
+                       << "), and plan-recompute found nothing to recompute (a program without a "
+                          "backward)";
     signalPassFailure();
   }
 };
