@@ -611,6 +611,8 @@ int run(int argc, char **argv) {
     if (stage != Emit::Summary)
       return error(inputFile + ": " + diagnostics);
     if (failure->pass == "plan-recompute") {
+      summaryOut << "  no " << (train ? "training step" : "program") << ": "
+                 << StringRef(diagnostics).split('\n').first << "\n";
       writeSummary();
       return error(inputFile + ": " + diagnostics);
     }
