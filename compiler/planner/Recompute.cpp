@@ -550,8 +550,8 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
                      " of recompute per step predicted"
                : "nothing recomputed";
     return module.emitError() << "the program does not fit --vram " << formatBytes(budget)
-                              << ": the smallest budget that fits is --vram "
-                              << formatBytes(best.arena) << ", mostly "
+                              << ": the smallest budget that fits is --vram " << best.arena
+                              << " (" << formatBytes(best.arena) << "), mostly "
                               << (best.persistent >= activations
                                       ? "parameters, optimizer states and inputs"
                                       : "activations")
