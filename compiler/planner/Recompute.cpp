@@ -486,7 +486,8 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
         for (unsigned k = s; k <= t; ++k)
           decision.seconds += chain.stages[k - 1].forwardSeconds;
     } else if (budget && uint64_t(base->arena) > *budget) {
-      auto found = fit(module, name, chain, int64_t(*budget), base->persistent);
+      candidateCache.clear();
+      auto found = fit(module, name, chain, *base, int64_t(*budget));
       if (!found)
         return refuse(module, name, chain, *base, *budget);
       decision = *found;
@@ -496,15 +497,22 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     return success();
   }
 
+  /// A decision and what its placement needs.
+  struct Candidate {
+    Decision decision;
+    Trial trial;
+  };
+
   /// The cheapest decision whose placement fits `budget`: solve for the
-  /// activation budget, place, and tighten by what the placement exceeds.
+  /// activation budget, place, and tighten by what the placement exceeds;
+  /// when that does not converge, the cheapest fitting candidate.
   std::optional<Decision> fit(ModuleOp module, StringRef name, const Chain &chain,
-                              int64_t budget, int64_t persistent) {
-    int64_t target = budget - persistent;
-    for (int round = 0; round < 24 && target > 0; ++round) {
+                              const Trial &base, int64_t budget) {
+    int64_t target = budget - base.persistent;
+    for (int round = 0; round < 8 && target > 0; ++round) {
       auto d = solve(chain, target);
       if (!d)
-        return std::nullopt;
+        break;
       auto trial = placeTrial(module, name, *d);
       if (!trial)
         return std::nullopt;
@@ -512,52 +520,72 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
         return d;
       target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
     }
-    return std::nullopt;
+    const Candidate *best = nullptr;
+    for (const Candidate &c : candidates(module, name, chain, base))
+      if (c.trial.arena <= budget && (!best || c.decision.seconds < best->decision.seconds))
+        best = &c;
+    return best ? std::optional<Decision>(best->decision) : std::nullopt;
   }
 
-  /// The error when no decision fits: the smallest budget that does (a
-  /// bisection over the activation budget, each candidate placed).
+  /// Decisions for activation budgets from the least that any decision
+  /// meets (as the profile predicts) to the unplanned peak, each placed:
+  /// computed once, the same set for fit and for refuse, so that the
+  /// smallest budget refuse names is one fit meets.
+  const std::vector<Candidate> &candidates(ModuleOp module, StringRef name, const Chain &chain,
+                                           const Trial &base) {
+    if (!candidateCache.empty())
+      return candidateCache;
+    candidateCache.push_back({Decision(), base});
+    int64_t lo = 0, hi = base.activations; // solve fails at lo, succeeds at hi
+    while (lo + int64_t(hm::kAlignment) < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (solve(chain, mid) ? hi : lo) = mid;
+    }
+    // Evenly over the range, and finer over its lowest eighth, where the
+    // placement's fragmentation decides the smallest budget.
+    auto add = [&](int64_t target) {
+      if (auto d = solve(chain, target))
+        if (auto trial = placeTrial(module, name, *d))
+          candidateCache.push_back({*d, *trial});
+    };
+    constexpr int kSteps = 64;
+    int64_t range = base.activations - hi;
+    for (int k = 0; k <= kSteps; ++k) {
+      add(hi + range * k / kSteps);
+      add(hi + range * k / (8 * kSteps));
+    }
+    return candidateCache;
+  }
+  std::vector<Candidate> candidateCache;
+
+  /// The error when no decision fits: the smallest budget that does, with
+  /// the cheapest decision there.
   LogicalResult refuse(ModuleOp module, StringRef name, const Chain &chain, const Trial &base,
                        uint64_t budget) {
-    int64_t lo = 0, hi = base.activations;
-    Trial best = base;
-    Decision bestDecision;
-    while (lo + hm::kAlignment < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      auto d = solve(chain, mid);
-      if (!d) {
-        lo = mid;
-        continue;
-      }
-      hi = mid;
-      auto trial = placeTrial(module, name, *d);
-      if (trial && (trial->arena < best.arena ||
-                    (trial->arena == best.arena && d->seconds < bestDecision.seconds))) {
-        best = *trial;
-        bestDecision = *d;
-      }
-    }
-    // The cheapest decision at that budget, for the figures.
-    if (auto cheapest = fit(module, name, chain, best.arena, base.persistent))
-      bestDecision = *cheapest;
+    const Candidate *best = nullptr;
+    for (const Candidate &c : candidates(module, name, chain, base))
+      if (!best || c.trial.arena < best->trial.arena ||
+          (c.trial.arena == best->trial.arena && c.decision.seconds < best->decision.seconds))
+        best = &c;
+    const Trial &t = best->trial;
     unsigned stages = 0;
-    for (auto [s, t] : bestDecision.recomputed)
-      stages += t - s + 1;
-    int64_t activations = best.arena - best.persistent;
+    for (auto [s, e] : best->decision.recomputed)
+      stages += e - s + 1;
+    int64_t activations = t.arena - t.persistent;
     std::string recomputed =
         stages ? std::to_string(stages) + " of " + std::to_string(chain.stages.size()) +
-                     " forward stages recomputed, " + formatSeconds(bestDecision.seconds) +
+                     " forward stages recomputed, " + formatSeconds(best->decision.seconds) +
                      " of recompute per step predicted"
                : "nothing recomputed";
     return module.emitError() << "the program does not fit --vram " << formatBytes(budget)
-                              << ": the smallest budget that fits is --vram " << best.arena
-                              << " (" << formatBytes(best.arena) << "), mostly "
-                              << (best.persistent >= activations
+                              << ": the smallest budget that fits is --vram " << t.arena << " ("
+                              << formatBytes(t.arena) << "), mostly "
+                              << (t.persistent >= activations
                                       ? "parameters, optimizer states and inputs"
                                       : "activations")
-                              << " (" << formatBytes(best.persistent)
-                              << " persistent, " << formatBytes(activations)
-                              << " for activations with " << recomputed << ")";
+                              << " (" << formatBytes(t.persistent) << " persistent, "
+                              << formatBytes(activations) << " for activations with "
+                              << recomputed << ")";
   }
 
   /// The chain and the decision, for the schedule dump and the summary.

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The budget sweep of the memory planner.
+
+Compiles MODEL unconstrained, learns the smallest --vram that fits from the
+error a 1-byte budget gives, then compiles it at budgets from the unplanned
+arena down to that smallest one (six in all), trains each for STEPS steps
+and requires, for every budget:
+  - the planned arena within the budget (from --dump-schedule);
+  - loss, learning rate and gradient norm bit-identical to the
+    unconstrained program's at every step (the metrics print floats exactly
+    as the runtime had them);
+and that one byte less than the smallest budget fails at compile time,
+naming it. Prints one line per budget and a closing verdict.
+
+usage: budget_sweep.py HMCC MODEL OUTDIR STEPS TRAIN-ARG...
+"""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run(cmd, expect_ok=True):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if expect_ok and p.returncode != 0:
+        sys.exit(f"budget_sweep: {' '.join(map(str, cmd))} failed:\n{p.stderr}")
+    return p
+
+
+def compile_and_train(hmcc, model, out, tag, budget, steps, train_args):
+    exe, plan = out / tag, out / f"{tag}.json"
+    cmd = [hmcc, model, "-o", exe, "--force", "--dump-schedule", plan]
+    if budget is not None:
+        cmd += ["--vram", str(budget)]
+    run(cmd)
+    metrics = out / f"{tag}.jsonl"
+    run([exe / "train", "--quiet", "--steps", str(steps), "--metrics", metrics, "--force"]
+        + train_args)
+    schedule = json.loads(plan.read_text())
+    rows = [json.loads(line) for line in metrics.read_text().splitlines()]
+    stages = schedule.get("recompute", {}).get("stages", [])
+    recomputed = sum(s["decision"] == "recompute" for s in stages)
+    return schedule["arena"]["bytes"], rows, recomputed, len(stages)
+
+
+def main():
+    hmcc, model, out, steps = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+    train_args = sys.argv[5:]
+    out.mkdir(parents=True, exist_ok=True)
+
+    unplanned, reference, _, _ = compile_and_train(hmcc, model, out, "free", None, steps,
+                                                   train_args)
+    p = run([hmcc, model, "--vram", "1"], expect_ok=False)
+    m = re.search(r"the smallest budget that fits is --vram (\d+) ", p.stderr)
+    if p.returncode == 0 or not m:
+        sys.exit(f"budget_sweep: a 1-byte budget did not name the smallest:\n{p.stderr}")
+    smallest = int(m.group(1))
+    print(f"unplanned arena {unplanned} B, smallest budget {smallest} B "
+          f"({100.0 * smallest / unplanned:.1f}%)")
+
+    budgets = [unplanned] + [smallest + (unplanned - smallest) * k // 5 for k in (4, 3, 2, 1, 0)]
+    failures = 0
+    keys = ("loss", "lr", "grad_norm")
+    for i, budget in enumerate(budgets):
+        arena, rows, recomputed, stages = compile_and_train(hmcc, model, out, f"b{i}", budget,
+                                                            steps, train_args)
+        same = len(rows) == len(reference) and all(
+            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        fits = arena <= budget
+        failures += not (same and fits)
+        print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, "
+              f"{recomputed} of {stages} stages recomputed, {len(rows)} steps "
+              f"{'bit-identical' if same else 'DIFFER'}")
+
+    p = run([hmcc, model, "--vram", str(smallest - 1)], expect_ok=False)
+    named = f"the smallest budget that fits is --vram {smallest} " in p.stderr
+    if p.returncode == 0 or not named:
+        failures += 1
+        print(f"--vram {smallest - 1}: NOT REFUSED AS EXPECTED: {p.stderr.strip()}")
+    else:
+        print(f"--vram {smallest - 1}: refused, naming --vram {smallest}")
+    print("sweep: " + ("PASS" if failures == 0 else f"FAIL ({failures})"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
