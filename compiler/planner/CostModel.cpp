@@ -14,24 +14,21 @@ using namespace hmcc::tg;
 namespace hmcc::planner {
 
 StringRef opKind(Operation *op) {
-  if (!isa<TGDialect>(op->getDialect()) ||
-      isa<ParamOp, ParameterOp, StateOp, ConstantOp>(op))
+  if (!isa<TGDialect>(op->getDialect()) || isa<ParamOp, ParameterOp, StateOp, ConstantOp>(op))
     return "";
   if (isView(op))
     return "data";
   return TypeSwitch<Operation *, StringRef>(op)
       .Case<MatMulOp, GemmOp>([](auto) { return "matmul"; })
-      .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp,
-            SoftmaxCrossEntropyLossOp, SoftmaxCrossEntropyLossGradOp>(
-          [](auto) { return "softmax"; })
+      .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp, SoftmaxCrossEntropyLossOp,
+            SoftmaxCrossEntropyLossGradOp>([](auto) { return "softmax"; })
       .Case<LayerNormOp, LayerNormGradOp>([](auto) { return "norm"; })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, GlobalNormOp,
-            ReduceMaxGradOp>([](auto) { return "reduction"; })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, GlobalNormOp, ReduceMaxGradOp>(
+          [](auto) { return "reduction"; })
       .Case<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp, OnnxOptimizerOp>(
           [](auto) { return "optimizer"; })
       .Default([](Operation *o) {
-        return opCost(o).flops == 0 ? StringRef("data")
-                                    : StringRef("elementwise");
+        return opCost(o).flops == 0 ? StringRef("data") : StringRef("elementwise");
       });
 }
 

@@ -30,17 +30,15 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
     // kernels reach there, rounded; `hmcc --measure-device` gives better.
     p.peakFlops = {{"f32", 1.0e11}};
     p.memoryBandwidth = 1.2e10;
-    p.hostToDevice = p.deviceToHost =
-        8e9; // the "device" is host memory: a memcpy
+    p.hostToDevice = p.deviceToHost = 8e9; // the "device" is host memory: a memcpy
     p.bothDirections = 8e9;
     p.storageRead = 1.0e9;
     p.storageWrite = 0.8e9;
     p.hostCopy = 8e9;
     p.hostOptimizer = {{"f32", 2.5e8}, {"8bit", 1.5e8}};
     p.launchOverhead = 3e-6;
-    p.efficiency = {{"matmul", 0.6},   {"elementwise", 0.5}, {"reduction", 0.5},
-                    {"norm", 0.4},     {"softmax", 0.3},     {"data", 0.5},
-                    {"optimizer", 0.5}};
+    p.efficiency = {{"matmul", 0.6},  {"elementwise", 0.5}, {"reduction", 0.5}, {"norm", 0.4},
+                    {"softmax", 0.3}, {"data", 0.5},        {"optimizer", 0.5}};
     return p;
   }
   if (name == "h200") {
@@ -54,9 +52,8 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
     p.hostCopy = 5.9e10;
     p.hostOptimizer = {{"f32", 4.2e9}, {"8bit", 4.2e9}};
     p.launchOverhead = 4e-6;
-    p.efficiency = {{"matmul", 0.7},   {"elementwise", 0.8}, {"reduction", 0.7},
-                    {"norm", 0.7},     {"softmax", 0.6},     {"data", 0.8},
-                    {"optimizer", 0.8}};
+    p.efficiency = {{"matmul", 0.7},  {"elementwise", 0.8}, {"reduction", 0.7}, {"norm", 0.7},
+                    {"softmax", 0.6}, {"data", 0.8},        {"optimizer", 0.8}};
     return p;
   }
   return std::nullopt;
@@ -75,8 +72,7 @@ bool readNumber(const json &j, const char *key, double &out, std::string &error,
       error = std::string("field '") + key + "' is missing";
     return !required;
   }
-  if (!it->is_number() || !std::isfinite(it->get<double>()) ||
-      it->get<double>() <= 0) {
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0) {
     error = std::string("field '") + key + "' must be a positive number";
     return false;
   }
@@ -84,8 +80,8 @@ bool readNumber(const json &j, const char *key, double &out, std::string &error,
   return true;
 }
 
-bool readMap(const json &j, const char *key, std::map<std::string, double> &out,
-             std::string &error, bool required) {
+bool readMap(const json &j, const char *key, std::map<std::string, double> &out, std::string &error,
+             bool required) {
   auto it = j.find(key);
   if (it == j.end()) {
     if (required)
@@ -93,16 +89,13 @@ bool readMap(const json &j, const char *key, std::map<std::string, double> &out,
     return !required;
   }
   if (!it->is_object() || it->empty()) {
-    error = std::string("field '") + key +
-            "' must be an object of positive numbers";
+    error = std::string("field '") + key + "' must be an object of positive numbers";
     return false;
   }
   out.clear();
   for (auto &[k, v] : it->items()) {
-    if (!v.is_number() || !std::isfinite(v.get<double>()) ||
-        v.get<double>() <= 0) {
-      error = std::string("field '") + key + "." + k +
-              "' must be a positive number";
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
+      error = std::string("field '") + key + "." + k + "' must be a positive number";
       return false;
     }
     out[k] = v.get<double>();
@@ -112,14 +105,12 @@ bool readMap(const json &j, const char *key, std::map<std::string, double> &out,
 
 } // namespace
 
-std::optional<DeviceProfile> loadDeviceProfile(llvm::StringRef spec,
-                                               std::string &error) {
+std::optional<DeviceProfile> loadDeviceProfile(llvm::StringRef spec, std::string &error) {
   if (auto p = builtinProfile(spec))
     return p;
   std::ifstream in(spec.str());
   if (!in) {
-    error = "device profile '" + spec.str() +
-            "' is neither cpu, h200 nor a readable file";
+    error = "device profile '" + spec.str() + "' is neither cpu, h200 nor a readable file";
     return std::nullopt;
   }
   std::stringstream text;
@@ -166,10 +157,9 @@ std::string toJson(const DeviceProfile &p) {
   j["name"] = p.name;
   j["peak_flops"] = p.peakFlops;
   j["memory_bandwidth"] = p.memoryBandwidth;
-  j["links"] = {
-      {"host_to_device", p.hostToDevice},    {"device_to_host", p.deviceToHost},
-      {"both_directions", p.bothDirections}, {"storage_read", p.storageRead},
-      {"storage_write", p.storageWrite},     {"host_copy", p.hostCopy}};
+  j["links"] = {{"host_to_device", p.hostToDevice},    {"device_to_host", p.deviceToHost},
+                {"both_directions", p.bothDirections}, {"storage_read", p.storageRead},
+                {"storage_write", p.storageWrite},     {"host_copy", p.hostCopy}};
   j["host_optimizer"] = p.hostOptimizer;
   j["launch_overhead"] = p.launchOverhead;
   j["efficiency"] = p.efficiency;

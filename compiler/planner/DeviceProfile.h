@@ -49,8 +49,7 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name);
 
 /// `spec` is "cpu", "h200" or the path of a JSON profile. On failure returns
 /// nothing and sets `error` to one line naming the file and the field.
-std::optional<DeviceProfile> loadDeviceProfile(llvm::StringRef spec,
-                                               std::string &error);
+std::optional<DeviceProfile> loadDeviceProfile(llvm::StringRef spec, std::string &error);
 
 /// The profile as JSON, in the form loadDeviceProfile reads.
 std::string toJson(const DeviceProfile &profile);

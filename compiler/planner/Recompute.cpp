@@ -165,8 +165,7 @@ Chain analyzeChain(func::FuncOp fn) {
       s.outputBytes = bytesOf(s.output);
       for (Operation *user : s.output.getUsers())
         if (!chain.isForward.contains(user) && !isa<func::ReturnOp>(user))
-          s.outputBackwardStart =
-              std::min(s.outputBackwardStart, chain.index[user]);
+          s.outputBackwardStart = std::min(s.outputBackwardStart, chain.index[user]);
     }
   }
   for (auto [n, s] : llvm::enumerate(chain.stages)) {
@@ -174,10 +173,9 @@ Chain analyzeChain(func::FuncOp fn) {
       continue;
     Value input = chain.stages[n - 1].output;
     s.inputBytes = bytesOf(input);
-    s.inputReadByBackward =
-        llvm::any_of(input.getUsers(), [&](Operation *user) {
-          return !chain.isForward.contains(user) && !isa<func::ReturnOp>(user);
-        });
+    s.inputReadByBackward = llvm::any_of(input.getUsers(), [&](Operation *user) {
+      return !chain.isForward.contains(user) && !isa<func::ReturnOp>(user);
+    });
   }
   return chain;
 }
@@ -190,8 +188,7 @@ namespace {
 struct Trial {
   int64_t arena = 0, persistent = 0, activations = 0;
 };
-std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName,
-                                const Decision &decision,
+std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const Decision &decision,
                                 std::vector<int64_t> *liveAt = nullptr,
                                 std::vector<int64_t> *bornAt = nullptr) {
   OwningOpRef<ModuleOp> copy(module.clone());
@@ -218,9 +215,7 @@ std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName,
     unsigned last = 0;
     for (const hm::LiveStep &step : live.steps) {
       auto it = index.find(step.op);
-      unsigned k = it != index.end()
-                       ? it->second
-                       : last; // inserted copies count as the op before
+      unsigned k = it != index.end() ? it->second : last; // inserted copies count as the op before
       last = k;
       (*liveAt)[k] = std::max((*liveAt)[k], step.liveBytes);
       for (Value v : step.born)
@@ -278,19 +273,17 @@ void applyDecision(Chain &chain, const Decision &decision) {
       if (copy.contains(chain.forward[k]))
         b.clone(*chain.forward[k], map);
     for (Value v : needed)
-      v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
-        return !use.getOwner()->isBeforeInBlock(anchor);
-      });
+      v.replaceUsesWithIf(map.lookup(v),
+                          [&](OpOperand &use) { return !use.getOwner()->isBeforeInBlock(anchor); });
   }
 }
 
-void profileChain(Chain &chain, ArrayRef<int64_t> liveAt,
-                  ArrayRef<int64_t> bornAt, const DeviceProfile &profile) {
+void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> bornAt,
+                  const DeviceProfile &profile) {
   unsigned n = chain.stages.size();
   // Forward: the stages' ops and whatever runs among them.
   for (Stage &s : chain.stages) {
-    unsigned lo = chain.index[chain.forward[s.first]],
-             hi = chain.index[chain.forward[s.last]];
+    unsigned lo = chain.index[chain.forward[s.first]], hi = chain.index[chain.forward[s.last]];
     int64_t before = lo > 0 ? liveAt[lo - 1] : 0;
     for (unsigned q = lo; q <= hi; ++q)
       s.forwardPeak = std::max(s.forwardPeak, liveAt[q]);
@@ -312,8 +305,7 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt,
         owner = k;
         break;
       }
-    int64_t &peak =
-        owner == n ? chain.tailPeak : chain.stages[owner].backwardPeak;
+    int64_t &peak = owner == n ? chain.tailPeak : chain.stages[owner].backwardPeak;
     peak = std::max(peak, liveAt[q]);
     if (owner < n)
       chain.stages[owner].backwardSeconds += predictSeconds(&op, profile);
@@ -362,18 +354,15 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget) {
       int64_t saved = 0, growth = 0, cut = 0;
       for (unsigned t = s; t <= n; ++t) {
         const Stage &st = chain.stages[t - 1];
-        if (st.forwardPeak - S - saved + extra > budget ||
-            st.backwardPeak - S + extra > budget)
+        if (st.forwardPeak - S - saved + extra > budget || st.backwardPeak - S + extra > budget)
           break;
         seconds += st.forwardSeconds;
         saved += st.savedBytes + cut;
         cut = st.outputBackwardStart != Stage::kNone ? st.outputBytes : 0;
         growth = std::max(growth, st.forwardGrowth);
-        if (st.backwardStart != Stage::kNone &&
-            st.liveAtBackward - S + extra + growth > budget)
+        if (st.backwardStart != Stage::kNone && st.liveAtBackward - S + extra + growth > budget)
           continue;
-        front[t].push_back(
-            {p.seconds + seconds, S + saved - extra, int(k), s, t, true});
+        front[t].push_back({p.seconds + seconds, S + saved - extra, int(k), s, t, true});
       }
     }
   }
@@ -397,8 +386,7 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget) {
   return std::nullopt;
 }
 
-std::optional<Decision> parseDecision(StringRef text, unsigned stages,
-                                      std::string &error) {
+std::optional<Decision> parseDecision(StringRef text, unsigned stages, std::string &error) {
   Decision d;
   if (text == "none")
     return d;
@@ -415,10 +403,9 @@ std::optional<Decision> parseDecision(StringRef text, unsigned stages,
     unsigned from = 0, to = 0;
     bool range = part.contains('-');
     if (a.trim().getAsInteger(10, from) ||
-        (range ? b.trim().getAsInteger(10, to) : (to = from, false)) ||
-        from < next || to < from || to > stages) {
-      error = "segment '" + part.str() +
-              "' is not a range of stages in order within 1.." +
+        (range ? b.trim().getAsInteger(10, to) : (to = from, false)) || from < next || to < from ||
+        to > stages) {
+      error = "segment '" + part.str() + "' is not a range of stages in order within 1.." +
               std::to_string(stages);
       return std::nullopt;
     }
@@ -449,8 +436,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     if (!vram.empty()) {
       auto parsed = parseSize(vram);
       if (!parsed) {
-        module.emitError() << "plan-recompute: vram: "
-                           << llvm::toString(parsed.takeError());
+        module.emitError() << "plan-recompute: vram: " << llvm::toString(parsed.takeError());
         return signalPassFailure();
       }
       budget = *parsed;
@@ -475,8 +461,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     });
   }
 
-  LogicalResult planFunction(ModuleOp module, func::FuncOp fn,
-                             const DeviceProfile &profile,
+  LogicalResult planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
                              std::optional<uint64_t> budget) {
     Chain chain = analyzeChain(fn);
     if (llvm::all_of(chain.stages, [](const Stage &s) {
@@ -521,9 +506,8 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
   /// The cheapest decision whose placement fits `budget`: solve for the
   /// activation budget, place, and tighten by what the placement exceeds;
   /// when that does not converge, the cheapest fitting candidate.
-  std::optional<Decision> fit(ModuleOp module, StringRef name,
-                              const Chain &chain, const Trial &base,
-                              int64_t budget) {
+  std::optional<Decision> fit(ModuleOp module, StringRef name, const Chain &chain,
+                              const Trial &base, int64_t budget) {
     int64_t target = budget - base.persistent;
     for (int round = 0; round < 8 && target > 0; ++round) {
       auto d = solve(chain, target);
@@ -534,13 +518,11 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
         return std::nullopt;
       if (trial->arena <= budget)
         return d;
-      target -=
-          std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
+      target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
     }
     const Candidate *best = nullptr;
     for (const Candidate &c : candidates(module, name, chain, base))
-      if (c.trial.arena <= budget &&
-          (!best || c.decision.seconds < best->decision.seconds))
+      if (c.trial.arena <= budget && (!best || c.decision.seconds < best->decision.seconds))
         best = &c;
     return best ? std::optional<Decision>(best->decision) : std::nullopt;
   }
@@ -549,8 +531,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
   /// meets (as the profile predicts) to the unplanned peak, each placed:
   /// computed once, the same set for fit and for refuse, so that the
   /// smallest budget refuse names is one fit meets.
-  const std::vector<Candidate> &candidates(ModuleOp module, StringRef name,
-                                           const Chain &chain,
+  const std::vector<Candidate> &candidates(ModuleOp module, StringRef name, const Chain &chain,
                                            const Trial &base) {
     if (!candidateCache.empty())
       return candidateCache;
@@ -579,36 +560,32 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
 
   /// The error when no decision fits: the smallest budget that does, with
   /// the cheapest decision there.
-  LogicalResult refuse(ModuleOp module, StringRef name, const Chain &chain,
-                       const Trial &base, uint64_t budget) {
+  LogicalResult refuse(ModuleOp module, StringRef name, const Chain &chain, const Trial &base,
+                       uint64_t budget) {
     const Candidate *best = nullptr;
     for (const Candidate &c : candidates(module, name, chain, base))
       if (!best || c.trial.arena < best->trial.arena ||
-          (c.trial.arena == best->trial.arena &&
-           c.decision.seconds < best->decision.seconds))
+          (c.trial.arena == best->trial.arena && c.decision.seconds < best->decision.seconds))
         best = &c;
     const Trial &t = best->trial;
     unsigned stages = 0;
     for (auto [s, e] : best->decision.recomputed)
       stages += e - s + 1;
     int64_t activations = t.arena - t.persistent;
-    std::string recomputed = stages
-                                 ? std::to_string(stages) + " of " +
-                                       std::to_string(chain.stages.size()) +
-                                       " forward stages recomputed, " +
-                                       formatSeconds(best->decision.seconds) +
-                                       " of recompute per step predicted"
-                                 : "nothing recomputed";
-    return module.emitError()
-           << "the program does not fit --vram " << formatBytes(budget)
-           << ": the smallest budget that fits is --vram " << t.arena << " ("
-           << formatBytes(t.arena) << "), mostly "
-           << (t.persistent >= activations
-                   ? "parameters, optimizer states and inputs"
-                   : "activations")
-           << " (" << formatBytes(t.persistent) << " persistent, "
-           << formatBytes(activations) << " for activations with " << recomputed
-           << ")";
+    std::string recomputed =
+        stages ? std::to_string(stages) + " of " + std::to_string(chain.stages.size()) +
+                     " forward stages recomputed, " + formatSeconds(best->decision.seconds) +
+                     " of recompute per step predicted"
+               : "nothing recomputed";
+    return module.emitError() << "the program does not fit --vram " << formatBytes(budget)
+                              << ": the smallest budget that fits is --vram " << t.arena << " ("
+                              << formatBytes(t.arena) << "), mostly "
+                              << (t.persistent >= activations
+                                      ? "parameters, optimizer states and inputs"
+                                      : "activations")
+                              << " (" << formatBytes(t.persistent) << " persistent, "
+                              << formatBytes(activations) << " for activations with " << recomputed
+                              << ")";
   }
 
   /// The chain and the decision, for the schedule dump and the summary.
@@ -622,25 +599,20 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       });
       stages.push_back(b.getDictionaryAttr({
           b.getNamedAttr("ops", b.getI64IntegerAttr(s.last - s.first + 1)),
-          b.getNamedAttr("forward_seconds",
-                         b.getF64FloatAttr(s.forwardSeconds)),
-          b.getNamedAttr("backward_seconds",
-                         b.getF64FloatAttr(s.backwardSeconds)),
+          b.getNamedAttr("forward_seconds", b.getF64FloatAttr(s.forwardSeconds)),
+          b.getNamedAttr("backward_seconds", b.getF64FloatAttr(s.backwardSeconds)),
           b.getNamedAttr("cut_bytes", b.getI64IntegerAttr(s.outputBytes)),
           b.getNamedAttr("saved_bytes", b.getI64IntegerAttr(s.savedBytes)),
-          b.getNamedAttr("decision",
-                         b.getStringAttr(recomputed ? "recompute" : "keep")),
+          b.getNamedAttr("decision", b.getStringAttr(recomputed ? "recompute" : "keep")),
       }));
     }
     SmallVector<NamedAttribute> fields{
         b.getNamedAttr("stages", b.getArrayAttr(stages)),
-        b.getNamedAttr("recompute_seconds",
-                       b.getF64FloatAttr(decision.seconds)),
+        b.getNamedAttr("recompute_seconds", b.getF64FloatAttr(decision.seconds)),
         b.getNamedAttr("forced", b.getBoolAttr(!force.empty())),
     };
     if (budget)
-      fields.push_back(
-          b.getNamedAttr("budget", b.getI64IntegerAttr(int64_t(*budget))));
+      fields.push_back(b.getNamedAttr("budget", b.getI64IntegerAttr(int64_t(*budget))));
     module->setAttr(hm::kRecomputeAttr, b.getDictionaryAttr(fields));
   }
 };

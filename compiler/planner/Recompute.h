@@ -44,24 +44,19 @@ struct Stage {
   unsigned outputBackwardStart = kNone;
   // The profile (profileChain).
   double forwardSeconds = 0, backwardSeconds = 0;
-  int64_t forwardPeak = 0; ///< most bytes live while its forward runs
-  int64_t forwardGrowth =
-      0; ///< what its forward adds to the bytes live before it
+  int64_t forwardPeak = 0;    ///< most bytes live while its forward runs
+  int64_t forwardGrowth = 0;  ///< what its forward adds to the bytes live before it
   int64_t backwardPeak = 0;   ///< most bytes live while its backward runs
   int64_t liveAtBackward = 0; ///< bytes live just before backwardStart
 };
 
 struct Chain {
-  llvm::DenseMap<mlir::Operation *, unsigned>
-      index; ///< block position of every op
-  llvm::DenseSet<mlir::Operation *>
-      isForward; ///< the loss's slice, leaves included
-  llvm::SmallVector<mlir::Operation *>
-      forward; ///< its ops, leaves excluded, in order
+  llvm::DenseMap<mlir::Operation *, unsigned> index; ///< block position of every op
+  llvm::DenseSet<mlir::Operation *> isForward;       ///< the loss's slice, leaves included
+  llvm::SmallVector<mlir::Operation *> forward;      ///< its ops, leaves excluded, in order
   unsigned lastForwardIndex = 0;
   llvm::SmallVector<Stage> stages;
-  int64_t tailPeak =
-      0; ///< most bytes live after the forward, before any stage's backward
+  int64_t tailPeak = 0; ///< most bytes live after the forward, before any stage's backward
 };
 
 /// Recomputed segments, as stage ranges [first, last] from 1, in order.
@@ -75,8 +70,8 @@ Chain analyzeChain(mlir::func::FuncOp fn);
 
 /// Fills the stages' times and peaks from the bytes live at (and born at)
 /// each block index of the unplanned program.
-void profileChain(Chain &chain, llvm::ArrayRef<int64_t> liveAt,
-                  llvm::ArrayRef<int64_t> bornAt, const DeviceProfile &profile);
+void profileChain(Chain &chain, llvm::ArrayRef<int64_t> liveAt, llvm::ArrayRef<int64_t> bornAt,
+                  const DeviceProfile &profile);
 
 /// The decision of least recompute time whose bytes live stay within
 /// `budget` at every op, as the profile predicts them; none if none does.
@@ -86,8 +81,7 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget);
 void applyDecision(Chain &chain, const Decision &decision);
 
 /// "none", "all" or segments such as "1-3,5"; error set on failure.
-std::optional<Decision> parseDecision(llvm::StringRef text, unsigned stages,
-                                      std::string &error);
+std::optional<Decision> parseDecision(llvm::StringRef text, unsigned stages, std::string &error);
 
 } // namespace hmcc::planner
 

@@ -47,8 +47,7 @@ bool needsMemory(Value v) {
     return false;
   if (auto c = dyn_cast<ConstantOp>(def))
     return isa<SplatElementsAttr>(c.getValue()) &&
-           cast<RankedTensorType>(c.getType()).getNumElements() >
-               kMaxStaticSplat;
+           cast<RankedTensorType>(c.getType()).getNumElements() > kMaxStaticSplat;
   return true;
 }
 
@@ -103,16 +102,13 @@ public:
   explicit Placer(StringRef testFault) : testFault(testFault) {}
 
   LogicalResult run(ModuleOp module, ArrayRef<std::string> functions) {
-    if (!llvm::is_contained({"", "overlap", "early-release", "no-release"},
-                            testFault))
-      return module.emitError()
-             << "hm-place-buffers: unknown test-fault '" << testFault << "'";
+    if (!llvm::is_contained({"", "overlap", "early-release", "no-release"}, testFault))
+      return module.emitError() << "hm-place-buffers: unknown test-fault '" << testFault << "'";
     if (!module.getOps<hm::ArenaOp>().empty())
       return module.emitError("hm-place-buffers: the module is placed already");
     SmallVector<func::FuncOp> entries;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (functions.empty() ||
-          llvm::is_contained(functions, fn.getSymName().str()))
+      if (functions.empty() || llvm::is_contained(functions, fn.getSymName().str()))
         entries.push_back(fn);
     for (const std::string &name : functions)
       if (!module.lookupSymbol<func::FuncOp>(name))
@@ -142,9 +138,8 @@ public:
       });
     }
     if (!fits)
-      return module.emitError()
-             << "hm-place-buffers: the program's tensors add up to more than "
-                "2^60 bytes, beyond what any memory can hold";
+      return module.emitError() << "hm-place-buffers: the program's tensors add up to more than "
+                                   "2^60 bytes, beyond what any memory can hold";
 
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());
@@ -161,8 +156,7 @@ public:
       place(p, p.getType());
     for (auto s : module.getOps<StateOp>())
       place(s, s.getType());
-    llvm::StringMap<std::pair<int64_t, Type>>
-        inputs; // offset and type by ONNX name
+    llvm::StringMap<std::pair<int64_t, Type>> inputs; // offset and type by ONNX name
     for (func::FuncOp fn : entries)
       for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
         auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input");
@@ -173,12 +167,10 @@ public:
         if (inserted) {
           top += hm::arenaBytes(fn.getArgument(k).getType());
         } else if (it->second.second != type) {
-          return fn.emitError()
-                 << "hm-place-buffers: input '" << name.getValue() << "' is "
-                 << type << " here and " << it->second.second << " elsewhere";
+          return fn.emitError() << "hm-place-buffers: input '" << name.getValue() << "' is " << type
+                                << " here and " << it->second.second << " elsewhere";
         }
-        fn.setArgAttr(k, hm::kOffsetAttr,
-                      b.getI64IntegerAttr(it->second.first));
+        fn.setArgAttr(k, hm::kOffsetAttr, b.getI64IntegerAttr(it->second.first));
       }
 
     int64_t end = top;
@@ -193,8 +185,7 @@ private:
 
   /// Places the values of one function above `base`; returns the
   /// high-water mark.
-  int64_t placeFunction(func::FuncOp fn, FlatSymbolRefAttr arena,
-                        int64_t base) {
+  int64_t placeFunction(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
     scheduleLifetimes(fn, arena, base);
     return packFunction(fn, base);
   }
@@ -204,20 +195,17 @@ private:
   /// offsets are provisional: every value in bytes of its own above `base`,
   /// except that a view of a value read for the last time is placed in that
   /// value's bytes.
-  void scheduleLifetimes(func::FuncOp fn, FlatSymbolRefAttr arena,
-                         int64_t base) {
+  void scheduleLifetimes(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
     Block &body = fn.getBody().front();
     OpBuilder b(fn.getContext());
     // Results without memory of their own get a placed copy, made before
     // any write-back (tg.assign) so that it sees the value of this step.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     auto assigns = body.getOps<AssignOp>();
-    b.setInsertionPoint(assigns.empty() ? ret.getOperation()
-                                        : (*assigns.begin()).getOperation());
+    b.setInsertionPoint(assigns.empty() ? ret.getOperation() : (*assigns.begin()).getOperation());
     for (OpOperand &operand : ret->getOpOperands())
       if (!needsMemory(operand.get()))
-        operand.set(IdentityOp::create(b, ret.getLoc(), operand.get().getType(),
-                                       operand.get()));
+        operand.set(IdentityOp::create(b, ret.getLoc(), operand.get().getType(), operand.get()));
 
     // The last reader of each value; results live to the end.
     DenseMap<Operation *, unsigned> index;
@@ -250,8 +238,7 @@ private:
         Value x = op.getOperand(0), r = op.getResult(0);
         hm::ReleaseOp::create(b, op.getLoc(), ValueRange{x});
         offsets[r] = offsets[x];
-        hm::PlaceOp::create(b, op.getLoc(), r, arena,
-                            b.getI64IntegerAttr(offsets[x]));
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
         continue;
       }
       for (Value r : op.getResults()) {
@@ -259,8 +246,7 @@ private:
           continue;
         offsets[r] = next;
         next += hm::arenaBytes(r.getType());
-        hm::PlaceOp::create(b, op.getLoc(), r, arena,
-                            b.getI64IntegerAttr(offsets[r]));
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[r]));
       }
       if (it != dying.end())
         hm::ReleaseOp::create(b, op.getLoc(), it->second);
@@ -295,12 +281,10 @@ private:
       // that operand's bytes, which are live while it is written.
       for (const hm::LiveStep &step : liveness.steps) {
         OperandRange operands = step.op->getOperands();
-        auto placed = llvm::find_if(
-            operands, [&](Value x) { return liveness.lifetimes.count(x); });
+        auto placed = llvm::find_if(operands, [&](Value x) { return liveness.lifetimes.count(x); });
         if (step.born.empty() || placed == operands.end())
           continue;
-        offsets[step.born.front()] =
-            offsets[liveness.lifetimes.lookup(*placed).owner];
+        offsets[step.born.front()] = offsets[liveness.lifetimes.lookup(*placed).owner];
         break;
       }
 
@@ -312,8 +296,7 @@ private:
     if (testFault == "no-release")
       // Test fault: the memory is reused but the program never says that
       // its values are dead.
-      for (auto release :
-           llvm::make_early_inc_range(fn.getOps<hm::ReleaseOp>()))
+      for (auto release : llvm::make_early_inc_range(fn.getOps<hm::ReleaseOp>()))
         release.erase();
     return alloc.top;
   }
@@ -330,7 +313,6 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
 
 } // namespace
 
-LogicalResult hmcc::placeBuffers(ModuleOp module,
-                                 ArrayRef<std::string> functions) {
+LogicalResult hmcc::placeBuffers(ModuleOp module, ArrayRef<std::string> functions) {
   return Placer("").run(module, functions);
 }
