@@ -144,13 +144,23 @@ public:
     OpBuilder b(module.getContext());
     b.setInsertionPointToStart(module.getBody());
     auto arena = hm::ArenaOp::create(b, module.getLoc(), "arena", "device", 0);
-    auto arenaRef = FlatSymbolRefAttr::get(arena.getSymNameAttr());
+    // The host arena, when plan-tiers homed anything there.
+    bool anyHost = false;
+    module.walk([&](Operation *op) { anyHost |= hm::isHostHomed(op); });
+    hm::ArenaOp host;
+    if (anyHost)
+      host = hm::ArenaOp::create(b, module.getLoc(), "host", "host", 0);
+    Arenas refs{FlatSymbolRefAttr::get(arena.getSymNameAttr()),
+                host ? FlatSymbolRefAttr::get(host.getSymNameAttr()) : FlatSymbolRefAttr()};
 
-    // Persistent tensors: parameters, states, then inputs by ONNX name.
-    int64_t top = 0;
+    // Persistent tensors: parameters, states, then inputs by ONNX name,
+    // each in the arena of its home.
+    int64_t tops[2] = {0, 0}; // device, host
+    int64_t &top = tops[0];
     auto place = [&](Operation *op, Type type) {
-      op->setAttr(hm::kOffsetAttr, b.getI64IntegerAttr(top));
-      top += hm::arenaBytes(type);
+      int64_t &t = tops[hm::isHostHomed(op)];
+      op->setAttr(hm::kOffsetAttr, b.getI64IntegerAttr(t));
+      t += hm::arenaBytes(type);
     };
     for (auto p : module.getOps<ParameterOp>())
       place(p, p.getType());
@@ -173,29 +183,33 @@ public:
         fn.setArgAttr(k, hm::kOffsetAttr, b.getI64IntegerAttr(it->second.first));
       }
 
-    int64_t end = top;
-    for (func::FuncOp fn : entries)
-      end = std::max(end, placeFunction(fn, arenaRef, top));
-    arena.setSize(end);
+    int64_t ends[2] = {tops[0], tops[1]};
+    for (func::FuncOp fn : entries) {
+      scheduleLifetimes(fn, refs);
+      auto [device, hostEnd] = packFunction(fn, tops);
+      ends[0] = std::max(ends[0], device);
+      ends[1] = std::max(ends[1], hostEnd);
+    }
+    arena.setSize(ends[0]);
+    if (host)
+      host.setSize(ends[1]);
     return success();
   }
 
 private:
   StringRef testFault;
 
-  /// Places the values of one function above `base`; returns the
-  /// high-water mark.
-  int64_t placeFunction(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
-    scheduleLifetimes(fn, arena, base);
-    return packFunction(fn, base);
-  }
+  /// The device arena and the host arena (null without one).
+  struct Arenas {
+    FlatSymbolRefAttr device, host;
+  };
 
   /// Writes when each value of `fn` is in memory: an hm.place right after
-  /// the op that defines it, an hm.release right after its last reader. The
-  /// offsets are provisional: every value in bytes of its own above `base`,
-  /// except that a view of a value read for the last time is placed in that
-  /// value's bytes.
-  void scheduleLifetimes(func::FuncOp fn, FlatSymbolRefAttr arena, int64_t base) {
+  /// the op that defines it (in the host arena when the op is homed there),
+  /// an hm.release right after its last reader. The offsets are
+  /// provisional (packFunction sets them), except that a view of a value
+  /// read for the last time is placed in that value's bytes.
+  void scheduleLifetimes(func::FuncOp fn, Arenas arenas) {
     Block &body = fn.getBody().front();
     OpBuilder b(fn.getContext());
     // Results without memory of their own get a placed copy, made before
@@ -225,18 +239,23 @@ private:
           dying[last].push_back(r);
       }
 
-    int64_t next = base;
+    // Provisional offsets, distinct but for a view in its operand's bytes
+    // (the replay tells such views by their equal offsets).
+    int64_t next = 0;
     DenseMap<Value, int64_t> offsets;
+    DenseMap<Value, FlatSymbolRefAttr> arenaOf;
     for (Operation &op : llvm::make_early_inc_range(body)) {
       b.setInsertionPointAfter(&op);
       auto it = dying.find(&op);
+      FlatSymbolRefAttr arena = hm::isHostHomed(&op) ? arenas.host : arenas.device;
       // A view (reshape and its kin) of a value read for the last time takes
-      // over its memory: release the operand, place the result there. The
-      // copy it stands for becomes a no-op.
+      // over its memory, in the same arena: release the operand, place the
+      // result there. The copy it stands for becomes a no-op.
       if (isView(&op) && it != dying.end() && it->second.size() == 1 &&
-          it->second[0] == op.getOperand(0)) {
+          it->second[0] == op.getOperand(0) && arenaOf.lookup(op.getOperand(0)) == arena) {
         Value x = op.getOperand(0), r = op.getResult(0);
         hm::ReleaseOp::create(b, op.getLoc(), ValueRange{x});
+        arenaOf[r] = arena;
         offsets[r] = offsets[x];
         hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
         continue;
@@ -244,6 +263,7 @@ private:
       for (Value r : op.getResults()) {
         if (!needsMemory(r))
           continue;
+        arenaOf[r] = arena;
         offsets[r] = next;
         next += hm::arenaBytes(r.getType());
         hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[r]));
@@ -256,23 +276,25 @@ private:
   /// Gives the values of `fn` their offsets, first fit in program order as
   /// the replay (hm::replayFunction) has them live: the results of an op
   /// get memory first, so they never share it with the op's operands; the
-  /// bytes of values freed after the op are free for the next. Returns the
-  /// high-water mark.
-  int64_t packFunction(func::FuncOp fn, int64_t base) {
+  /// bytes of values freed after the op are free for the next. Each arena
+  /// has its allocator, starting at bases[0] (device) and bases[1] (host).
+  /// Returns the high-water marks.
+  std::pair<int64_t, int64_t> packFunction(func::FuncOp fn, const int64_t bases[2]) {
     hm::FunctionLiveness liveness = hm::replayFunction(fn);
     assert(!liveness.broken && "hm-place-buffers wrote a broken schedule");
-    Allocator alloc(base);
+    Allocator allocs[2] = {Allocator(bases[0]), Allocator(bases[1])};
+    auto allocOf = [&](Value v) -> Allocator & { return allocs[liveness.inHost.contains(v)]; };
     DenseMap<Value, int64_t> offsets; // of each value with bytes of its own
     auto releaseFreed = [&](const hm::LiveStep &step) {
       for (Value v : step.freed)
-        alloc.release(offsets[v], hm::arenaBytes(v.getType()));
+        allocOf(v).release(offsets[v], hm::arenaBytes(v.getType()));
     };
     bool earlyRelease = testFault == "early-release";
     for (const hm::LiveStep &step : liveness.steps) {
       if (earlyRelease) // test fault: an op's results may reuse its operands
         releaseFreed(step);
       for (Value v : step.born)
-        offsets[v] = alloc.allocate(hm::arenaBytes(v.getType()));
+        offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()));
       if (!earlyRelease)
         releaseFreed(step);
     }
@@ -298,7 +320,7 @@ private:
       // its values are dead.
       for (auto release : llvm::make_early_inc_range(fn.getOps<hm::ReleaseOp>()))
         release.erase();
-    return alloc.top;
+    return {allocs[0].top, allocs[1].top};
   }
 };
 

@@ -18,9 +18,11 @@ SmallVector<PersistentTensor> persistentTensors(ModuleOp module) {
     return offset ? offset.getInt() : -1;
   };
   for (auto p : module.getOps<tg::ParameterOp>())
-    tensors.push_back({"param", p.getSymName(), cast<RankedTensorType>(p.getType()), offsetOf(p)});
+    tensors.push_back({"param", p.getSymName(), cast<RankedTensorType>(p.getType()), offsetOf(p),
+                       isHostHomed(p)});
   for (auto s : module.getOps<tg::StateOp>())
-    tensors.push_back({"state", s.getSymName(), cast<RankedTensorType>(s.getType()), offsetOf(s)});
+    tensors.push_back({"state", s.getSymName(), cast<RankedTensorType>(s.getType()), offsetOf(s),
+                       isHostHomed(s)});
   llvm::DenseSet<int64_t> inputOffsets;
   for (auto fn : module.getOps<func::FuncOp>())
     for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
@@ -87,6 +89,9 @@ private:
       owner = v;
       ++holders[v];
       live.steps.back().born.push_back(v);
+      auto arena = SymbolTable::lookupNearestSymbolFrom<ArenaOp>(place, place.getArenaAttr());
+      if (arena && arena.getTier() == "host")
+        live.inHost.insert(v);
     }
     live.lifetimes[v] = Lifetime{current(), Lifetime::kNever, owner};
     return true;
@@ -111,14 +116,16 @@ FunctionLiveness replayFunction(func::FuncOp fn) {
   for (Operation &op : fn.getBody().front())
     if (!replay.visit(op))
       break;
-  int64_t bytes = 0; // held once the previous step has run
+  int64_t bytes[2] = {0, 0}; // device, host: held once the previous step has run
   for (LiveStep &step : live.steps) {
     for (Value v : step.born)
-      bytes += arenaBytes(v.getType());
-    step.liveBytes = bytes;
-    live.peakBytes = std::max(live.peakBytes, bytes);
+      bytes[live.inHost.contains(v)] += arenaBytes(v.getType());
+    step.liveBytes = bytes[0];
+    step.hostLiveBytes = bytes[1];
+    live.peakBytes = std::max(live.peakBytes, bytes[0]);
+    live.hostPeakBytes = std::max(live.hostPeakBytes, bytes[1]);
     for (Value v : step.freed)
-      bytes -= arenaBytes(v.getType());
+      bytes[live.inHost.contains(v)] -= arenaBytes(v.getType());
   }
   return live;
 }

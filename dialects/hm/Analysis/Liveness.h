@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct PersistentTensor {
   llvm::StringRef name; ///< the symbol, or the input's ONNX name
   mlir::RankedTensorType type;
   int64_t offset = -1; ///< its hm.offset; -1 where there is none
+  bool host = false;   ///< in the host arena (hm.home = "host"), else the device's
 };
 
 /// The persistent tensors of `module`: parameters, then states, then the
@@ -46,9 +48,11 @@ struct LiveStep {
   /// The values whose bytes are free once `op` has run: each is released,
   /// and so is every view placed in its bytes.
   llvm::SmallVector<mlir::Value, 1> freed;
-  /// The arena bytes of placed values while `op` runs: `born` counted,
-  /// `freed` still held (persistent tensors are not counted).
+  /// The device arena bytes of placed values while `op` runs: `born`
+  /// counted, `freed` still held (persistent tensors are not counted).
   int64_t liveBytes = 0;
+  /// The same in the host arena.
+  int64_t hostLiveBytes = 0;
 };
 
 /// When one placed value is in memory, as indices of steps.
@@ -68,8 +72,10 @@ struct FunctionLiveness {
   llvm::SmallVector<LiveStep> steps;
   /// Every value placed in the function.
   llvm::DenseMap<mlir::Value, Lifetime> lifetimes;
-  /// The most liveBytes of any step (0 for none).
-  int64_t peakBytes = 0;
+  /// The most liveBytes (hostLiveBytes) of any step (0 for none).
+  int64_t peakBytes = 0, hostPeakBytes = 0;
+  /// The values placed in a host arena.
+  llvm::DenseSet<mlir::Value> inHost;
   /// Where the replay stopped, if it did: an hm.place of a value placed
   /// before, or an hm.release of a value not in memory, and that value. The
   /// steps end with the one it belongs to, as far as it got.

@@ -38,6 +38,12 @@ LogicalResult verifyOffset(NamedAttribute attr, function_ref<InFlightDiagnostic(
 } // namespace
 
 LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kHomeAttr) {
+    auto home = dyn_cast<StringAttr>(attr.getValue());
+    if (!home || (home.getValue() != "host" && home.getValue() != "device"))
+      return op->emitOpError() << kHomeAttr << " must be \"host\" or \"device\"";
+    return success();
+  }
   if (attr.getName() == kRecomputeAttr) {
     if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError() << kRecomputeAttr << " must be a dictionary on the module";
@@ -49,6 +55,11 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
 LogicalResult HMDialect::verifyRegionArgAttribute(Operation *op, unsigned, unsigned,
                                                   NamedAttribute attr) {
   return verifyOffset(attr, [&] { return op->emitOpError(); });
+}
+
+bool hmcc::hm::isHostHomed(Operation *op) {
+  auto home = op->getAttrOfType<StringAttr>(kHomeAttr);
+  return home && home.getValue() == "host";
 }
 
 int64_t hmcc::hm::arenaBytes(Type type) { return alignedSize(hmcc::tg::tensorBytes(type)); }

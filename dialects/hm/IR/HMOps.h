@@ -25,6 +25,13 @@ int64_t arenaBytes(mlir::Type type);
 
 /// The persistent offset attribute on tg.parameter, tg.state and inputs.
 constexpr const char *kOffsetAttr = "hm.offset";
+/// Where a tg.parameter or tg.state lives, and where the results of an op
+/// are placed: "host" (the host arena) or "device" (the default, also when
+/// absent). Set by plan-tiers.
+constexpr const char *kHomeAttr = "hm.home";
+/// Whether `op` (a tg.parameter, tg.state or an op with results) has
+/// hm.home = "host".
+bool isHostHomed(mlir::Operation *op);
 /// The recompute planner's chain and decision, on the module
 /// (plan-recompute).
 constexpr const char *kRecomputeAttr = "hm.recompute";

@@ -78,24 +78,41 @@ std::string describe(Value v) {
 struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto arenas = module.getOps<hm::ArenaOp>();
-    if (arenas.empty())
+    if (module.getOps<hm::ArenaOp>().empty())
       return; // not scheduled yet: nothing to prove
-    if (std::next(arenas.begin()) != arenas.end()) {
-      module.emitError("hm-verify-memory: one arena is supported");
+    // One device arena and at most one host arena. Each arena's offsets are
+    // checked in an address range of their own, [base, base + 2^61), so
+    // that bytes of different arenas never compare as overlapping.
+    for (auto arena : module.getOps<hm::ArenaOp>()) {
+      int tier = arena.getTier() == "host";
+      if (arenas[tier]) {
+        arena.emitError() << "hm-verify-memory: a second arena of tier \"" << arena.getTier()
+                          << "\"";
+        return signalPassFailure();
+      }
+      arenas[tier] = arena;
+    }
+    if (!arenas[0]) {
+      module.emitError("hm-verify-memory: there is no device arena");
       return signalPassFailure();
     }
-    hm::ArenaOp arena = *arenas.begin();
-    int64_t size = arena.getBytes();
 
     // Persistent tensors never overlap one another.
     Occupancy persistent;
     std::vector<Interval> fixed;
-    auto addFixed = [&](Operation *op, int64_t offset, Type type, const std::string &what) {
-      Interval interval{offset, offset + bytesOf(type), what};
-      if (interval.end > size) {
-        op->emitError() << "hm-verify-memory: " << what << " lies at [" << interval.begin << ", "
-                        << interval.end << "), beyond the arena's " << size << " bytes";
+    auto addFixed = [&](Operation *op, int64_t offset, Type type, const std::string &what,
+                        bool host = false) {
+      if (host && !arenas[1]) {
+        op->emitError() << "hm-verify-memory: " << what << " is homed on the host, which has no "
+                        << "arena";
+        return false;
+      }
+      int64_t size = arenas[host].getBytes(), base = baseOf(host);
+      Interval interval{base + offset, base + offset + bytesOf(type), what};
+      if (offset + bytesOf(type) > size) {
+        op->emitError() << "hm-verify-memory: " << what << " lies at [" << offset << ", "
+                        << offset + bytesOf(type) << "), beyond the " << arenas[host].getTier()
+                        << " arena's " << size << " bytes";
         return false;
       }
       if (const Interval *other = persistent.add(interval)) {
@@ -113,7 +130,7 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         op->emitError() << "hm-verify-memory: the " << kind << " has no hm.offset";
         return false;
       }
-      return addFixed(op, offset.getInt(), type, (kind + " @" + name).str());
+      return addFixed(op, offset.getInt(), type, (kind + " @" + name).str(), hm::isHostHomed(op));
     };
     for (auto p : module.getOps<ParameterOp>())
       ok &= addSymbol(p, "parameter", p.getSymName(), p.getType());
@@ -150,12 +167,25 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
       bool scheduled = !fn.getOps<hm::PlaceOp>().empty();
       for (unsigned k = 0; k < fn.getNumArguments(); ++k)
         scheduled |= static_cast<bool>(fn.getArgAttr(k, hm::kOffsetAttr));
-      if (scheduled && failed(verifyFunction(fn, size, fixed)))
+      if (scheduled && failed(verifyFunction(fn, fixed)))
         return signalPassFailure();
     }
   }
 
-  LogicalResult verifyFunction(func::FuncOp fn, int64_t size, const std::vector<Interval> &fixed) {
+  /// The device arena and the host arena (null without one).
+  hm::ArenaOp arenas[2];
+  static int64_t baseOf(bool host) { return host ? int64_t(1) << 61 : 0; }
+
+  /// Where `place` puts its value: the start in the arenas' common address
+  /// range, and the arena; null when the place names no arena of the module.
+  std::pair<int64_t, hm::ArenaOp> addressOf(hm::PlaceOp place) {
+    for (int tier = 0; tier < 2; ++tier)
+      if (arenas[tier] && arenas[tier].getSymName() == place.getArena())
+        return {baseOf(tier) + place.getByteOffset(), arenas[tier]};
+    return {0, hm::ArenaOp()};
+  }
+
+  LogicalResult verifyFunction(func::FuncOp fn, const std::vector<Interval> &fixed) {
     // Which values are in memory when comes from the replay; where they are
     // is read from the hm.place ops here, so that no offset the allocator
     // chose is taken on trust.
@@ -198,33 +228,41 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
             continue; // the parameter's memory; static data
           return fail(op) << describe(r) << " has no memory (no hm.place)";
         }
-        int64_t begin = where->second.getByteOffset(), end = begin + bytesOf(r.getType());
+        auto [begin, arena] = addressOf(where->second);
+        if (!arena)
+          return fail(where->second) << describe(r) << " is placed in @"
+                                     << where->second.getArena() << ", which is no arena";
+        int64_t end = begin + bytesOf(r.getType());
         const Interval *other = occupancy.overlapping(begin, end);
         if (!other)
           continue;
         // (The operand is in memory: the reads are checked above.)
         Value x = tg::isView(op) ? op->getOperand(0) : Value();
         hm::PlaceOp xPlace = x ? places.lookup(x) : hm::PlaceOp();
-        bool ownOperand = xPlace && xPlace.getByteOffset() == begin && other->begin == begin &&
+        bool ownOperand = xPlace && addressOf(xPlace).first == begin && other->begin == begin &&
                           other->end == begin + bytesOf(x.getType());
+        int64_t offset = where->second.getByteOffset();
         if (!ownOperand)
-          return fail(op) << "writes " << describe(r) << " at [" << begin << ", " << end
-                          << ") over " << other->what << ", which is live";
+          return fail(op) << "writes " << describe(r) << " at [" << offset << ", "
+                          << offset + (end - begin) << ") of the " << arena.getTier()
+                          << " arena over " << other->what << ", which is live";
       }
       // Values with bytes of their own occupy them from here on.
       for (Value v : step.born) {
         hm::PlaceOp place = places.lookup(v);
         int64_t offset = place.getByteOffset();
-        Interval interval{offset, offset + bytesOf(v.getType()),
+        auto [begin, arena] = addressOf(place);
+        Interval interval{begin, begin + bytesOf(v.getType()),
                           describe(v) + " (placed at " + std::to_string(offset) + ")"};
-        if (interval.end > size)
-          return fail(place) << describe(v) << " lies beyond the arena's " << size << " bytes";
+        if (offset + bytesOf(v.getType()) > arena.getBytes())
+          return fail(place) << describe(v) << " lies beyond the " << arena.getTier()
+                             << " arena's " << arena.getBytes() << " bytes";
         if (const Interval *other = occupancy.add(interval))
-          return fail(place) << describe(v) << " at [" << interval.begin << ", " << interval.end
-                             << ") overlaps " << other->what;
+          return fail(place) << describe(v) << " at [" << offset << ", "
+                             << offset + bytesOf(v.getType()) << ") overlaps " << other->what;
       }
       for (Value v : step.freed)
-        occupancy.remove(places.lookup(v).getByteOffset());
+        occupancy.remove(addressOf(places.lookup(v)).first);
     }
     if (Operation *op = liveness.broken) {
       if (isa<hm::PlaceOp>(op))

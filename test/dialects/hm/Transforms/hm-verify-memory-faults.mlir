@@ -9,13 +9,13 @@
 // SOUND: hm.arena @arena tier "device" size 320
 
 // overlap: %b is placed on %a, which the exp is still reading.
-// OVERLAP: error: hm-verify-memory: in @forward: writes the result of tg.exp at [128, 192) over the result of tg.mul (placed at 128), which is live
+// OVERLAP: error: hm-verify-memory: in @forward: writes the result of tg.exp at [128, 192) of the device arena over the result of tg.mul (placed at 128), which is live
 
 // early-release: %b's bytes are handed to %c while the tanh reads %b.
-// EARLY: error: hm-verify-memory: in @forward: writes the result of tg.tanh at [192, 256) over the result of tg.exp (placed at 192), which is live
+// EARLY: error: hm-verify-memory: in @forward: writes the result of tg.tanh at [192, 256) of the device arena over the result of tg.exp (placed at 192), which is live
 
 // no-release: %d reuses %b's bytes, but the program never released %b.
-// NORELEASE: error: hm-verify-memory: in @forward: writes the result of tg.add at [192, 256) over the result of tg.exp (placed at 192), which is live
+// NORELEASE: error: hm-verify-memory: in @forward: writes the result of tg.add at [192, 256) of the device arena over the result of tg.exp (placed at 192), which is live
 
 // BOGUS: error: hm-place-buffers: unknown test-fault 'bogus'
 tg.parameter @w : tensor<16xf32> {source = "w"}

@@ -26,7 +26,7 @@ tg.state @w.m : tensor<16xf32> {hm.offset = 0 : i64, kind = "exp_avg", param = @
 // -----
 // A persistent tensor beyond the arena.
 hm.arena @arena tier "device" size 64
-// expected-error @+1 {{parameter @w lies at [64, 128), beyond the arena's 64 bytes}}
+// expected-error @+1 {{parameter @w lies at [64, 128), beyond the device arena's 64 bytes}}
 tg.parameter @w : tensor<16xf32> {hm.offset = 64 : i64, source = "w"}
 
 // -----
@@ -35,7 +35,7 @@ hm.arena @arena tier "device" size 256
 func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<16xf32> {
   %a = tg.exp %x : tensor<16xf32>
   hm.place %a in @arena at 64 : tensor<16xf32>
-  // expected-error @+1 {{writes the result of tg.exp at [64, 128) over the result of tg.exp (placed at 64), which is live}}
+  // expected-error @+1 {{writes the result of tg.exp at [64, 128) of the device arena over the result of tg.exp (placed at 64), which is live}}
   %b = tg.exp %a : tensor<16xf32>
   hm.place %b in @arena at 64 : tensor<16xf32>
   return %b : tensor<16xf32>
@@ -116,7 +116,7 @@ hm.arena @arena tier "device" size 256
 func.func @f(%x: tensor<4x4xf32> {hm.offset = 0 : i64, tg.input = "x"}) -> tensor<4x4xf32> {
   %a = tg.exp %x : tensor<4x4xf32>
   hm.place %a in @arena at 64 : tensor<4x4xf32>
-  // expected-error @+1 {{writes the result of tg.transpose at [64, 128) over the result of tg.exp (placed at 64), which is live}}
+  // expected-error @+1 {{writes the result of tg.transpose at [64, 128) of the device arena over the result of tg.exp (placed at 64), which is live}}
   %b = tg.transpose %a {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
   hm.release %a : tensor<4x4xf32>
   hm.place %b in @arena at 64 : tensor<4x4xf32>
