@@ -180,15 +180,11 @@ Chain analyzeChain(func::FuncOp fn) {
   return chain;
 }
 
-namespace {
-
 /// A copy of `module` with `fn`'s function planned by `decision`, placed;
-/// its arena bytes and its persistent bytes (arena bytes below the
-/// activations), or nothing when the placement fails.
-struct Trial {
-  int64_t arena = 0, persistent = 0, activations = 0;
-};
-std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const Decision &decision,
+/// what it needs, or nothing when the placement fails. With `liveAt`, the
+/// device bytes live at (and born at) each op of the function before
+/// placement.
+static std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const Decision &decision,
                                 std::vector<int64_t> *liveAt = nullptr,
                                 std::vector<int64_t> *bornAt = nullptr) {
   OwningOpRef<ModuleOp> copy(module.clone());
@@ -224,8 +220,6 @@ std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const Decisio
   }
   return t;
 }
-
-} // namespace
 
 void applyDecision(Chain &chain, const Decision &decision) {
   for (auto [s, t] : decision.recomputed) {
@@ -386,6 +380,80 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget) {
   return std::nullopt;
 }
 
+RecomputeSearch::RecomputeSearch(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile)
+    : module(module), name(fn.getSymName().str()) {
+  chain = analyzeChain(fn);
+  if (llvm::all_of(chain.stages, [](const Stage &s) {
+        return s.saved.empty() && s.outputBackwardStart == Stage::kNone;
+      }))
+    return; // no backward: nothing to recompute
+  std::vector<int64_t> liveAt, bornAt;
+  auto trial = placeTrial(module, name, Decision(), &liveAt, &bornAt);
+  if (!trial) {
+    failed = true;
+    return;
+  }
+  base = *trial;
+  profileChain(chain, liveAt, bornAt, profile);
+  planned = true;
+}
+
+std::optional<Decision> RecomputeSearch::fit(int64_t budget) {
+  if (base.arena <= budget)
+    return Decision();
+  int64_t target = budget - base.persistent;
+  for (int round = 0; round < 8 && target > 0; ++round) {
+    auto d = solve(chain, target);
+    if (!d)
+      break;
+    auto trial = placeTrial(module, name, *d);
+    if (!trial)
+      return std::nullopt;
+    if (trial->arena <= budget)
+      return d;
+    target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
+  }
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates())
+    if (c.trial.arena <= budget && (!best || c.decision.seconds < best->decision.seconds))
+      best = &c;
+  return best ? std::optional<Decision>(best->decision) : std::nullopt;
+}
+
+const std::vector<Candidate> &RecomputeSearch::candidates() {
+  if (!cache.empty())
+    return cache;
+  cache.push_back({Decision(), base});
+  int64_t lo = 0, hi = base.activations; // solve fails at lo, succeeds at hi
+  while (lo + int64_t(hm::kAlignment) < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (solve(chain, mid) ? hi : lo) = mid;
+  }
+  // Evenly over the range, and finer over its lowest eighth, where the
+  // placement's fragmentation decides the smallest budget.
+  auto add = [&](int64_t target) {
+    if (auto d = solve(chain, target))
+      if (auto trial = placeTrial(module, name, *d))
+        cache.push_back({*d, *trial});
+  };
+  constexpr int kSteps = 64;
+  int64_t range = base.activations - hi;
+  for (int k = 0; k <= kSteps; ++k) {
+    add(hi + range * k / kSteps);
+    add(hi + range * k / (8 * kSteps));
+  }
+  return cache;
+}
+
+const Candidate &RecomputeSearch::smallest() {
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates())
+    if (!best || c.trial.arena < best->trial.arena ||
+        (c.trial.arena == best->trial.arena && c.decision.seconds < best->decision.seconds))
+      best = &c;
+  return *best;
+}
+
 std::optional<Decision> parseDecision(StringRef text, unsigned stages, std::string &error) {
   Decision d;
   if (text == "none")
@@ -463,17 +531,12 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
 
   LogicalResult planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
                              std::optional<uint64_t> budget) {
-    Chain chain = analyzeChain(fn);
-    if (llvm::all_of(chain.stages, [](const Stage &s) {
-          return s.saved.empty() && s.outputBackwardStart == Stage::kNone;
-        }))
+    RecomputeSearch search(module, fn, profile);
+    if (search.failed)
+      return failure(); // the placement failed, and said why
+    if (!search.planned)
       return success(); // no backward: nothing to recompute
-    StringRef name = fn.getSymName();
-    std::vector<int64_t> liveAt, bornAt;
-    auto base = placeTrial(module, name, Decision(), &liveAt, &bornAt);
-    if (!base)
-      return failure();
-    profileChain(chain, liveAt, bornAt, profile);
+    Chain &chain = search.chain;
 
     Decision decision;
     if (!force.empty()) {
@@ -485,11 +548,10 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       for (auto [s, t] : decision.recomputed)
         for (unsigned k = s; k <= t; ++k)
           decision.seconds += chain.stages[k - 1].forwardSeconds;
-    } else if (budget && uint64_t(base->arena) > *budget) {
-      candidateCache.clear();
-      auto found = fit(module, name, chain, *base, int64_t(*budget));
+    } else if (budget) {
+      auto found = search.fit(int64_t(*budget));
       if (!found)
-        return refuse(module, name, chain, *base, *budget);
+        return refuse(module, search, *budget);
       decision = *found;
     }
     record(module, chain, decision, budget);
@@ -497,76 +559,11 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     return success();
   }
 
-  /// A decision and what its placement needs.
-  struct Candidate {
-    Decision decision;
-    Trial trial;
-  };
-
-  /// The cheapest decision whose placement fits `budget`: solve for the
-  /// activation budget, place, and tighten by what the placement exceeds;
-  /// when that does not converge, the cheapest fitting candidate.
-  std::optional<Decision> fit(ModuleOp module, StringRef name, const Chain &chain,
-                              const Trial &base, int64_t budget) {
-    int64_t target = budget - base.persistent;
-    for (int round = 0; round < 8 && target > 0; ++round) {
-      auto d = solve(chain, target);
-      if (!d)
-        break;
-      auto trial = placeTrial(module, name, *d);
-      if (!trial)
-        return std::nullopt;
-      if (trial->arena <= budget)
-        return d;
-      target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
-    }
-    const Candidate *best = nullptr;
-    for (const Candidate &c : candidates(module, name, chain, base))
-      if (c.trial.arena <= budget && (!best || c.decision.seconds < best->decision.seconds))
-        best = &c;
-    return best ? std::optional<Decision>(best->decision) : std::nullopt;
-  }
-
-  /// Decisions for activation budgets from the least that any decision
-  /// meets (as the profile predicts) to the unplanned peak, each placed:
-  /// computed once, the same set for fit and for refuse, so that the
-  /// smallest budget refuse names is one fit meets.
-  const std::vector<Candidate> &candidates(ModuleOp module, StringRef name, const Chain &chain,
-                                           const Trial &base) {
-    if (!candidateCache.empty())
-      return candidateCache;
-    candidateCache.push_back({Decision(), base});
-    int64_t lo = 0, hi = base.activations; // solve fails at lo, succeeds at hi
-    while (lo + int64_t(hm::kAlignment) < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      (solve(chain, mid) ? hi : lo) = mid;
-    }
-    // Evenly over the range, and finer over its lowest eighth, where the
-    // placement's fragmentation decides the smallest budget.
-    auto add = [&](int64_t target) {
-      if (auto d = solve(chain, target))
-        if (auto trial = placeTrial(module, name, *d))
-          candidateCache.push_back({*d, *trial});
-    };
-    constexpr int kSteps = 64;
-    int64_t range = base.activations - hi;
-    for (int k = 0; k <= kSteps; ++k) {
-      add(hi + range * k / kSteps);
-      add(hi + range * k / (8 * kSteps));
-    }
-    return candidateCache;
-  }
-  std::vector<Candidate> candidateCache;
-
   /// The error when no decision fits: the smallest budget that does, with
   /// the cheapest decision there.
-  LogicalResult refuse(ModuleOp module, StringRef name, const Chain &chain, const Trial &base,
-                       uint64_t budget) {
-    const Candidate *best = nullptr;
-    for (const Candidate &c : candidates(module, name, chain, base))
-      if (!best || c.trial.arena < best->trial.arena ||
-          (c.trial.arena == best->trial.arena && c.decision.seconds < best->decision.seconds))
-        best = &c;
+  LogicalResult refuse(ModuleOp module, RecomputeSearch &search, uint64_t budget) {
+    const Candidate *best = &search.smallest();
+    const Chain &chain = search.chain;
     const Trial &t = best->trial;
     unsigned stages = 0;
     for (auto [s, e] : best->decision.recomputed)

@@ -65,6 +65,49 @@ struct Decision {
   double seconds = 0; ///< predicted recompute time per step
 };
 
+/// What the placement of a decision needs: the device arena, the
+/// persistent bytes in it, the most activation bytes live at once.
+struct Trial {
+  int64_t arena = 0, persistent = 0, activations = 0;
+};
+
+/// A decision and its placement.
+struct Candidate {
+  Decision decision;
+  Trial trial;
+};
+
+/// plan-recompute's search over one function of a module: the chain, its
+/// profile from placing the unplanned program, and decisions placed on
+/// copies of the module (which is not changed).
+class RecomputeSearch {
+public:
+  RecomputeSearch(mlir::ModuleOp module, mlir::func::FuncOp fn, const DeviceProfile &profile);
+
+  /// The cheapest decision whose placement fits `budget` device bytes:
+  /// solve for the activation budget, place, tighten by what the placement
+  /// exceeds; when that does not converge, the cheapest fitting candidate.
+  std::optional<Decision> fit(int64_t budget);
+
+  /// Decisions for activation budgets from the least any decision meets
+  /// (as the profile predicts) to the unplanned peak, each placed; computed
+  /// once, so that the smallest budget named is one fit meets.
+  const std::vector<Candidate> &candidates();
+
+  /// The candidate of the smallest arena (the cheapest among equals).
+  const Candidate &smallest();
+
+  Chain chain;
+  Trial base;           ///< the unplanned program's placement
+  bool planned = false; ///< there is a chain to plan and base was placed
+  bool failed = false;  ///< placing the unplanned program failed (and said why)
+
+private:
+  mlir::ModuleOp module;
+  std::string name;
+  std::vector<Candidate> cache;
+};
+
 /// The chain of `fn`; no stages when it has no loss.
 Chain analyzeChain(mlir::func::FuncOp fn);
 

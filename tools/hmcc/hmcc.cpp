@@ -328,8 +328,11 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
     return 0;
   hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
   summaryOut << "  " << (train ? "training step" : "program") << " memory: "
-             << hmcc::formatBytes(m.arena) << " in one arena\n    " << hmcc::describeSplit(m)
-             << "\n";
+             << hmcc::formatBytes(m.arena) << (m.hostArena ? " on the device" : " in one arena")
+             << "\n    " << hmcc::describeSplit(m) << "\n";
+  if (m.hostArena)
+    summaryOut << "  host memory: " << hmcc::formatBytes(m.hostArena) << "\n    "
+               << hmcc::describeHostSplit(m) << "\n";
   auto entry = *module.getOps<mlir::func::FuncOp>().begin();
   hmcc::OpCost work = hmcc::functionCost(entry);
   summaryOut << "    work per " << (train ? "step" : "call") << ": "

@@ -73,9 +73,13 @@ public:
     if (failed(checkScheduled(module, train, eval)))
       return nullptr;
     for (auto p : module.getOps<ParameterOp>())
-      symbolOffsets[p.getSymName()] = p->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt();
+      symbolOffsets[p.getSymName()] = {p->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
+                                       hm::isHostHomed(p)};
     for (auto s : module.getOps<StateOp>())
-      symbolOffsets[s.getSymName()] = s->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt();
+      symbolOffsets[s.getSymName()] = {s->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
+                                       hm::isHostHomed(s)};
+    if (auto host = hm::arenaOfTier(module, "host"))
+      hostArenaName = host.getSymName().str();
 
     loc = module.getLoc();
     OwningOpRef<ModuleOp> out = ModuleOp::create(loc);
@@ -120,14 +124,21 @@ private:
   OpBuilder globals; ///< at the static arrays
   Type statusType;
   Location loc = UnknownLoc::get(ctx);
-  llvm::StringMap<int64_t> symbolOffsets;
+  /// Where a tensor is: the offset in its arena, and whether that is the
+  /// host arena (else the device's).
+  struct Address {
+    int64_t offset = 0;
+    bool host = false;
+  };
+  llvm::StringMap<Address> symbolOffsets;
+  std::string hostArenaName; ///< the host arena's symbol; empty without one
   llvm::StringMap<std::string> arrayNames;         ///< int64 arrays by contents
   llvm::StringMap<Type> globalTypes;               ///< every global's type
   DenseMap<Value, std::pair<std::string, DenseElementsAttr>> staticData; ///< small constants
-  DenseMap<Value, int64_t> offsets;                ///< arena offsets of this function
+  DenseMap<Value, Address> offsets;                ///< arena offsets of this function
   DenseMap<Value, Value> byValue;                  ///< step and lr arguments
   DenseMap<Value, Value> addressOf;                ///< ... and their addresses
-  Value arena, lossOut, normOut;
+  Value arena, hostArena, lossOut, normOut;
   std::vector<std::string> stepOps, forwardOps; ///< op names, for the trace
   bool isTrain = false, globalsPlaced = false, unplaced = false;
   unsigned counter = 0;
@@ -224,11 +235,12 @@ private:
     staticData[c.getResult()] = {name, attr};
   }
 
-  /// (T*)(A + offset) for C type T.
-  Value pointerAt(int64_t offset, StringRef type) {
-    Value off = emitc::LiteralOp::create(b, loc, b.getI64Type(), std::to_string(offset));
+  /// (T*)(A + offset) for C type T, A the base of the arena `at` is in.
+  Value pointerAt(Address at, StringRef type) {
+    Value off = emitc::LiteralOp::create(b, loc, b.getI64Type(), std::to_string(at.offset));
     Type result = pointer(type);
-    auto expr = emitc::ExpressionOp::create(b, loc, result, ValueRange{arena, off});
+    Value base = at.host ? hostArena : arena;
+    auto expr = emitc::ExpressionOp::create(b, loc, result, ValueRange{base, off});
     Block &body = expr.createBody();
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&body);
@@ -350,6 +362,12 @@ private:
                      {pointer("uint8_t")})
                 .getResult(0);
     emitCall("CHECK_BASE", {val(arena)}, {});
+    if (!hostArenaName.empty()) {
+      hostArena = emitCall("hmrt_exec_base", {val(entry->getArgument(0)), lit("HMRT_TIER_HOST")},
+                           {pointer("uint8_t")})
+                      .getResult(0);
+      emitCall("CHECK_BASE", {val(hostArena)}, {});
+    }
     Value step = train ? entry->getArgument(1) : Value(), lr = train ? entry->getArgument(2) : Value();
     lossOut = train ? entry->getArgument(3) : Value();
     normOut = train ? entry->getArgument(4) : Value();
@@ -358,12 +376,12 @@ private:
     for (unsigned k = 0; k < fn.getNumArguments(); ++k) {
       Value arg = block.getArgument(k);
       if (auto offset = fn.getArgAttrOfType<IntegerAttr>(k, hm::kOffsetAttr))
-        offsets[arg] = offset.getInt();
+        offsets[arg] = {offset.getInt(), false};
       else if (auto role = fn.getArgAttrOfType<StringAttr>(k, "tg.role"); role && train)
         byValue[arg] = role.getValue() == "step" ? step : lr;
     }
     for (auto place : block.getOps<hm::PlaceOp>())
-      offsets[place.getValue()] = place.getByteOffset();
+      offsets[place.getValue()] = {place.getByteOffset(), place.getArena() == hostArenaName};
     for (Operation &op : block) {
       loc = op.getLoc();
       if (isa<hm::PlaceOp, hm::ReleaseOp>(op))

@@ -35,13 +35,20 @@ OpCost functionCost(func::FuncOp fn) {
 
 ScheduleMemory scheduleMemory(ModuleOp module) {
   ScheduleMemory m;
-  m.arena = (*module.getOps<hm::ArenaOp>().begin()).getBytes();
+  m.arena = hm::arenaOfTier(module, "device").getBytes();
+  if (auto host = hm::arenaOfTier(module, "host"))
+    m.hostArena = host.getBytes();
   for (const hm::PersistentTensor &t : hm::persistentTensors(module)) {
-    int64_t &sum = t.kind == "param" ? m.parameters : t.kind == "state" ? m.states : m.inputs;
+    int64_t &sum = t.kind == "param" ? (t.host ? m.hostParameters : m.parameters)
+                   : t.kind == "state" ? (t.host ? m.hostStates : m.states)
+                                       : m.inputs;
     sum += hm::arenaBytes(t.type);
   }
-  for (auto fn : module.getOps<func::FuncOp>())
-    m.activations = std::max(m.activations, hm::replayFunction(fn).peakBytes);
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    hm::FunctionLiveness live = hm::replayFunction(fn);
+    m.activations = std::max(m.activations, live.peakBytes);
+    m.hostTransient = std::max(m.hostTransient, live.hostPeakBytes);
+  }
   return m;
 }
 
@@ -49,6 +56,14 @@ std::string describeSplit(const ScheduleMemory &m) {
   return "parameters " + formatBytes(m.parameters) + ", optimizer states " +
          formatBytes(m.states) + ", inputs " + formatBytes(m.inputs) + ", activations " +
          formatBytes(m.activations) + " at their peak";
+}
+
+std::string describeHostSplit(const ScheduleMemory &m) {
+  if (!m.hostArena)
+    return "";
+  return "parameters " + formatBytes(m.hostParameters) + ", optimizer states " +
+         formatBytes(m.hostStates) + ", gradients " + formatBytes(m.hostTransient) +
+         " at their peak";
 }
 
 } // namespace hmcc

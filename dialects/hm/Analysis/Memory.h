@@ -15,15 +15,22 @@ namespace hmcc {
 /// Where the memory of a scheduled program goes, in bytes (each tensor
 /// rounded up to the arena's alignment).
 struct ScheduleMemory {
-  int64_t arena = 0;       ///< what the program allocates
-  int64_t parameters = 0, states = 0, inputs = 0;
-  int64_t activations = 0; ///< the most that is live at once
+  int64_t arena = 0;       ///< what the program allocates on the device
+  int64_t parameters = 0, states = 0, inputs = 0; ///< homed on the device
+  int64_t activations = 0; ///< the most that is live at once on the device
+  /// The host arena (plan-tiers): its bytes, the parameters and states
+  /// homed there, and the most of its transient values live at once.
+  int64_t hostArena = 0, hostParameters = 0, hostStates = 0, hostTransient = 0;
 };
 ScheduleMemory scheduleMemory(mlir::ModuleOp module);
 
 /// "parameters 1.2 MiB, optimizer states ..., activations ... at their
 /// peak": how the arena splits, as the summary and hm-check-budget say it.
 std::string describeSplit(const ScheduleMemory &m);
+
+/// "parameters ..., optimizer states ..., gradients and copies ... at
+/// their peak": how the host arena splits (empty without one).
+std::string describeHostSplit(const ScheduleMemory &m);
 
 /// Whether `op` runs in the scheduled program: not the memory plan, a
 /// parameter read, the return, or a small constant (static data).

@@ -57,6 +57,13 @@ LogicalResult HMDialect::verifyRegionArgAttribute(Operation *op, unsigned, unsig
   return verifyOffset(attr, [&] { return op->emitOpError(); });
 }
 
+ArenaOp hmcc::hm::arenaOfTier(ModuleOp module, StringRef tier) {
+  for (auto arena : module.getOps<ArenaOp>())
+    if (arena.getTier() == tier)
+      return arena;
+  return ArenaOp();
+}
+
 bool hmcc::hm::isHostHomed(Operation *op) {
   auto home = op->getAttrOfType<StringAttr>(kHomeAttr);
   return home && home.getValue() == "host";

@@ -48,4 +48,9 @@ bool isAliasingView(mlir::Operation *op);
 #define GET_OP_CLASSES
 #include "hm/IR/HMOps.h.inc"
 
+namespace hmcc::hm {
+/// The arena of `tier` ("device" or "host") in `module`, if there is one.
+ArenaOp arenaOfTier(mlir::ModuleOp module, llvm::StringRef tier);
+} // namespace hmcc::hm
+
 #endif // HMCC_HM_HMOPS_H
