@@ -67,6 +67,11 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   entries.functions = {entryFunction(o.program).str()};
   pm.addPass(createTGSelectEntries(entries));
   pm.addPass(createTGInputRoles());
+  PlanTiersOptions tiers;
+  tiers.vram = o.vram;
+  tiers.deviceProfile = o.deviceProfile;
+  tiers.force = o.tiers == "auto" ? std::string() : std::string(o.tiers);
+  pm.addPass(createPlanTiers(tiers));
   PlanRecomputeOptions recompute;
   recompute.vram = o.vram;
   recompute.deviceProfile = o.deviceProfile;

@@ -13,6 +13,7 @@
 //   tg-legalize-cpu-types
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
+//   plan-tiers              (vram, device-profile, host-params)
 //   plan-recompute          (vram, device-profile, recompute)
 //   hm-place-buffers        (tg -> hm)
 //   hm-verify-memory
@@ -73,6 +74,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       *this, "device-profile",
       llvm::cl::desc("cpu, h200 or a JSON profile: the planner's cost model"),
       llvm::cl::init("cpu")};
+  Option<std::string> tiers{
+      *this, "host-params",
+      llvm::cl::desc("auto (what the budget needs), none, all, or parameter names: homed in host "
+                     "memory"),
+      llvm::cl::init("auto")};
   Option<std::string> recompute{
       *this, "recompute",
       llvm::cl::desc("auto (what the budget needs), none, all, or segments such as 1-3,5"),

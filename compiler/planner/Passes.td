@@ -4,6 +4,41 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
+  let summary = "Homes parameters, with their gradients and optimizer states, in host memory";
+  let description = [{
+    Runs on training programs before plan-recompute. A parameter homed on
+    the host (`hm.home = "host"` on its tg.parameter and its tg.state ops)
+    lives in the host arena with its optimizer states; every op that reads
+    it reads a device copy fetched just before it (a `tg.identity` of the
+    parameter, placed in the device arena and freed after that op); its
+    gradient, once complete, is copied to the host (a `tg.identity` with
+    `hm.home = "host"`) and the device copy freed; the gradient norm and
+    the optimizer update read the host copy, and the update (marked
+    `hm.home = "host"`) runs where the states live. Copies are exact, so the
+    program computes the same values.
+
+    Which parameters: when the program does not fit `vram` even with
+    everything recomputed that plan-recompute can, the fewest of the
+    largest parameters such that it does (a bisection over how many,
+    largest first, each candidate judged by plan-recompute's own search on
+    a copy of the module). When even all of them on the host do not fit,
+    all are homed there and plan-recompute reports the smallest budget.
+    Programs whose updates are the model's own (ONNX training_info) are left
+    as they are. `force` replaces the choice: "none", "all", or parameter
+    names separated by commas.
+  }];
+  let options = [
+    Option<"vram", "vram", "std::string", /*default=*/"\"\"",
+           "Device memory budget, e.g. 24G (empty: no bound, nothing moved)">,
+    Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
+           "cpu, h200 or a JSON profile (for plan-recompute's search)">,
+    Option<"force", "force", "std::string", /*default=*/"\"\"",
+           "For tests: none, all, or parameter names separated by commas">,
+  ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
+}
+
 def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
   let summary = "Chooses which activations are kept and which are recomputed, under the budget";
   let description = [{

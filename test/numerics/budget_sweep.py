@@ -9,8 +9,11 @@ and requires, for every budget:
   - loss, learning rate and gradient norm bit-identical to the
     unconstrained program's at every step (the metrics print floats exactly
     as the runtime had them);
-and that one byte less than the smallest budget fails at compile time,
-naming it. Prints one line per budget and a closing verdict.
+that one byte less than the smallest budget fails at compile time, naming
+it; and that checkpoints do not depend on the plan: the program at the
+smallest budget, resumed from the unplanned program's checkpoint of step
+STEPS/2, goes on bit-identically. Prints one line per budget and a closing
+verdict.
 
 usage: budget_sweep.py HMCC MODEL OUTDIR STEPS TRAIN-ARG...
 """
@@ -41,7 +44,10 @@ def compile_and_train(hmcc, model, out, tag, budget, steps, train_args):
     rows = [json.loads(line) for line in metrics.read_text().splitlines()]
     stages = schedule.get("recompute", {}).get("stages", [])
     recomputed = sum(s["decision"] == "recompute" for s in stages)
-    return schedule["arena"]["bytes"], rows, recomputed, len(stages)
+    params = [t for t in schedule["persistent"] if t["kind"] == "param"]
+    host = sum(t["tier"] == "host" for t in params)
+    plan = f"{recomputed} of {len(stages)} stages recomputed, {host} of {len(params)} parameters on the host"
+    return schedule["arena"]["bytes"], rows, plan
 
 
 def main():
@@ -49,8 +55,11 @@ def main():
     train_args = sys.argv[5:]
     out.mkdir(parents=True, exist_ok=True)
 
-    unplanned, reference, _, _ = compile_and_train(hmcc, model, out, "free", None, steps,
+    unplanned, reference, _ = compile_and_train(hmcc, model, out, "free", None, steps,
                                                    train_args)
+    half, checkpoint = steps // 2, out / "free-checkpoint"
+    run([out / "free" / "train", "--quiet", "--steps", str(half), "--save", checkpoint,
+         "--force"] + train_args)
     p = run([hmcc, model, "--vram", "1"], expect_ok=False)
     m = re.search(r"the smallest budget that fits is --vram (\d+) ", p.stderr)
     if p.returncode == 0 or not m:
@@ -63,15 +72,23 @@ def main():
     failures = 0
     keys = ("loss", "lr", "grad_norm")
     for i, budget in enumerate(budgets):
-        arena, rows, recomputed, stages = compile_and_train(hmcc, model, out, f"b{i}", budget,
-                                                            steps, train_args)
+        arena, rows, plan = compile_and_train(hmcc, model, out, f"b{i}", budget, steps, train_args)
         same = len(rows) == len(reference) and all(
             a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
         fits = arena <= budget
         failures += not (same and fits)
-        print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, "
-              f"{recomputed} of {stages} stages recomputed, {len(rows)} steps "
-              f"{'bit-identical' if same else 'DIFFER'}")
+        print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, {plan}, "
+              f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
+
+    resumed = out / "resumed.jsonl"
+    run([out / f"b{len(budgets) - 1}" / "train", "--quiet", "--steps", str(steps), "--resume",
+         checkpoint, "--metrics", resumed, "--force"] + train_args)
+    rows = [json.loads(line) for line in resumed.read_text().splitlines()]
+    same = len(rows) == steps - half and all(
+        a[k] == b[k] for a, b in zip(rows, reference[half:]) for k in keys)
+    failures += not same
+    print(f"--vram {smallest}: resumed from the unplanned program's step {half}, "
+          f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
 
     p = run([hmcc, model, "--vram", str(smallest - 1)], expect_ok=False)
     named = f"the smallest budget that fits is --vram {smallest} " in p.stderr

@@ -97,6 +97,12 @@ cl::opt<std::string> deviceProfile(
     cl::desc("The machine the planner's cost model predicts for (default cpu); a JSON "
              "profile has the fields of docs/device-profile.md"),
     cl::init("cpu"), cl::cat(budgetCategory));
+cl::opt<std::string> hostParams(
+    "host-params", cl::value_desc("auto|none|all|NAMES"),
+    cl::desc("Which parameters live in host memory with their gradients and optimizer states, "
+             "fetched to the device where read: auto (what --vram needs, default), none, all, "
+             "or parameter names separated by commas"),
+    cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<std::string> recompute(
     "recompute", cl::value_desc("auto|none|all|SEGMENTS"),
     cl::desc("Which forward stages are recomputed in the backward: auto (what --vram "
@@ -596,6 +602,7 @@ int run(int argc, char **argv) {
     o.vram = vram;
   o.deviceProfile = deviceProfile;
   o.recompute = recompute;
+  o.tiers = hostParams;
   mlir::PassManager pm(&context);
   hmcc::buildPipeline(pm, o);
   auto failedPass = std::make_unique<FailedPass>();
@@ -613,7 +620,7 @@ int run(int argc, char **argv) {
     }
     if (stage != Emit::Summary)
       return error(inputFile + ": " + diagnostics);
-    if (failure->pass == "plan-recompute") {
+    if (failure->pass == "plan-recompute" || failure->pass == "plan-tiers") {
       summaryOut << "  no " << (train ? "training step" : "program") << ": "
                  << StringRef(diagnostics).split('\n').first << "\n";
       writeSummary();

@@ -31,6 +31,7 @@ namespace {
 struct Place {
   std::string tensor; ///< "param:NAME", "state:NAME", "input:NAME", "%N" or "const"
   int64_t offset = -1, bytes = 0;
+  bool host = false; ///< the offset is in the host arena
 };
 
 class Dumper {
@@ -38,7 +39,7 @@ public:
   Dumper(ModuleOp module, llvm::json::OStream &j) : module(module), j(j) {}
 
   void run() {
-    auto arena = *module.getOps<hm::ArenaOp>().begin();
+    auto arena = hm::arenaOfTier(module, "device");
     j.object([&] {
       j.attribute("format", "hmcc-schedule-1");
       j.attribute("model", module.getSymName() ? module.getSymName()->str() : "model");
@@ -47,6 +48,11 @@ public:
         j.attribute("tier", arena.getTier());
         j.attribute("bytes", arena.getBytes());
       });
+      if (auto host = hm::arenaOfTier(module, "host"))
+        j.attributeObject("host_arena", [&] {
+          j.attribute("name", host.getSymName());
+          j.attribute("bytes", host.getBytes());
+        });
       j.attributeArray("persistent", [&] {
         for (const hm::PersistentTensor &t : hm::persistentTensors(module))
           persistent(t);
@@ -90,10 +96,12 @@ private:
 
   void persistent(const hm::PersistentTensor &t) {
     int64_t bytes = tg::tensorBytes(t.type);
-    persistentBytes += hm::alignedSize(bytes);
+    if (!t.host)
+      persistentBytes += hm::alignedSize(bytes);
     j.object([&] {
       j.attribute("kind", t.kind);
       j.attribute("name", t.name);
+      j.attribute("tier", t.host ? "host" : "device");
       j.attribute("offset", t.offset);
       j.attribute("bytes", bytes);
       j.attribute("type", debugString(t.type));
@@ -104,12 +112,13 @@ private:
     Block &body = fn.getBody().front();
     DenseMap<Value, Place> places;
     unsigned next = 0;
+    StringRef deviceArena = hm::arenaOfTier(module, "device").getSymName();
     auto symbolPlace = [&](StringRef kind, StringRef name) {
       Operation *decl = module.lookupSymbol(name);
       auto type = cast<RankedTensorType>(cast<TypeAttr>(decl->getAttr("type")).getValue());
       return Place{(kind + ":" + name).str(),
                    decl->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
-                   tg::tensorBytes(type)};
+                   tg::tensorBytes(type), hm::isHostHomed(decl)};
     };
     for (unsigned k = 0; k < fn.getNumArguments(); ++k)
       if (auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input"))
@@ -118,7 +127,8 @@ private:
                   tg::tensorBytes(body.getArgument(k).getType())};
     for (auto place : body.getOps<hm::PlaceOp>())
       places[place.getValue()] = Place{"%" + std::to_string(next++), place.getByteOffset(),
-                                       tg::tensorBytes(place.getValue().getType())};
+                                       tg::tensorBytes(place.getValue().getType()),
+                                       place.getArena() != deviceArena};
     auto placeOf = [&](Value v) {
       if (auto it = places.find(v); it != places.end())
         return it->second;
@@ -135,6 +145,8 @@ private:
         if (p.offset >= 0) {
           j.attribute("offset", p.offset);
           j.attribute("bytes", p.bytes);
+          if (p.host)
+            j.attribute("tier", "host");
         }
       });
     };

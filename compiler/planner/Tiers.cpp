@@ -1,0 +1,197 @@
+//===- Tiers.cpp - plan-tiers: parameters homed in host memory ------------===//
+//
+// See the pass description in Passes.td: homeOnHost rewrites a training
+// function for a set of parameters; the pass picks the set.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/planner/Passes.h"
+#include "compiler/planner/Recompute.h"
+#include "hm/IR/HMOps.h"
+#include "lib/support/Size.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <algorithm>
+
+namespace hmcc {
+#define GEN_PASS_DEF_PLANTIERS
+#include "compiler/planner/Passes.h.inc"
+} // namespace hmcc
+
+using namespace mlir;
+using namespace hmcc;
+using namespace hmcc::tg;
+
+namespace {
+
+/// The parameter an optimizer update writes and its gradient operand; a
+/// null symbol for other ops.
+std::pair<FlatSymbolRefAttr, OpOperand *> updateOf(Operation *op) {
+  if (auto u = dyn_cast<SgdUpdateOp>(op))
+    return {u.getParamAttr(), &u.getGradMutable()};
+  if (auto u = dyn_cast<AdamWUpdateOp>(op))
+    return {u.getParamAttr(), &u.getGradMutable()};
+  if (auto u = dyn_cast<AdamW8bitUpdateOp>(op))
+    return {u.getParamAttr(), &u.getGradMutable()};
+  return {FlatSymbolRefAttr(), nullptr};
+}
+
+/// The training function of `module`: the one with optimizer updates, when
+/// every parameter is updated by one (not by the model's own algorithm).
+func::FuncOp trainingFunction(ModuleOp module) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    bool updates = false, own = false;
+    fn.walk([&](Operation *op) {
+      updates |= static_cast<bool>(updateOf(op).first);
+      own |= isa<OnnxOptimizerOp, AssignOp>(op);
+    });
+    if (updates && !own)
+      return fn;
+  }
+  return func::FuncOp();
+}
+
+/// Homes the parameters `names` of `module` on the host (see the pass
+/// description) in its training function `fn`.
+void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names) {
+  Builder attrs(module.getContext());
+  auto host = attrs.getStringAttr("host");
+  for (auto p : module.getOps<ParameterOp>())
+    if (names.contains(p.getSymName()))
+      p->setAttr(hm::kHomeAttr, host);
+  for (auto s : module.getOps<StateOp>())
+    if (names.contains(s.getParam()))
+      s->setAttr(hm::kHomeAttr, host);
+
+  OpBuilder b(module.getContext());
+  SmallVector<Operation *> ops;
+  for (Operation &op : fn.getBody().front())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    // A fetch before each reader of a host parameter.
+    if (auto param = dyn_cast<ParamOp>(op); param && names.contains(param.getName())) {
+      for (OpOperand &use : llvm::make_early_inc_range(param.getResult().getUses())) {
+        Operation *user = use.getOwner();
+        if (isa<func::ReturnOp>(user))
+          continue; // the placement copies returned parameters itself
+        b.setInsertionPoint(user);
+        use.set(IdentityOp::create(b, user->getLoc(), param.getType(), param.getResult()));
+      }
+      continue;
+    }
+    // The gradient to the host once complete, and the update there.
+    auto [ref, grad] = updateOf(op);
+    if (!ref || !names.contains(ref.getValue()))
+      continue;
+    op->setAttr(hm::kHomeAttr, host);
+    Value g = grad->get();
+    if (!g.getDefiningOp() || hm::isHostHomed(g.getDefiningOp()))
+      continue; // already copied (a gradient shared by two updates)
+    b.setInsertionPointAfter(g.getDefiningOp());
+    auto copy = IdentityOp::create(b, op->getLoc(), g.getType(), g);
+    copy->setAttr(hm::kHomeAttr, host);
+    g.replaceAllUsesExcept(copy.getResult(), copy);
+  }
+}
+
+/// Parameters largest first (then by name), as candidates for the host.
+SmallVector<StringRef> bySize(ModuleOp module) {
+  SmallVector<std::pair<int64_t, StringRef>> sized;
+  for (auto p : module.getOps<ParameterOp>())
+    sized.push_back({tensorBytes(p.getType()), p.getSymName()});
+  llvm::stable_sort(sized, [](auto &a, auto &b) { return a.first > b.first; });
+  SmallVector<StringRef> names;
+  for (auto &[bytes, name] : sized)
+    names.push_back(name);
+  return names;
+}
+
+struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
+  using PlanTiersBase::PlanTiersBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp fn = trainingFunction(module);
+    if (!fn)
+      return; // nothing updated by hmcc's optimizers: nothing to move
+    llvm::StringSet<> names;
+    if (!force.empty()) {
+      if (failed(parseForce(module, names)))
+        return signalPassFailure();
+    } else if (!vram.empty()) {
+      auto budget = parseSize(vram);
+      if (!budget) {
+        module.emitError() << "plan-tiers: vram: " << llvm::toString(budget.takeError());
+        return signalPassFailure();
+      }
+      std::string error;
+      auto profile = planner::loadDeviceProfile(deviceProfile, error);
+      if (!profile) {
+        module.emitError() << "plan-tiers: " << error;
+        return signalPassFailure();
+      }
+      names = choose(module, fn.getSymName(), int64_t(*budget), *profile);
+    }
+    if (!names.empty())
+      homeOnHost(module, fn, names);
+  }
+
+  LogicalResult parseForce(ModuleOp module, llvm::StringSet<> &names) {
+    if (force == "none")
+      return success();
+    if (force == "all") {
+      for (auto p : module.getOps<ParameterOp>())
+        names.insert(p.getSymName());
+      return success();
+    }
+    SmallVector<StringRef> parts;
+    StringRef(force).split(parts, ',');
+    for (StringRef part : parts) {
+      if (!module.lookupSymbol<ParameterOp>(part.trim()))
+        return module.emitError() << "plan-tiers: force: '" << part << "' is not a parameter";
+      names.insert(part.trim());
+    }
+    return success();
+  }
+
+  /// Whether the program with the `count` largest parameters on the host
+  /// fits `budget` with what plan-recompute can do.
+  bool fits(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order, size_t count,
+            int64_t budget, const planner::DeviceProfile &profile) {
+    OwningOpRef<ModuleOp> copy(module.clone());
+    auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
+    llvm::StringSet<> names;
+    for (StringRef name : order.take_front(count))
+      names.insert(name);
+    homeOnHost(*copy, fn, names);
+    planner::RecomputeSearch search(*copy, fn, profile);
+    if (!search.planned)
+      return false;
+    return search.base.arena <= budget || search.smallest().trial.arena <= budget;
+  }
+
+  llvm::StringSet<> choose(ModuleOp module, StringRef fnName, int64_t budget,
+                           const planner::DeviceProfile &profile) {
+    SmallVector<StringRef> order = bySize(module);
+    llvm::StringSet<> names;
+    if (fits(module, fnName, order, 0, budget, profile))
+      return names;
+    // The fewest largest parameters that fit; all when none does.
+    size_t lo = 0, hi = order.size(); // lo does not fit; hi fits or is all
+    while (lo + 1 < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      (fits(module, fnName, order, mid, budget, profile) ? hi : lo) = mid;
+    }
+    for (StringRef name : ArrayRef<StringRef>(order).take_front(hi))
+      names.insert(name);
+    return names;
+  }
+};
+
+} // namespace

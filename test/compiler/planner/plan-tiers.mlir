@@ -1,0 +1,63 @@
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=w1" | FileCheck %s
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -hm-place-buffers -hm-verify-memory | FileCheck %s --check-prefix=PLACED
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="vram=3000" -plan-recompute="vram=3000" -hm-place-buffers -hm-verify-memory | FileCheck %s --check-prefix=ONE
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="vram=2000" -plan-recompute="vram=2000" -hm-place-buffers -hm-verify-memory | FileCheck %s --check-prefix=TWO
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="vram=1M" | FileCheck %s --check-prefix=FITS
+// RUN: not hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=w3" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: hmcc-opt %s -tg-autodiff -tg-select-entries=functions=forward_backward -plan-tiers="force=all" | FileCheck %s --check-prefix=NOOPT
+// plan-tiers: parameters homed on the host with their states; fetches before readers, gradients copied to the host, updates on the host; the choice under a budget.
+
+// Forced @w1: it and its states are homed on the host; its one forward
+// reader reads a device copy made just before; its complete gradient is
+// copied to the host, and the norm and the update (on the host) read that
+// copy. @w2 is untouched.
+// CHECK: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host", source = "w1"}
+// CHECK: tg.parameter @w2 : tensor<16x4xf32> {source = "w2"}
+// CHECK: tg.state @w1.exp_avg : tensor<8x16xf32> {hm.home = "host", kind = "exp_avg", param = @w1}
+// CHECK: tg.state @w1.exp_avg_sq : tensor<8x16xf32> {hm.home = "host", kind = "exp_avg_sq", param = @w1}
+// CHECK: tg.state @w2.exp_avg : tensor<16x4xf32> {kind = "exp_avg", param = @w2}
+// CHECK: %[[W1:.*]] = tg.param @w1
+// CHECK: %[[W2:.*]] = tg.param @w2
+// CHECK-NEXT: %[[F:.*]] = tg.identity %[[W1]] : tensor<8x16xf32>
+// CHECK-NEXT: tg.matmul %arg0, %[[F]]
+// CHECK: tg.matmul %{{.*}}, %[[W2]] :
+// CHECK: %[[G:.*]] = tg.matmul %arg0, %{{.*}} {transA} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+// CHECK-NEXT: %[[GH:.*]] = tg.identity %[[G]] {hm.home = "host"} : tensor<8x16xf32>
+// CHECK-NEXT: tg.global_norm %[[GH]], %{{.*}} :
+// CHECK-NEXT: tg.adamw_update @w1, %[[GH]], {{.*}}hm.home = "host"
+// CHECK-NEXT: tg.adamw_update @w2, %{{[0-9]+}}, {{.*}}weight_decay = {{[^,]*}}} : tensor<16x4xf32>
+
+// Placed: a host arena beside the device's; the host tensors at offsets in
+// it, the gradient's host copy placed there too.
+// PLACED: hm.arena @arena tier "device" size 1216
+// PLACED: hm.arena @host tier "host" size 3072
+// PLACED: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host", hm.offset = 0 : i64, source = "w1"}
+// PLACED: tg.state @w2.exp_avg_sq : tensor<16x4xf32> {hm.home = "host", hm.offset = 2048 : i64
+// PLACED: %[[GH:.*]] = tg.identity %{{.*}} {hm.home = "host"} : tensor<8x16xf32>
+// PLACED-NEXT: hm.place %[[GH]] in @host at
+
+// Under a budget: unplanned the step needs 3712 bytes. At 3000 the larger
+// parameter (@w1, 512 B) moves to the host and that fits; at 2000 both do.
+// ONE: hm.arena @arena tier "device" size 2624
+// ONE: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host"
+// ONE: tg.parameter @w2 : tensor<16x4xf32> {hm.offset
+// TWO: hm.arena @arena tier "device" size 1216
+// TWO: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host"
+// TWO: tg.parameter @w2 : tensor<16x4xf32> {hm.home = "host"
+// FITS-NOT: hm.home
+
+// BAD: error: plan-tiers: force: 'w3' is not a parameter
+
+// Without hmcc's optimizer there is no update to run on the host: nothing moves.
+// NOOPT-NOT: hm.home
+tg.parameter @w1 : tensor<8x16xf32> {source = "w1"}
+tg.parameter @w2 : tensor<16x4xf32> {source = "w2"}
+func.func @forward(%x: tensor<4x8xf32> {tg.input = "x"}) -> (tensor<f32> {tg.output = "loss"}) {
+  %w1 = tg.param @w1 : tensor<8x16xf32>
+  %w2 = tg.param @w2 : tensor<16x4xf32>
+  %0 = tg.matmul %x, %w1 : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = tg.tanh %0 : tensor<4x16xf32>
+  %2 = tg.matmul %1, %w2 : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+  %3 = tg.reduce_sum %2 {axes = array<i64>} : tensor<4x4xf32> -> tensor<f32>
+  return %3 : tensor<f32>
+}
