@@ -48,10 +48,11 @@ namespace {
 cl::OptionCategory inputCategory("Input");
 cl::OptionCategory budgetCategory(
     "Memory budget",
-    "--vram bounds the program's memory arena: when the unplanned program does not fit,\n"
-    "the planner recomputes activations (the cheapest choice by --device-profile's cost\n"
+    "--vram bounds the program's device arena: when the unplanned program does not fit,\n"
+    "the planner homes parameters (with their gradients and optimizer states) in host\n"
+    "memory and recomputes activations (the cheapest choice by --device-profile's cost\n"
     "model) until it does, or says which budget is the smallest that fits. --ram and\n"
-    "--nvme are checked now; placing tensors in host memory and on storage is not built\n"
+    "--nvme are checked now; bounding host memory and spilling to storage are not built\n"
     "yet.");
 cl::OptionCategory outputCategory("Output");
 
