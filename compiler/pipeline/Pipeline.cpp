@@ -81,6 +81,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   pm.addPass(createHMVerifyMemory());
   HMCheckBudgetOptions budget;
   budget.vram = o.vram;
+  budget.ram = o.ram;
   pm.addPass(createHMCheckBudget(budget));
 }
 

@@ -17,7 +17,7 @@
 //   plan-recompute          (vram, device-profile, recompute)
 //   hm-place-buffers        (tg -> hm)
 //   hm-verify-memory
-//   hm-check-budget         (vram)
+//   hm-check-budget         (vram, ram)
 //
 //===----------------------------------------------------------------------===//
 #ifndef HMCC_PIPELINE_PIPELINE_H
@@ -70,6 +70,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<std::string> vram{*this, "vram",
                            llvm::cl::desc("Device memory budget, e.g. 24G (empty: no bound)"),
                            llvm::cl::init("")};
+  Option<std::string> ram{*this, "ram",
+                          llvm::cl::desc("Host memory budget for the host arena, e.g. 96G "
+                                         "(empty: no bound)"),
+                          llvm::cl::init("")};
   Option<std::string> deviceProfile{
       *this, "device-profile",
       llvm::cl::desc("cpu, h200 or a JSON profile: the planner's cost model"),

@@ -51,9 +51,8 @@ cl::OptionCategory budgetCategory(
     "--vram bounds the program's device arena: when the unplanned program does not fit,\n"
     "the planner homes parameters (with their gradients and optimizer states) in host\n"
     "memory and recomputes activations (the cheapest choice by --device-profile's cost\n"
-    "model) until it does, or says which budget is the smallest that fits. --ram and\n"
-    "--nvme are checked now; bounding host memory and spilling to storage are not built\n"
-    "yet.");
+    "model) until it does, or says which budget is the smallest that fits. --ram bounds\n"
+    "the host arena; --nvme is checked now, spilling to storage is not built yet.");
 cl::OptionCategory outputCategory("Output");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx | model.onnxtxt>"),
@@ -87,7 +86,8 @@ cl::opt<std::string> vram("vram", cl::value_desc("SIZE"),
                                    "the program must fit or hmcc refuses it"),
                           cl::cat(budgetCategory));
 cl::opt<std::string> ram("ram", cl::value_desc("SIZE"),
-                         cl::desc("Pinned host memory budget, e.g. 96G"),
+                         cl::desc("Host memory budget for the host arena (parameters, gradients "
+                                  "and optimizer states the planner homes there), e.g. 96G"),
                          cl::cat(budgetCategory));
 cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
                           cl::desc("NVMe spill directory and its budget, e.g. /mnt/ssd/hm:400G"),
@@ -363,6 +363,11 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
     summaryOut << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")
                << " --vram " << hmcc::formatBytes(budget) << "\n";
   }
+  if (ram.getNumOccurrences()) {
+    uint64_t budget = cantFail(hmcc::parseSize(ram));
+    summaryOut << "    " << (static_cast<uint64_t>(m.hostArena) <= budget ? "fits" : "does not fit")
+               << " --ram " << hmcc::formatBytes(budget) << "\n";
+  }
   return 0;
 }
 
@@ -601,6 +606,8 @@ int run(int argc, char **argv) {
   o.minLr = minLr;
   if (vram.getNumOccurrences())
     o.vram = vram;
+  if (ram.getNumOccurrences())
+    o.ram = ram;
   o.deviceProfile = deviceProfile;
   o.recompute = recompute;
   o.tiers = hostParams;

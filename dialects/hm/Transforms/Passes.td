@@ -27,11 +27,15 @@ def HMCheckBudget : Pass<"hm-check-budget", "::mlir::ModuleOp"> {
     program (parameters, optimizer states, inputs and the activations at
     their peak) must fit `vram` (a size such as 24G, 512M or 1.5T, binary
     units). When it does not, the pass fails with one message giving the
-    bytes needed and how they split. Without `vram` it checks nothing.
+    bytes needed and how they split. Likewise the host arena (parameters,
+    states and gradients plan-tiers homed there) must fit `ram`. Without a
+    budget it checks nothing.
   }];
   let options = [
     Option<"vram", "vram", "std::string", /*default=*/"\"\"",
            "Device memory budget, e.g. 24G (empty: no bound)">,
+    Option<"ram", "ram", "std::string", /*default=*/"\"\"",
+           "Host memory budget for the host arena, e.g. 96G (empty: no bound)">,
   ];
 }
 
