@@ -37,6 +37,7 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
     p.hostCopy = 8e9;
     p.hostOptimizer = {{"f32", 2.5e8}, {"8bit", 1.5e8}};
     p.launchOverhead = 3e-6;
+    p.sharedHost = true;
     p.efficiency = {{"matmul", 0.6},  {"elementwise", 0.5}, {"reduction", 0.5}, {"norm", 0.4},
                     {"softmax", 0.3}, {"data", 0.5},        {"optimizer", 0.5}};
     return p;
@@ -133,6 +134,11 @@ std::optional<DeviceProfile> loadDeviceProfile(llvm::StringRef spec, std::string
       !readNumber(j, "launch_overhead", p.launchOverhead, e) ||
       !readMap(j, "efficiency", p.efficiency, e, false))
     return fail(e);
+  if (auto it = j.find("shared_host"); it != j.end()) {
+    if (!it->is_boolean())
+      return fail("field 'shared_host' must be true or false");
+    p.sharedHost = it->get<bool>();
+  }
   if (!p.peakFlops.count("f32"))
     return fail("field 'peak_flops.f32' is missing");
   for (auto [key, field] : {std::pair{"host_to_device", &p.hostToDevice},
@@ -163,6 +169,7 @@ std::string toJson(const DeviceProfile &p) {
   j["host_optimizer"] = p.hostOptimizer;
   j["launch_overhead"] = p.launchOverhead;
   j["efficiency"] = p.efficiency;
+  j["shared_host"] = p.sharedHost;
   return j.dump(2) + "\n";
 }
 

@@ -39,6 +39,9 @@ struct DeviceProfile {
   /// The fraction of peak an op kind reaches ("matmul", "elementwise",
   /// "reduction", "norm", "softmax", "data", "optimizer"); 1 where absent.
   std::map<std::string, double> efficiency;
+  /// Whether the device is the host (the CPU target): compute, copies and
+  /// the host optimizer share the host's cores, so their loads add up.
+  bool sharedHost = false;
 
   double flopsFor(llvm::StringRef dtype) const;
   double efficiencyOf(llvm::StringRef kind) const;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/planner/DeviceProfile.h"
+#include "compiler/planner/Timeline.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/target/common/Runtime.h"
 #include "compiler/target/cpu/EmitCpp.h"
@@ -198,6 +199,11 @@ cl::opt<std::string> dumpSchedule(
     cl::desc("Also write the scheduled program as JSON: the arena, persistent tensors, and "
              "every op in order with the bytes it reads and writes (docs/schedule-format.md)"),
     cl::cat(outputCategory));
+cl::opt<std::string> dumpTrace(
+    "dump-trace", cl::value_desc("FILE.json"),
+    cl::desc("Also write the predicted timeline of one step as a Chrome trace (Perfetto, "
+             "chrome://tracing): one track per stream, beside train --trace's measured one"),
+    cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
                     cl::desc("With --emit=mlir, print constants over 64 elements as "
                              "dense_resource<__elided__> (shorter, but not parseable)"),
@@ -233,12 +239,19 @@ int checkOutputs(bool directory) {
   if (!outputFile.empty() && (outputFile != "-" || directory))
     if (auto why = hmcc::checkOutputPath(outputFile, directory, force, inputPaths, kExeEntries))
       return error("-o: " + *why);
-  if (!dumpSchedule.empty() && dumpSchedule != "-") {
-    if (!outputFile.empty() && hmcc::samePath(dumpSchedule, outputFile))
-      return error("--dump-schedule: '" + dumpSchedule + "' is also the -o output");
-    if (auto why = hmcc::checkOutputPath(dumpSchedule, false, force, inputPaths))
-      return error("--dump-schedule: " + *why);
+  for (auto *opt : {&dumpSchedule, &dumpTrace}) {
+    const std::string &path = *opt;
+    std::string flag = ("--" + opt->ArgStr).str();
+    if (path.empty() || path == "-")
+      continue;
+    if (!outputFile.empty() && hmcc::samePath(path, outputFile))
+      return error(flag + ": '" + path + "' is also the -o output");
+    if (auto why = hmcc::checkOutputPath(path, false, force, inputPaths))
+      return error(flag + ": " + *why);
   }
+  if (!dumpSchedule.empty() && !dumpTrace.empty() && dumpSchedule != "-" &&
+      hmcc::samePath(dumpSchedule, dumpTrace))
+    return error("--dump-trace: '" + dumpTrace + "' is also the --dump-schedule output");
   return 0;
 }
 
@@ -323,12 +336,24 @@ struct FailedPass : mlir::PassInstrumentation {
 /// Writes --dump-schedule and, with `summary`, how the memory of the
 /// scheduled program splits and whether it fits --vram.
 int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, bool summary) {
+  // The predicted timeline of the entry function, by --device-profile.
+  std::string why;
+  auto profile = hmcc::planner::loadDeviceProfile(deviceProfile, why);
+  auto entry = *module.getOps<mlir::func::FuncOp>().begin();
+  hmcc::hm::Timeline timeline = hmcc::planner::predictTimeline(entry, *profile);
   if (!dumpSchedule.empty())
     if (int rc = writeTo(dumpSchedule, "--dump-schedule", [&](raw_ostream &os) {
-          if (mlir::succeeded(hmcc::dumpScheduleJson(module, os)))
+          if (mlir::succeeded(hmcc::dumpScheduleJson(module, os, &timeline)))
             return true;
           error(inputFile + ": " + diagnostics);
           return false;
+        }))
+      return rc;
+  if (!dumpTrace.empty())
+    if (int rc = writeTo(dumpTrace, "--dump-trace", [&](raw_ostream &os) {
+          hmcc::planner::writeChromeTrace(entry, timeline, os);
+          os << "\n";
+          return true;
         }))
       return rc;
   if (!summary)
@@ -340,7 +365,6 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
   if (m.hostArena)
     summaryOut << "  host memory: " << hmcc::formatBytes(m.hostArena) << "\n    "
                << hmcc::describeHostSplit(m) << "\n";
-  auto entry = *module.getOps<mlir::func::FuncOp>().begin();
   hmcc::OpCost work = hmcc::functionCost(entry);
   summaryOut << "    work per " << (train ? "step" : "call") << ": "
              << hmcc::formatFlops(work.flops) << ", " << hmcc::formatBytes(work.bytes)
@@ -358,6 +382,10 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
                         plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble())
                  << " per step predicted (" << deviceProfile << ")\n";
   }
+  summaryOut << "    predicted " << (train ? "step" : "call") << ": "
+             << hmcc::formatSeconds(timeline.step) << " on " << timeline.profile
+             << " (one stream); lower bound " << hmcc::formatSeconds(timeline.lowerBound)
+             << " (bound by " << timeline.binding << ")\n";
   if (vram.getNumOccurrences()) {
     uint64_t budget = cantFail(hmcc::parseSize(vram));
     summaryOut << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")

@@ -36,7 +36,8 @@ struct Place {
 
 class Dumper {
 public:
-  Dumper(ModuleOp module, llvm::json::OStream &j) : module(module), j(j) {}
+  Dumper(ModuleOp module, llvm::json::OStream &j, const hm::Timeline *timeline)
+      : module(module), j(j), timeline(timeline) {}
 
   void run() {
     auto arena = hm::arenaOfTier(module, "device");
@@ -63,6 +64,24 @@ public:
       });
       if (auto plan = module->getAttrOfType<DictionaryAttr>(hm::kRecomputeAttr))
         j.attributeObject("recompute", [&] { recompute(plan); });
+      if (timeline)
+        j.attributeObject("timeline", [&] { writeTimeline(); });
+    });
+  }
+
+  /// The predicted step, its lower bound and the loads behind it.
+  void writeTimeline() {
+    j.attribute("profile", timeline->profile);
+    j.attribute("predicted_step_seconds", timeline->step);
+    j.attribute("lower_bound_seconds", timeline->lowerBound);
+    j.attribute("binding", timeline->binding);
+    j.attributeObject("loads", [&] {
+      for (auto &[resource, seconds] : timeline->loads)
+        j.attribute(resource, seconds);
+    });
+    j.attributeObject("link_bytes", [&] {
+      for (auto &[link, bytes] : timeline->linkBytes)
+        j.attribute(link, bytes);
     });
   }
 
@@ -93,6 +112,7 @@ private:
   ModuleOp module;
   llvm::json::OStream &j;
   int64_t persistentBytes = 0;
+  const hm::Timeline *timeline;
 
   void persistent(const hm::PersistentTensor &t) {
     int64_t bytes = tg::tensorBytes(t.type);
@@ -183,6 +203,12 @@ private:
                 }
             });
             j.attribute("live_bytes", persistentBytes + step.liveBytes);
+            if (timeline)
+              if (auto it = timeline->ops.find(&op); it != timeline->ops.end()) {
+                j.attribute("stream", it->second.stream);
+                j.attribute("start", it->second.start);
+                j.attribute("end", it->second.end);
+              }
             OpCost cost = scheduledCost(op);
             j.attribute("flops", cost.flops);
             j.attribute("traffic_bytes", cost.bytes);
@@ -199,11 +225,12 @@ private:
 
 } // namespace
 
-LogicalResult dumpScheduleJson(ModuleOp module, llvm::raw_ostream &os) {
+LogicalResult dumpScheduleJson(ModuleOp module, llvm::raw_ostream &os,
+                               const hm::Timeline *timeline) {
   if (module.getOps<hm::ArenaOp>().empty())
     return module.emitError("--dump-schedule: the module is not scheduled");
   llvm::json::OStream j(os, /*IndentSize=*/1);
-  Dumper(module, j).run();
+  Dumper(module, j, timeline).run();
   os << "\n";
   return success();
 }

@@ -1,0 +1,125 @@
+//===- Timeline.cpp - predicting a scheduled program's step ---------------===//
+#include "compiler/planner/Timeline.h"
+#include "compiler/planner/CostModel.h"
+#include "hm/Analysis/Memory.h"
+#include "hm/IR/HMOps.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace hmcc::tg;
+
+namespace hmcc::planner {
+
+namespace {
+
+/// The stream an op of a scheduled function runs on, and its seconds.
+std::pair<const char *, double> timing(Operation &op, const DeviceProfile &p) {
+  if (auto copy = dyn_cast<IdentityOp>(op); copy && !hm::isAliasingView(&op)) {
+    int64_t bytes = tensorBytes(copy.getType());
+    Operation *source = copy.getOperand().getDefiningOp();
+    bool fromHost = source && isa<ParamOp>(source) && [&] {
+      Operation *decl =
+          SymbolTable::lookupNearestSymbolFrom(&op, cast<ParamOp>(source).getNameAttr());
+      return decl && hm::isHostHomed(decl);
+    }();
+    if (fromHost)
+      return {"host_to_device", transferSeconds(bytes, p.hostToDevice)};
+    if (hm::isHostHomed(&op))
+      return {"device_to_host", transferSeconds(bytes, p.deviceToHost)};
+  }
+  if (hm::isHostHomed(&op) && isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp>(op)) {
+    int64_t elements = cast<RankedTensorType>(op.getOperand(0).getType()).getNumElements();
+    auto rate = p.hostOptimizer.find(isa<AdamW8bitUpdateOp>(op) ? "8bit" : "f32");
+    double perSecond = rate != p.hostOptimizer.end() ? rate->second : 1e9;
+    return {"host_optimizer", double(elements) / perSecond};
+  }
+  if (hm::isAliasingView(&op))
+    return {"compute", 0.0};
+  return {"compute", predictSeconds(&op, p)};
+}
+
+} // namespace
+
+hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
+  hm::Timeline t;
+  t.profile = profile.name;
+  double now = 0;
+  for (Operation &op : fn.getBody().front()) {
+    if (!runsInProgram(op))
+      continue;
+    auto [stream, seconds] = timing(op, profile);
+    t.ops[&op] = {stream, now, now + seconds};
+    now += seconds;
+    t.loads[stream] += seconds;
+    if (StringRef(stream) == "host_to_device" || StringRef(stream) == "device_to_host")
+      t.linkBytes[stream] += tensorBytes(op.getResult(0).getType());
+  }
+  t.step = now;
+  for (auto &[resource, seconds] : t.loads)
+    if (seconds > t.lowerBound) {
+      t.lowerBound = seconds;
+      t.binding = resource;
+    }
+  if (profile.sharedHost) {
+    // Every stream runs on the host's cores: their loads add up, and they
+    // bind.
+    double host = 0;
+    for (auto &[stream, seconds] : t.loads)
+      host += seconds;
+    t.loads["host"] = host;
+    t.lowerBound = host;
+    t.binding = "host";
+  }
+  return t;
+}
+
+void writeChromeTrace(func::FuncOp fn, const hm::Timeline &timeline, llvm::raw_ostream &os) {
+  static const char *const kStreams[] = {"compute", "host_to_device", "device_to_host",
+                                         "host_optimizer"};
+  llvm::json::OStream j(os, 1);
+  j.object([&] {
+    j.attributeArray("traceEvents", [&] {
+      for (unsigned tid = 0; tid < std::size(kStreams); ++tid)
+        j.object([&] {
+          j.attribute("name", "thread_name");
+          j.attribute("ph", "M");
+          j.attribute("pid", 1);
+          j.attribute("tid", tid);
+          j.attributeObject("args", [&] { j.attribute("name", kStreams[tid]); });
+        });
+      for (Operation &op : fn.getBody().front()) {
+        auto it = timeline.ops.find(&op);
+        if (it == timeline.ops.end())
+          continue;
+        const hm::OpTiming &t = it->second;
+        unsigned tid = std::find(std::begin(kStreams), std::end(kStreams), t.stream) -
+                       std::begin(kStreams);
+        std::string name = op.getName().getStringRef().str();
+        if (auto node = dyn_cast<NameLoc>(op.getLoc()))
+          name += " " + node.getName().str();
+        j.object([&] {
+          j.attribute("name", name);
+          j.attribute("ph", "X");
+          j.attribute("pid", 1);
+          j.attribute("tid", tid);
+          j.attribute("ts", t.start * 1e6);
+          j.attribute("dur", (t.end - t.start) * 1e6);
+        });
+      }
+    });
+    j.attribute("displayTimeUnit", "ms");
+    j.attributeObject("otherData", [&] {
+      j.attribute("profile", timeline.profile);
+      j.attribute("predicted_step_seconds", timeline.step);
+      j.attribute("lower_bound_seconds", timeline.lowerBound);
+      j.attribute("binding", timeline.binding);
+    });
+  });
+}
+
+} // namespace hmcc::planner
