@@ -90,7 +90,7 @@ DEMO_VRAM ?= 27M
 
 demo: build
 	@echo "== hmcc: compiling the bundled GPT-2-style example (examples/gpt-demo, 2.7 M parameters) under --vram $(DEMO_VRAM)"
-	$(BUILD)/bin/hmcc examples/gpt-demo/model.onnx --vram $(DEMO_VRAM)
+	$(BUILD)/bin/hmcc examples/gpt-demo/model.onnx --vram $(DEMO_VRAM) --explain
 	$(BUILD)/bin/hmcc examples/gpt-demo/model.onnx -o $(BUILD)/demo --force --vram $(DEMO_VRAM) \
 	  --optimizer adamw --lr 2e-3 --lr-schedule cosine --warmup-steps 20 --min-lr 2e-4
 	@echo

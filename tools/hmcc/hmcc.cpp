@@ -13,6 +13,7 @@
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/target/common/Runtime.h"
 #include "compiler/target/cpu/EmitCpp.h"
+#include "hm/Analysis/Liveness.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/Export/ScheduleJson.h"
 #include "hm/IR/HMOps.h"
@@ -204,6 +205,11 @@ cl::opt<std::string> dumpTrace(
     cl::desc("Also write the predicted timeline of one step as a Chrome trace (Perfetto, "
              "chrome://tracing): one track per stream, beside train --trace's measured one"),
     cl::cat(outputCategory));
+cl::opt<bool> explain(
+    "explain", cl::desc("Print what the planner decided as a short table: where each tensor class "
+                        "lives (device, host), recompute, bytes per link per step, predicted step "
+                        "against its lower bound"),
+    cl::init(false), cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
                     cl::desc("With --emit=mlir, print constants over 64 elements as "
                              "dense_resource<__elided__> (shorter, but not parseable)"),
@@ -333,8 +339,77 @@ struct FailedPass : mlir::PassInstrumentation {
   }
 };
 
+/// The --explain table.
+std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timeline, bool train) {
+  using hmcc::formatBytes;
+  hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
+  std::string text;
+  raw_string_ostream os(text);
+  os << "plan";
+  if (vram.getNumOccurrences())
+    os << " under --vram " << formatBytes(cantFail(hmcc::parseSize(vram)));
+  os << ", profile " << timeline.profile << ":\n";
+  auto row = [&](StringRef what, std::optional<int64_t> device, std::optional<int64_t> host,
+                 StringRef note = "") {
+    os << "  " << left_justify(what, 18) << right_justify(device ? formatBytes(*device) : "-", 11)
+       << right_justify(host ? formatBytes(*host) : "-", 11);
+    if (!note.empty())
+      os << "   " << note;
+    os << "\n";
+  };
+  unsigned params = 0, hostParams = 0;
+  for (const hmcc::hm::PersistentTensor &t : hmcc::hm::persistentTensors(module))
+    if (t.kind == "param") {
+      ++params;
+      hostParams += t.host;
+    }
+  os << "  " << left_justify("", 18) << right_justify("device", 11) << right_justify("host", 11)
+     << "\n";
+  row("parameters", m.parameters, m.hostParameters,
+      (Twine(hostParams) + " of " + Twine(params) + " tensors on the host").str());
+  row("optimizer states", m.states, m.hostStates);
+  if (train)
+    row("gradients", std::nullopt, m.hostArena ? std::optional<int64_t>(m.hostTransient) : std::nullopt,
+        m.hostArena ? "host copies at their peak; on the device among activations" : "among activations");
+  row("inputs", m.inputs, std::nullopt);
+  row("activations", m.activations, std::nullopt, "at their peak");
+  row("arena", m.arena, m.hostArena ? std::optional<int64_t>(m.hostArena) : std::nullopt);
+  if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
+    auto stages = plan.getAs<mlir::ArrayAttr>("stages");
+    unsigned recomputed = 0;
+    double forward = 0;
+    for (mlir::Attribute a : stages) {
+      auto s = cast<mlir::DictionaryAttr>(a);
+      recomputed += s.getAs<mlir::StringAttr>("decision").getValue() == "recompute";
+      forward += s.getAs<mlir::FloatAttr>("forward_seconds").getValueAsDouble();
+    }
+    double seconds = plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble();
+    if (!recomputed)
+      os << "  recompute: none of the " << stages.size() << " forward stages\n";
+    else
+      os << "  recompute: " << recomputed << " of " << stages.size() << " forward stages, "
+         << hmcc::formatSeconds(seconds) << " per step ("
+         << format("%.0f", 100.0 * seconds / std::max(forward, 1e-12)) << "% of the forward)\n";
+  }
+  auto link = [&](StringRef name, StringRef label) {
+    auto bytes = timeline.linkBytes.find(name.str());
+    auto busy = timeline.loads.find(name.str());
+    os << "  " << label << ": "
+       << formatBytes(bytes != timeline.linkBytes.end() ? bytes->second : 0) << " per step ("
+       << hmcc::formatSeconds(busy != timeline.loads.end() ? busy->second : 0) << ")\n";
+  };
+  link("host_to_device", "host to device");
+  link("device_to_host", "device to host");
+  os << "  predicted step " << hmcc::formatSeconds(timeline.step) << " (one stream), lower bound "
+     << hmcc::formatSeconds(timeline.lowerBound) << " (" << timeline.binding << "): "
+     << format("%.2f", timeline.lowerBound > 0 ? timeline.step / timeline.lowerBound : 1.0)
+     << "x LB\n";
+  return text;
+}
+
 /// Writes --dump-schedule and, with `summary`, how the memory of the
-/// scheduled program splits and whether it fits --vram.
+/// scheduled program splits and whether it fits --vram; --explain's table
+/// goes with the summary, or on its own to stdout.
 int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, bool summary) {
   // The predicted timeline of the entry function, by --device-profile.
   std::string why;
@@ -356,6 +431,8 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
           return true;
         }))
       return rc;
+  if (explain && !summary)
+    outs() << explainPlan(module, timeline, train);
   if (!summary)
     return 0;
   hmcc::ScheduleMemory m = hmcc::scheduleMemory(module);
@@ -396,6 +473,8 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
     summaryOut << "    " << (static_cast<uint64_t>(m.hostArena) <= budget ? "fits" : "does not fit")
                << " --ram " << hmcc::formatBytes(budget) << "\n";
   }
+  if (explain)
+    summaryOut << explainPlan(module, timeline, train);
   return 0;
 }
 
