@@ -436,7 +436,7 @@ const std::vector<Candidate> &RecomputeSearch::candidates() {
       if (auto trial = placeTrial(module, name, *d))
         cache.push_back({*d, *trial});
   };
-  constexpr int kSteps = 64;
+  constexpr int kSteps = 32;
   int64_t range = base.activations - hi;
   for (int k = 0; k <= kSteps; ++k) {
     add(hi + range * k / kSteps);

@@ -170,10 +170,9 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     for (StringRef name : order.take_front(count))
       names.insert(name);
     homeOnHost(*copy, fn, names);
+    // What plan-recompute will do with the module so tiered: its own search.
     planner::RecomputeSearch search(*copy, fn, profile);
-    if (!search.planned)
-      return false;
-    return search.base.arena <= budget || search.smallest().trial.arena <= budget;
+    return search.planned && search.fit(budget).has_value();
   }
 
   llvm::StringSet<> choose(ModuleOp module, StringRef fnName, int64_t budget,
