@@ -1163,6 +1163,12 @@ int Trainer::train() {
     log("training '%s': steps %lld..%lld\n",
         p_->model_name ? p_->model_name : "", (long long)(step0_ + 1),
         (long long)last);
+  // The memory of each tier: the arenas the plan sized, allocated whole
+  // (nothing else is allocated per step).
+  if (p_->host_arena_bytes || p_->storage_arena_bytes)
+    log("memory: device arena %s, host arena %s (as planned)\n",
+        human_bytes(double(p_->arena_bytes)).c_str(),
+        human_bytes(double(p_->host_arena_bytes)).c_str());
 
   std::unique_ptr<Tracer> tracer;
   if (!o_.trace.empty())
