@@ -32,3 +32,11 @@ if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
 # The numerics tests compare with NumPy (Debian: python3-numpy).
 import sys
 config.substitutions.append(("%python", sys.executable))
+
+# The memory plot is opened in a headless browser (Debian: chromium, which
+# tools/scripts/setup.sh installs); without one that test is UNSUPPORTED.
+import shutil
+chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+if chromium:
+    config.available_features.add("chromium")
+    config.substitutions.append(("%chromium", chromium))

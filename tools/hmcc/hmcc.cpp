@@ -15,6 +15,7 @@
 #include "compiler/target/cpu/EmitCpp.h"
 #include "hm/Analysis/Liveness.h"
 #include "hm/Analysis/Memory.h"
+#include "hm/Export/MemoryPlot.h"
 #include "hm/Export/ScheduleJson.h"
 #include "hm/IR/HMOps.h"
 #include "lib/import/Initializers.h"
@@ -205,6 +206,12 @@ cl::opt<std::string> dumpTrace(
     cl::desc("Also write the predicted timeline of one step as a Chrome trace (Perfetto, "
              "chrome://tracing): one track per stream, beside train --trace's measured one"),
     cl::cat(outputCategory));
+cl::opt<std::string> memoryPlot(
+    "memory-plot", cl::value_desc("FILE.html"),
+    cl::desc("Also write a self-contained page plotting each arena's memory over one step, "
+             "stacked by tensor class (parameters, states, inputs, fetched parameters, "
+             "gradients, activations)"),
+    cl::cat(outputCategory));
 cl::opt<bool> explain(
     "explain", cl::desc("Print what the planner decided as a short table: where each tensor class "
                         "lives (device, host), recompute, bytes per link per step, predicted step "
@@ -245,7 +252,7 @@ int checkOutputs(bool directory) {
   if (!outputFile.empty() && (outputFile != "-" || directory))
     if (auto why = hmcc::checkOutputPath(outputFile, directory, force, inputPaths, kExeEntries))
       return error("-o: " + *why);
-  for (auto *opt : {&dumpSchedule, &dumpTrace}) {
+  for (auto *opt : {&dumpSchedule, &dumpTrace, &memoryPlot}) {
     const std::string &path = *opt;
     std::string flag = ("--" + opt->ArgStr).str();
     if (path.empty() || path == "-")
@@ -255,9 +262,13 @@ int checkOutputs(bool directory) {
     if (auto why = hmcc::checkOutputPath(path, false, force, inputPaths))
       return error(flag + ": " + *why);
   }
-  if (!dumpSchedule.empty() && !dumpTrace.empty() && dumpSchedule != "-" &&
-      hmcc::samePath(dumpSchedule, dumpTrace))
-    return error("--dump-trace: '" + dumpTrace + "' is also the --dump-schedule output");
+  // The side outputs name three different files.
+  std::pair<cl::opt<std::string> *, cl::opt<std::string> *> pairs[] = {
+      {&dumpSchedule, &dumpTrace}, {&dumpSchedule, &memoryPlot}, {&dumpTrace, &memoryPlot}};
+  for (auto [a, b] : pairs)
+    if (!a->empty() && !b->empty() && *a != "-" && hmcc::samePath(*a, *b))
+      return error(("--" + b->ArgStr + ": '").str() + *b + "' is also the --" + a->ArgStr.str() +
+                   " output");
   return 0;
 }
 
@@ -419,6 +430,17 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
   if (!dumpSchedule.empty())
     if (int rc = writeTo(dumpSchedule, "--dump-schedule", [&](raw_ostream &os) {
           if (mlir::succeeded(hmcc::dumpScheduleJson(module, os, &timeline)))
+            return true;
+          error(inputFile + ": " + diagnostics);
+          return false;
+        }))
+      return rc;
+  if (!memoryPlot.empty())
+    if (int rc = writeTo(memoryPlot, "--memory-plot", [&](raw_ostream &os) {
+          std::optional<int64_t> budget;
+          if (vram.getNumOccurrences())
+            budget = int64_t(cantFail(hmcc::parseSize(vram)));
+          if (mlir::succeeded(hmcc::writeMemoryPlot(module, entry, budget, os)))
             return true;
           error(inputFile + ": " + diagnostics);
           return false;

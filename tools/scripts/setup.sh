@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libopenblas-openmp-dev python3 python3-numpy python3-onnx
   # clang with its sanitizer and libFuzzer runtimes: the fuzz targets (make fuzz)
   clang-22 libclang-rt-22-dev
+  # a headless browser: the test that opens hmcc --memory-plot's page
+  chromium
 )
 
 missing=()
