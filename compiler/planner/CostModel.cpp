@@ -27,6 +27,8 @@ StringRef opKind(Operation *op) {
           [](auto) { return "reduction"; })
       .Case<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp, OnnxOptimizerOp>(
           [](auto) { return "optimizer"; })
+      .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp>(
+          [](auto) { return "transcendental"; })
       .Default([](Operation *o) {
         return opCost(o).flops == 0 ? StringRef("data") : StringRef("elementwise");
       });

@@ -21,7 +21,8 @@
 namespace hmcc::planner {
 
 /// The kind whose efficiency applies to `op`: "matmul", "elementwise",
-/// "reduction", "norm", "softmax", "data", "optimizer" or "" for leaves.
+/// "transcendental" (exp, log, erf, tanh, sigmoid, pow), "reduction",
+/// "norm", "softmax", "data", "optimizer" or "" for leaves.
 llvm::StringRef opKind(mlir::Operation *op);
 
 /// Predicted seconds of one op on `profile`.

@@ -38,8 +38,9 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
     p.hostOptimizer = {{"f32", 2.5e8}, {"8bit", 1.5e8}};
     p.launchOverhead = 3e-6;
     p.sharedHost = true;
-    p.efficiency = {{"matmul", 0.6},  {"elementwise", 0.5}, {"reduction", 0.5}, {"norm", 0.4},
-                    {"softmax", 0.3}, {"data", 0.5},        {"optimizer", 0.5}};
+    p.efficiency = {{"matmul", 0.6},    {"elementwise", 0.5}, {"transcendental", 0.1},
+                    {"reduction", 0.5}, {"norm", 0.4},        {"softmax", 0.3},
+                    {"data", 0.5},      {"optimizer", 0.5}};
     return p;
   }
   if (name == "h200") {
@@ -53,8 +54,9 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
     p.hostCopy = 5.9e10;
     p.hostOptimizer = {{"f32", 4.2e9}, {"8bit", 4.2e9}};
     p.launchOverhead = 4e-6;
-    p.efficiency = {{"matmul", 0.7},  {"elementwise", 0.8}, {"reduction", 0.7}, {"norm", 0.7},
-                    {"softmax", 0.6}, {"data", 0.8},        {"optimizer", 0.8}};
+    p.efficiency = {{"matmul", 0.7},    {"elementwise", 0.8}, {"transcendental", 0.8},
+                    {"reduction", 0.7}, {"norm", 0.7},        {"softmax", 0.6},
+                    {"data", 0.8},      {"optimizer", 0.8}};
     return p;
   }
   return std::nullopt;

@@ -37,7 +37,8 @@ struct DeviceProfile {
   /// its thread fork on the CPU).
   double launchOverhead = 0;
   /// The fraction of peak an op kind reaches ("matmul", "elementwise",
-  /// "reduction", "norm", "softmax", "data", "optimizer"); 1 where absent.
+  /// "transcendental", "reduction", "norm", "softmax", "data", "optimizer");
+  /// 1 where absent.
   std::map<std::string, double> efficiency;
   /// Whether the device is the host (the CPU target): compute, copies and
   /// the host optimizer share the host's cores, so their loads add up.

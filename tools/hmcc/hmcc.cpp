@@ -107,6 +107,14 @@ cl::opt<std::string> hostParams(
              "fetched to the device where read: auto (what --vram needs, default), none, all, "
              "or parameter names separated by commas"),
     cl::init("auto"), cl::cat(budgetCategory));
+cl::opt<bool> measureDevice(
+    "measure-device",
+    cl::desc("Measure this machine with the runtime's own kernels and I/O and write its device "
+             "profile to -o FILE.json (for --device-profile); with --nvme DIR:SIZE, storage is "
+             "measured in DIR"),
+    cl::init(false), cl::cat(budgetCategory));
+cl::opt<bool> quickMeasure("quick", cl::desc("With --measure-device: small sizes, rough figures"),
+                           cl::init(false), cl::Hidden, cl::cat(budgetCategory));
 cl::opt<std::string> recompute(
     "recompute", cl::value_desc("auto|none|all|SEGMENTS"),
     cl::desc("Which forward stages are recomputed in the backward: auto (what --vram "
@@ -598,6 +606,30 @@ int run(int argc, char **argv) {
     }
     for (const std::string &op : hmcc::supportedPreviewTrainingOps())
       outs() << op << "\n";
+    return 0;
+  }
+  if (measureDevice) {
+    if (!inputFile.empty())
+      return error("--measure-device takes no model (usage: hmcc --measure-device -o FILE.json)");
+    if (outputFile.empty() || outputFile == "-")
+      return error("--measure-device: give the profile's file with -o FILE.json");
+    if (auto why = hmcc::checkOutputPath(outputFile, false, force, {}))
+      return error("-o: " + *why);
+    SmallVector<StringRef> args = {HMCC_MEASURE_TOOL, "-o", outputFile};
+    std::string dir;
+    if (nvme.getNumOccurrences()) {
+      dir = StringRef(nvme).rsplit(':').first.str();
+      if (!sys::fs::is_directory(dir))
+        return error("--nvme: '" + dir + "' is not a directory");
+      args.append({"--storage", dir});
+    }
+    if (quickMeasure)
+      args.push_back("--quick");
+    std::string why;
+    int rc = sys::ExecuteAndWait(HMCC_MEASURE_TOOL, args, std::nullopt, {}, 0, 0, &why);
+    if (rc != 0)
+      return error("--measure-device: " +
+                   (why.empty() ? "the measurement failed (see above)" : why));
     return 0;
   }
   if (inputFile.empty())

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Prediction: hmcc's predicted step against the measured one on this machine.
+
+Measures this machine's device profile (hmcc --measure-device, storage in a
+temporary directory), compiles the bundled demo model with it at three
+budgets (unplanned, half, a quarter of the unplanned arena), trains each for
+STEPS steps and compares the median measured step (from the per-step
+elapsed times of --metrics, after the first 5 steps) with the predicted
+step and its lower bound LB (from --dump-schedule's timeline).
+
+usage: prediction.py BUILD_DIR [--steps 30]
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--steps", type=int, default=30)
+    a = ap.parse_args()
+    build = Path(a.build).resolve()
+    hmcc = build / "bin" / "hmcc"
+    model = Path(__file__).resolve().parent.parent / "examples" / "gpt-demo" / "model.onnx"
+    data = build / "data" / "demo.bin"
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        profile = work / "profile.json"
+        subprocess.run([hmcc, "--measure-device", "-o", profile, "--nvme", f"{tmp}:1G"],
+                       check=True)
+        free = work / "free.json"
+        subprocess.run([hmcc, model, "--dump-schedule", free, "--device-profile", profile],
+                       check=True, capture_output=True)
+        unplanned = json.loads(free.read_text())["arena"]["bytes"]
+        print(f"| budget | device arena | host arena | predicted step | LB (binding) "
+              f"| measured step | measured / predicted | measured / LB |")
+        print("|---|---|---|---|---|---|---|---|")
+        for label, budget in (("unplanned", None), ("1/2", unplanned // 2),
+                              ("1/4", unplanned // 4)):
+            exe, plan = work / f"exe-{label.replace('/', '_')}", work / "plan.json"
+            cmd = [hmcc, model, "-o", exe, "--force", "--dump-schedule", plan,
+                   "--device-profile", profile]
+            if budget:
+                cmd += ["--vram", str(budget)]
+            subprocess.run(cmd, check=True, capture_output=True)
+            schedule = json.loads(plan.read_text())
+            t = schedule["timeline"]
+            metrics = work / "metrics.jsonl"
+            subprocess.run([exe / "train", "--quiet", "--data", data, "--steps", str(a.steps),
+                            "--metrics", metrics, "--force"], check=True)
+            rows = [json.loads(line) for line in metrics.read_text().splitlines()]
+            times = [b["elapsed_s"] - p["elapsed_s"] for p, b in zip(rows, rows[1:])][5:]
+            measured = statistics.median(times)
+            host = schedule.get("host_arena", {}).get("bytes", 0)
+            print(f"| {label} | {schedule['arena']['bytes'] / 2**20:.1f} MiB "
+                  f"| {host / 2**20:.1f} MiB | {t['predicted_step_seconds'] * 1e3:.1f} ms "
+                  f"| {t['lower_bound_seconds'] * 1e3:.1f} ms ({t['binding']}) "
+                  f"| {measured * 1e3:.1f} ms | {measured / t['predicted_step_seconds']:.2f} "
+                  f"| {measured / t['lower_bound_seconds']:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,355 @@
+// hmrt-measure: measures the machine it runs on with the runtime's own
+// kernels and I/O, and writes a device profile (the JSON that
+// hmcc --device-profile reads; docs/device-profile.md).  hmcc
+// --measure-device runs it.
+//
+//   hmrt-measure -o FILE.json [--storage DIR] [--quick]
+//
+// Each figure is the best of a few timed repetitions after a warm-up:
+//   peak_flops.f32      hmrt_sgemm on a large square problem
+//   memory_bandwidth    bytes read and written by a copy inside the device tier
+//   links               copies between the device and host tiers (each way,
+//                       and both at once from two threads), host to host
+//   storage             sequential O_DIRECT writes and reads of a file in DIR
+//                       (without DIR: not measured, the cpu built-in's figures)
+//   host_optimizer      hmrt_adamw_step / hmrt_adamw8bit_step, parameters per s
+//   launch_overhead     a one-element kernel call
+//   efficiency          a representative kernel of each op kind, as the
+//                       fraction of the roofline the cost model would predict
+//                       for it at peak (hmcc's tg/Analysis/Cost.h counts)
+// --quick uses small sizes (seconds, for tests); the figures are rougher.
+
+#include "hmrt/device.h"
+#include "hmrt/kernels.h"
+#include "hmrt/tensor_ops.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <functional>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Best seconds of `reps` calls of `f` after one warm-up call.
+double best(int reps, const std::function<void()>& f) {
+  f();
+  double t = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    double start = now();
+    f();
+    t = std::min(t, now() - start);
+  }
+  return std::max(t, 1e-9);
+}
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "hmrt-measure: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+void check(hmrt_status st, const char* what) {
+  if (st != HMRT_OK) die(std::string(what) + ": " + hmrt_last_error());
+}
+
+void note(const char* what, double value, const char* unit) {
+  std::fprintf(stderr, "  %-34s %10.3g %s\n", what, value, unit);
+}
+
+/// An aligned host allocation for O_DIRECT.
+struct Aligned {
+  explicit Aligned(size_t bytes) {
+    if (posix_memalign(&p, 4096, bytes) != 0) die("out of memory");
+    std::memset(p, 1, bytes);
+  }
+  ~Aligned() { std::free(p); }
+  void* p = nullptr;
+};
+
+/// Sequential write and read of `bytes` in a file under `dir`, with O_DIRECT
+/// when the file system takes it; bytes per second each way, and whether
+/// O_DIRECT was used.
+void storage(const std::string& dir, size_t bytes, double* write_bw, double* read_bw,
+             bool* direct) {
+  std::string path = dir + "/hmrt-measure." + std::to_string(getpid()) + ".tmp";
+  const size_t block = 4 << 20;
+  Aligned buf(block);
+  *direct = true;
+  int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT, 0600);
+  if (fd < 0 && errno == EINVAL) {
+    *direct = false;
+    fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  }
+  if (fd < 0) die("cannot create " + path + ": " + std::strerror(errno));
+  double start = now();
+  for (size_t done = 0; done < bytes; done += block)
+    if (::pwrite(fd, buf.p, block, off_t(done)) != ssize_t(block)) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      die("writing " + path + ": " + std::strerror(e));
+    }
+  ::fsync(fd);
+  *write_bw = double(bytes) / std::max(now() - start, 1e-9);
+  ::close(fd);
+  fd = ::open(path.c_str(), O_RDONLY | (*direct ? O_DIRECT : 0));
+  if (fd < 0) die("cannot read " + path + ": " + std::strerror(errno));
+  start = now();
+  for (size_t done = 0; done < bytes; done += block)
+    if (::pread(fd, buf.p, block, off_t(done)) != ssize_t(block)) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      die("reading " + path + ": " + std::strerror(e));
+    }
+  *read_bw = double(bytes) / std::max(now() - start, 1e-9);
+  ::close(fd);
+  ::unlink(path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out, dir;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-o" && i + 1 < argc)
+      out = argv[++i];
+    else if (a == "--storage" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a == "--quick")
+      quick = true;
+    else if (a == "--help" || a == "-h") {
+      std::printf("usage: hmrt-measure -o FILE.json [--storage DIR] [--quick]\n");
+      return 0;
+    } else {
+      die("unknown argument '" + a + "' (hmrt-measure --help)");
+    }
+  }
+  if (out.empty()) die("no output: give -o FILE.json");
+
+  hmrt_device* device = nullptr;
+  check(hmrt_device_open("cpu", &device), "opening the cpu backend");
+  const int reps = quick ? 2 : 5;
+  nlohmann::json j;
+  j["name"] = "measured";
+  j["shared_host"] = true;
+  std::fprintf(stderr, "hmrt-measure: measuring this machine%s\n", quick ? " (quick)" : "");
+
+  // Compute: a large GEMM.
+  const int64_t n = quick ? 512 : 2048;
+  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(static_cast<size_t>(n * n));
+  double t = best(reps, [&] {
+    check(hmrt_sgemm(0, 0, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n), "sgemm");
+  });
+  double peak = 2.0 * double(n) * n * n / t;
+  note("peak_flops.f32 (sgemm)", peak / 1e9, "GFLOP/s");
+  j["peak_flops"] = {{"f32", peak}};
+
+  // Memory: copies within a tier and between tiers.
+  const uint64_t bytes = quick ? (32ull << 20) : (256ull << 20);
+  hmrt_buffer *d0 = nullptr, *d1 = nullptr, *h0 = nullptr, *h1 = nullptr;
+  check(hmrt_buffer_alloc(device, HMRT_TIER_DEVICE, bytes, &d0), "allocating");
+  check(hmrt_buffer_alloc(device, HMRT_TIER_DEVICE, bytes, &d1), "allocating");
+  check(hmrt_buffer_alloc(device, HMRT_TIER_HOST, bytes, &h0), "allocating");
+  check(hmrt_buffer_alloc(device, HMRT_TIER_HOST, bytes, &h1), "allocating");
+  for (hmrt_buffer* x : {d0, d1, h0, h1}) check(hmrt_memset(x, 0, 1, bytes), "memset");
+  auto copy = [&](hmrt_buffer* dst, hmrt_buffer* src) {
+    return best(reps, [&] { check(hmrt_copy(dst, 0, src, 0, bytes), "copy"); });
+  };
+  const double bandwidth = 2.0 * double(bytes) / copy(d1, d0);  // read + write
+  note("memory_bandwidth (read + write)", bandwidth / 1e9, "GB/s");
+  j["memory_bandwidth"] = bandwidth;
+  const double h2d = double(bytes) / copy(d0, h0), d2h = double(bytes) / copy(h0, d0);
+  const double hostCopy = double(bytes) / copy(h1, h0);
+  const double both = 2.0 * double(bytes) / best(reps, [&] {
+    std::thread up([&] { check(hmrt_copy(d0, 0, h0, 0, bytes), "copy"); });
+    check(hmrt_copy(h1, 0, d1, 0, bytes), "copy");
+    up.join();
+  });
+  note("links.host_to_device", h2d / 1e9, "GB/s");
+  note("links.device_to_host", d2h / 1e9, "GB/s");
+  note("links.both_directions", both / 1e9, "GB/s");
+  note("links.host_copy", hostCopy / 1e9, "GB/s");
+  double storageWrite = 0.8e9, storageRead = 1.0e9;
+  if (!dir.empty()) {
+    bool direct = false;
+    storage(dir, quick ? (64u << 20) : (1024u << 20), &storageWrite, &storageRead, &direct);
+    note(direct ? "links.storage_write (O_DIRECT)" : "links.storage_write (page cache)",
+         storageWrite / 1e9, "GB/s");
+    note(direct ? "links.storage_read (O_DIRECT)" : "links.storage_read (page cache)",
+         storageRead / 1e9, "GB/s");
+    if (!direct)
+      std::fprintf(stderr, "hmrt-measure: %s does not take O_DIRECT; storage was measured "
+                           "through the page cache\n", dir.c_str());
+  } else {
+    std::fprintf(stderr, "  storage not measured (no --storage DIR): the cpu built-in's "
+                         "figures\n");
+  }
+  j["links"] = {{"host_to_device", h2d},       {"device_to_host", d2h},
+                {"both_directions", both},     {"host_copy", hostCopy},
+                {"storage_read", storageRead}, {"storage_write", storageWrite}};
+
+  // The host optimizer.
+  const int64_t np = quick ? (1 << 20) : (1 << 24);
+  std::vector<float> p(size_t(np), 0.1f), g(size_t(np), 0.01f), m(size_t(np), 0.0f),
+      v(size_t(np), 0.0f);
+  int64_t step = 0;
+  t = best(reps, [&] {
+    check(hmrt_adamw_step(p.data(), g.data(), m.data(), v.data(), np, 1e-3, 0.9, 0.999, 1e-8,
+                          0.01, ++step), "adamw");
+  });
+  const double adamw = double(np) / t;
+  std::vector<uint8_t> mc(static_cast<size_t>(np)), vc(static_cast<size_t>(np));
+  std::vector<float> ma(static_cast<size_t>(np / 256 + 1)), va(static_cast<size_t>(np / 256 + 1));
+  step = 0;
+  t = best(reps, [&] {
+    check(hmrt_adamw8bit_step(p.data(), g.data(), mc.data(), ma.data(), vc.data(), va.data(), np,
+                              1e-3, 0.9, 0.999, 1e-8, 0.01, ++step), "adamw8bit");
+  });
+  const double adamw8 = double(np) / t;
+  note("host_optimizer.f32", adamw / 1e6, "M params/s");
+  note("host_optimizer.8bit", adamw8 / 1e6, "M params/s");
+  j["host_optimizer"] = {{"f32", adamw}, {"8bit", adamw8}};
+
+  // The fixed cost of one op.
+  float one = 1.0f, out1 = 0.0f;
+  const int64_t shape1[1] = {1};
+  const int calls = quick ? 2000 : 20000;
+  t = best(reps, [&] {
+    for (int i = 0; i < calls; ++i)
+      hmrt_binary_f32(HMRT_BINARY_ADD, &one, 1, shape1, &one, 1, shape1, &out1, 1, shape1);
+  });
+  // A call alone costs little; an op large enough to be split across the
+  // threads also pays for waking them: the time of an add of 64 Ki elements
+  // beyond what its bytes take at the measured bandwidth.
+  const int64_t small = 1 << 16;
+  std::vector<float> sa(static_cast<size_t>(small), 1.0f), sb(static_cast<size_t>(small), 2.0f),
+      sc(static_cast<size_t>(small));
+  const int64_t shapeSmall[1] = {small};
+  const int smallCalls = quick ? 200 : 2000;
+  double parallel = best(reps, [&] {
+    for (int i = 0; i < smallCalls; ++i)
+      hmrt_binary_f32(HMRT_BINARY_ADD, sa.data(), 1, shapeSmall, sb.data(), 1, shapeSmall,
+                      sc.data(), 1, shapeSmall);
+  }) / smallCalls;
+  const double launch = std::max(t / calls, parallel - 12.0 * double(small) / bandwidth);
+  note("launch_overhead", launch * 1e6, "us");
+  j["launch_overhead"] = launch;
+
+  // Efficiency per kind: the cost model's roofline time at peak over the
+  // measured time (flops and bytes as tg/Analysis/Cost.h counts them).
+  auto roofline = [&](double flops, double bytes_) {
+    return std::max(flops / peak, bytes_ / bandwidth) + launch;
+  };
+  auto efficiency = [&](const char* kind, double flops, double bytes_, double seconds) {
+    double e = std::clamp(roofline(flops, bytes_) / seconds, 0.01, 1.0);
+    char what[64];
+    std::snprintf(what, sizeof what, "efficiency.%s", kind);
+    note(what, e, "of the roofline");
+    j["efficiency"][kind] = e;
+  };
+  {  // matmul: transformer-sized products (512 rows, width w, to w or 4w
+     // columns), small to large, as one total
+    const int64_t rows = 512;
+    double flops = 0, bytes_ = 0, s = 0;
+    for (int64_t width : {128, 256, 512, 1024}) {
+      if (quick && width > 256) break;
+      for (int64_t cols_ : {width, 4 * width}) {
+        std::vector<float> x(static_cast<size_t>(rows * width), 0.5f),
+            w(static_cast<size_t>(width * cols_), 0.25f), y(static_cast<size_t>(rows * cols_));
+        s += best(reps, [&] {
+          check(hmrt_sgemm(0, 0, rows, cols_, width, 1.0f, x.data(), width, w.data(), cols_,
+                           0.0f, y.data(), cols_), "sgemm");
+        });
+        flops += 2.0 * rows * cols_ * width;
+        bytes_ += 4.0 * (rows * width + width * cols_ + rows * cols_);
+      }
+    }
+    // Smaller products can run faster than the large one (caches): the
+    // peak is the best seen.
+    if (flops / s > peak) {
+      peak = flops / s;
+      note("peak_flops.f32 (transformer shapes)", peak / 1e9, "GFLOP/s");
+      j["peak_flops"] = {{"f32", peak}};
+    }
+    efficiency("matmul", flops, bytes_, s);
+  }
+  const int64_t rows = quick ? 1024 : 8192, cols = 1024, ne = rows * cols;
+  std::vector<float> x(size_t(ne), 0.5f), y(static_cast<size_t>(ne)), z(static_cast<size_t>(ne));
+  const int64_t shape[1] = {ne};
+  {
+    double s = best(reps, [&] {
+      check(hmrt_binary_f32(HMRT_BINARY_ADD, x.data(), 1, shape, y.data(), 1, shape, z.data(), 1,
+                            shape), "add");
+    });
+    efficiency("elementwise", double(ne), 12.0 * ne, s);
+  }
+  {  // exp, erf, tanh and their kin: one flop per element in the cost model
+    double s = best(reps, [&] {
+      check(hmrt_unary_f32(HMRT_UNARY_EXP, x.data(), y.data(), ne), "exp");
+    });
+    efficiency("transcendental", double(ne), 8.0 * ne, s);
+  }
+  {
+    double s = best(reps, [&] {
+      check(hmrt_softmax_forward(x.data(), y.data(), rows, cols), "softmax");
+    });
+    efficiency("softmax", 5.0 * ne, 8.0 * ne, s);
+  }
+  {
+    std::vector<float> gamma(size_t(cols), 1.0f), beta(static_cast<size_t>(cols)), mean(static_cast<size_t>(rows)),
+        rstd(static_cast<size_t>(rows));
+    double s = best(reps, [&] {
+      check(hmrt_layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
+                                   rstd.data(), rows, cols, 1e-5f), "layernorm");
+    });
+    efficiency("norm", 8.0 * ne, 4.0 * (2.0 * ne + 2 * cols), s);
+  }
+  {
+    double sum = 0;
+    double s = best(reps, [&] { check(hmrt_sum_of_squares(x.data(), ne, &sum), "reduce"); });
+    efficiency("reduction", double(ne), 4.0 * ne + 4, s);
+  }
+  {
+    const int64_t dims[2] = {rows, cols}, perm[2] = {1, 0};
+    double s = best(reps, [&] {
+      check(hmrt_transpose(x.data(), 2, dims, perm, y.data(), sizeof(float)), "transpose");
+    });
+    efficiency("data", 0.0, 8.0 * ne, s);
+  }
+  // The optimizer kind: AdamW's 12 flops and 28 bytes per parameter
+  // (gradient read, parameter and both moments read and written).
+  efficiency("optimizer", 12.0 * np, 28.0 * np, double(np) / adamw);
+
+  for (hmrt_buffer* buf : {d0, d1, h0, h1}) hmrt_buffer_free(buf);
+  hmrt_device_close(device);
+
+  std::string text = j.dump(2) + "\n";
+  std::string tmp = out + ".tmp." + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) die("cannot write " + out + ": " + std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    die("cannot write " + out + ": " + std::strerror(errno));
+  }
+  std::fprintf(stderr, "hmrt-measure: wrote %s\n", out.c_str());
+  return 0;
+}
