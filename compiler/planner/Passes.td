@@ -74,7 +74,13 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     and saved bytes and the decision are recorded on the module as
     `hm.recompute` for the schedule dump and the summary. `force` replaces
     the search: "none", "all" (every stage its own recomputed segment), or
-    segments such as "1-3,5" (stages are numbered from 1).
+    segments such as "1-3,5:offload" (stages are numbered from 1).
+
+    Offload: a recomputed segment may also send the cut before it to host
+    memory (a `tg.identity` homed on the host) after its last forward reader
+    and bring it back just before the segment is recomputed; the backward
+    reads what came back. The dynamic program weighs the two copies (the
+    profile's links) against the bytes freed meanwhile.
   }];
   let options = [
     Option<"vram", "vram", "std::string", /*default=*/"\"\"",

@@ -221,6 +221,27 @@ static std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const 
   return t;
 }
 
+/// Sends the cut `x` to the host after its last forward reader and brings
+/// it back just before `anchor`: readers from there on (and the copies made
+/// there, through `map`) read what comes back.
+static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping &map) {
+  Operation *lastForward = x.getDefiningOp();
+  for (Operation *user : x.getUsers())
+    if (chain.isForward.contains(user) && lastForward->isBeforeInBlock(user))
+      lastForward = user;
+  OpBuilder b(lastForward->getContext());
+  b.setInsertionPointAfter(lastForward);
+  auto host = IdentityOp::create(b, x.getLoc(), x.getType(), x);
+  host->setAttr(hm::kHomeAttr, b.getStringAttr("host"));
+  b.setInsertionPoint(anchor);
+  auto back = IdentityOp::create(b, x.getLoc(), x.getType(), host.getResult());
+  x.replaceUsesWithIf(back.getResult(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    return user != host && user != back && !user->isBeforeInBlock(anchor);
+  });
+  map.map(x, back.getResult());
+}
+
 void applyDecision(Chain &chain, const Decision &decision) {
   for (auto [s, t] : decision.recomputed) {
     // The values the backward reads, the segment's ops that compute them,
@@ -263,6 +284,8 @@ void applyDecision(Chain &chain, const Decision &decision) {
     assert(anchor && "a saved value has a backward reader");
     OpBuilder b(anchor);
     IRMapping map;
+    if (decision.offloaded.count(s) && s > 1)
+      offloadCut(chain, chain.stages[s - 2].output, anchor, map);
     for (unsigned k = first; k <= last; ++k)
       if (copy.contains(chain.forward[k]))
         b.clone(*chain.forward[k], map);
@@ -284,6 +307,8 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
     s.forwardGrowth = std::max<int64_t>(0, s.forwardPeak - before);
     for (unsigned k = s.first; k <= s.last; ++k)
       s.forwardSeconds += predictSeconds(chain.forward[k], profile);
+    s.inputTransferSeconds = transferSeconds(s.inputBytes, profile.deviceToHost) +
+                             transferSeconds(s.inputBytes, profile.hostToDevice);
   }
   // Backward: op q belongs to the first stage whose backward has started by
   // q (stages start their backward in reverse order); before any, to the
@@ -311,17 +336,17 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
     }
 }
 
-std::optional<Decision> solve(const Chain &chain, int64_t budget) {
+std::optional<Decision> solve(const Chain &chain, int64_t budget, bool offload) {
   struct Point {
     double seconds;
     int64_t freed;
     int parent;        // index into points of the stage before, -1 at the start
     unsigned from, to; // the segment that led here (from > to: kept stage)
-    bool recomputed;
+    bool recomputed, offloaded;
   };
   unsigned n = chain.stages.size();
   std::vector<std::vector<Point>> front(n + 1);
-  front[0].push_back({0.0, 0, -1, 1, 0, false});
+  front[0].push_back({0.0, 0, -1, 1, 0, false, false});
   auto prune = [](std::vector<Point> &points) {
     std::sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
       return a.seconds != b.seconds ? a.seconds < b.seconds : a.freed > b.freed;
@@ -335,28 +360,38 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget) {
   for (unsigned s = 1; s <= n; ++s) {
     prune(front[s - 1]);
     const Stage &first = chain.stages[s - 1];
+    // The cut before the segment: kept on the device until the segment is
+    // recomputed (`extra` bytes the unplanned program would have freed, when
+    // the backward does not read it), or, offloaded, on the host from its
+    // last forward reader until then (`held` is then negative when the
+    // backward reads it: bytes freed). Recomputing needs it on the device.
     int64_t extra = first.inputReadByBackward ? 0 : first.inputBytes;
+    bool canOffload = offload && s > 1 && first.inputBytes > 0;
     for (auto [k, p] : llvm::enumerate(front[s - 1])) {
       int64_t S = p.freed;
       // Kept.
       if (first.forwardPeak - S <= budget && first.backwardPeak - S <= budget)
-        front[s].push_back({p.seconds, S, int(k), s, s, false});
+        front[s].push_back({p.seconds, S, int(k), s, s, false, false});
       // Recomputed, s..t: its saved values and the cuts inside it (when the
       // backward reads them) are freed after their forward. While stage t
       // runs forward, the cut before it is still read.
-      double seconds = 0;
-      int64_t saved = 0, growth = 0, cut = 0;
-      for (unsigned t = s; t <= n; ++t) {
-        const Stage &st = chain.stages[t - 1];
-        if (st.forwardPeak - S - saved + extra > budget || st.backwardPeak - S + extra > budget)
-          break;
-        seconds += st.forwardSeconds;
-        saved += st.savedBytes + cut;
-        cut = st.outputBackwardStart != Stage::kNone ? st.outputBytes : 0;
-        growth = std::max(growth, st.forwardGrowth);
-        if (st.backwardStart != Stage::kNone && st.liveAtBackward - S + extra + growth > budget)
-          continue;
-        front[t].push_back({p.seconds + seconds, S + saved - extra, int(k), s, t, true});
+      for (int off = 0; off <= int(canOffload); ++off) {
+        int64_t held = off ? (first.inputReadByBackward ? -first.inputBytes : 0) : extra;
+        double seconds = off ? first.inputTransferSeconds : 0;
+        int64_t saved = 0, growth = 0, cut = 0;
+        for (unsigned t = s; t <= n; ++t) {
+          const Stage &st = chain.stages[t - 1];
+          if (st.forwardPeak - S - saved + (t > s ? held : 0) > budget ||
+              st.backwardPeak - S + extra > budget)
+            break;
+          seconds += st.forwardSeconds;
+          saved += st.savedBytes + cut;
+          cut = st.outputBackwardStart != Stage::kNone ? st.outputBytes : 0;
+          growth = std::max(growth, st.forwardGrowth);
+          if (st.backwardStart != Stage::kNone && st.liveAtBackward - S + extra + growth > budget)
+            continue;
+          front[t].push_back({p.seconds + seconds, S + saved - held, int(k), s, t, true, bool(off)});
+        }
       }
     }
   }
@@ -371,6 +406,8 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget) {
     while (q->parent >= 0) {
       if (q->recomputed)
         d.recomputed.push_back({q->from, q->to});
+      if (q->offloaded)
+        d.offloaded.insert(q->from);
       stage = q->from - 1;
       q = &front[stage][q->parent];
     }
@@ -401,18 +438,28 @@ RecomputeSearch::RecomputeSearch(ModuleOp module, func::FuncOp fn, const DeviceP
 std::optional<Decision> RecomputeSearch::fit(int64_t budget) {
   if (base.arena <= budget)
     return Decision();
-  int64_t target = budget - base.persistent;
-  for (int round = 0; round < 8 && target > 0; ++round) {
-    auto d = solve(chain, target);
-    if (!d)
-      break;
-    auto trial = placeTrial(module, name, *d);
-    if (!trial)
-      return std::nullopt;
-    if (trial->arena <= budget)
-      return d;
-    target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
+  // Without offload and with: the model may overrate what an offload
+  // frees (the copies are placed too), so both are tried.
+  std::optional<Decision> found;
+  for (bool offload : {false, true}) {
+    int64_t target = budget - base.persistent;
+    for (int round = 0; round < 8 && target > 0; ++round) {
+      auto d = solve(chain, target, offload);
+      if (!d)
+        break;
+      auto trial = placeTrial(module, name, *d);
+      if (!trial)
+        return std::nullopt;
+      if (trial->arena <= budget) {
+        if (!found || d->seconds < found->seconds)
+          found = d;
+        break;
+      }
+      target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
+    }
   }
+  if (found)
+    return found;
   const Candidate *best = nullptr;
   for (const Candidate &c : candidates())
     if (c.trial.arena <= budget && (!best || c.decision.seconds < best->decision.seconds))
@@ -427,16 +474,17 @@ const std::vector<Candidate> &RecomputeSearch::candidates() {
   int64_t lo = 0, hi = base.activations; // solve fails at lo, succeeds at hi
   while (lo + int64_t(hm::kAlignment) < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    (solve(chain, mid) ? hi : lo) = mid;
+    (solve(chain, mid, /*offload=*/true) ? hi : lo) = mid;
   }
   // Evenly over the range, and finer over its lowest eighth, where the
   // placement's fragmentation decides the smallest budget.
   auto add = [&](int64_t target) {
-    if (auto d = solve(chain, target))
-      if (auto trial = placeTrial(module, name, *d))
-        cache.push_back({*d, *trial});
+    for (bool offload : {false, true})
+      if (auto d = solve(chain, target, offload))
+        if (auto trial = placeTrial(module, name, *d))
+          cache.push_back({*d, *trial});
   };
-  constexpr int kSteps = 32;
+  constexpr int kSteps = 24;
   int64_t range = base.activations - hi;
   for (int k = 0; k <= kSteps; ++k) {
     add(hi + range * k / kSteps);
@@ -467,6 +515,7 @@ std::optional<Decision> parseDecision(StringRef text, unsigned stages, std::stri
   text.split(parts, ',');
   unsigned next = 1;
   for (StringRef part : parts) {
+    bool offload = part.consume_back(":offload");
     auto [a, b] = part.split('-');
     unsigned from = 0, to = 0;
     bool range = part.contains('-');
@@ -478,6 +527,13 @@ std::optional<Decision> parseDecision(StringRef text, unsigned stages, std::stri
       return std::nullopt;
     }
     d.recomputed.push_back({from, to});
+    if (offload) {
+      if (from == 1) {
+        error = "segment '" + part.str() + "' starts the forward: it has no cut to offload";
+        return std::nullopt;
+      }
+      d.offloaded.insert(from);
+    }
     next = to + 1;
   }
   return d;
@@ -545,9 +601,12 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       if (!forced)
         return module.emitError() << "plan-recompute: force: " << error;
       decision = *forced;
-      for (auto [s, t] : decision.recomputed)
+      for (auto [s, t] : decision.recomputed) {
         for (unsigned k = s; k <= t; ++k)
           decision.seconds += chain.stages[k - 1].forwardSeconds;
+        if (decision.offloaded.count(s))
+          decision.seconds += chain.stages[s - 1].inputTransferSeconds;
+      }
     } else if (budget) {
       auto found = search.fit(int64_t(*budget));
       if (!found)
@@ -569,9 +628,15 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     for (auto [s, e] : best->decision.recomputed)
       stages += e - s + 1;
     int64_t activations = t.arena - t.persistent;
+    size_t offloaded = best->decision.offloaded.size();
     std::string recomputed =
         stages ? std::to_string(stages) + " of " + std::to_string(chain.stages.size()) +
-                     " forward stages recomputed, " + formatSeconds(best->decision.seconds) +
+                     " forward stages recomputed" +
+                     (offloaded ? " (" + std::to_string(offloaded) +
+                                      (offloaded == 1 ? " cut" : " cuts") +
+                                      " offloaded to the host)"
+                                : "") +
+                     ", " + formatSeconds(best->decision.seconds) +
                      " of recompute per step predicted"
                : "nothing recomputed";
     return module.emitError() << "the program does not fit --vram " << formatBytes(budget)
@@ -601,6 +666,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
           b.getNamedAttr("cut_bytes", b.getI64IntegerAttr(s.outputBytes)),
           b.getNamedAttr("saved_bytes", b.getI64IntegerAttr(s.savedBytes)),
           b.getNamedAttr("decision", b.getStringAttr(recomputed ? "recompute" : "keep")),
+          b.getNamedAttr("offload_input", b.getBoolAttr(decision.offloaded.count(s.number))),
       }));
     }
     SmallVector<NamedAttribute> fields{

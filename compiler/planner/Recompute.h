@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,7 @@ struct Stage {
   unsigned outputBackwardStart = kNone;
   // The profile (profileChain).
   double forwardSeconds = 0, backwardSeconds = 0;
+  double inputTransferSeconds = 0; ///< the cut before it to the host and back
   int64_t forwardPeak = 0;    ///< most bytes live while its forward runs
   int64_t forwardGrowth = 0;  ///< what its forward adds to the bytes live before it
   int64_t backwardPeak = 0;   ///< most bytes live while its backward runs
@@ -62,7 +64,11 @@ struct Chain {
 /// Recomputed segments, as stage ranges [first, last] from 1, in order.
 struct Decision {
   std::vector<std::pair<unsigned, unsigned>> recomputed;
-  double seconds = 0; ///< predicted recompute time per step
+  /// The first stages of recomputed segments whose input cut goes to host
+  /// memory after its last forward reader and comes back just before the
+  /// segment is recomputed.
+  std::set<unsigned> offloaded;
+  double seconds = 0; ///< predicted recompute and transfer time per step
 };
 
 /// What the placement of a decision needs: the device arena, the
@@ -116,9 +122,11 @@ Chain analyzeChain(mlir::func::FuncOp fn);
 void profileChain(Chain &chain, llvm::ArrayRef<int64_t> liveAt, llvm::ArrayRef<int64_t> bornAt,
                   const DeviceProfile &profile);
 
-/// The decision of least recompute time whose bytes live stay within
-/// `budget` at every op, as the profile predicts them; none if none does.
-std::optional<Decision> solve(const Chain &chain, int64_t budget);
+/// The decision of least recompute (and transfer) time whose bytes live
+/// stay within `budget` at every op, as the profile predicts them; none if
+/// none does. With `offload`, a recomputed segment may also send its input
+/// cut to host memory until it is recomputed.
+std::optional<Decision> solve(const Chain &chain, int64_t budget, bool offload = false);
 
 /// Rewrites the function of `chain` by `decision`.
 void applyDecision(Chain &chain, const Decision &decision);

@@ -22,11 +22,12 @@ std::pair<const char *, double> timing(Operation &op, const DeviceProfile &p) {
   if (auto copy = dyn_cast<IdentityOp>(op); copy && !hm::isAliasingView(&op)) {
     int64_t bytes = tensorBytes(copy.getType());
     Operation *source = copy.getOperand().getDefiningOp();
-    bool fromHost = source && isa<ParamOp>(source) && [&] {
-      Operation *decl =
-          SymbolTable::lookupNearestSymbolFrom(&op, cast<ParamOp>(source).getNameAttr());
-      return decl && hm::isHostHomed(decl);
-    }();
+    // A parameter homed on the host, or a value placed there.
+    bool fromHost = source && (hm::isHostHomed(source) || (isa<ParamOp>(source) && [&] {
+                                 Operation *decl = SymbolTable::lookupNearestSymbolFrom(
+                                     &op, cast<ParamOp>(source).getNameAttr());
+                                 return decl && hm::isHostHomed(decl);
+                               }()));
     if (fromHost)
       return {"host_to_device", transferSeconds(bytes, p.hostToDevice)};
     if (hm::isHostHomed(&op))

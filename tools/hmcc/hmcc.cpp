@@ -482,9 +482,17 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
       return cast<mlir::DictionaryAttr>(s).getAs<mlir::StringAttr>("decision").getValue() ==
              "recompute";
     });
+    unsigned offloaded = llvm::count_if(stages, [](mlir::Attribute s) {
+      auto flag = cast<mlir::DictionaryAttr>(s).getAs<mlir::BoolAttr>("offload_input");
+      return flag && flag.getValue();
+    });
     if (recomputed)
       summaryOut << "    recompute: " << recomputed << " of " << stages.size()
-                 << " forward stages recomputed in the backward, "
+                 << " forward stages recomputed in the backward"
+                 << (offloaded ? " (" + std::to_string(offloaded) +
+                                     (offloaded == 1 ? " cut" : " cuts") + " offloaded to the host)"
+                               : std::string())
+                 << ", "
                  << hmcc::formatSeconds(
                         plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble())
                  << " per step predicted (" << deviceProfile << ")\n";

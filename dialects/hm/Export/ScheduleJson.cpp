@@ -103,6 +103,7 @@ public:
           j.attribute("cut_bytes", s.getAs<IntegerAttr>("cut_bytes").getInt());
           j.attribute("saved_bytes", s.getAs<IntegerAttr>("saved_bytes").getInt());
           j.attribute("decision", s.getAs<StringAttr>("decision").getValue());
+          j.attribute("offload_input", s.getAs<BoolAttr>("offload_input").getValue());
         });
       }
     });
