@@ -435,7 +435,16 @@ RecomputeSearch::RecomputeSearch(ModuleOp module, func::FuncOp fn, const DeviceP
   planned = true;
 }
 
-std::optional<Decision> RecomputeSearch::fit(int64_t budget) {
+int64_t RecomputeSearch::leastActivations() const {
+  int64_t lo = 0, hi = base.activations; // solve fails at lo, succeeds at hi
+  while (lo + int64_t(hm::kAlignment) < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (solve(chain, mid, /*offload=*/true) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+std::optional<Decision> RecomputeSearch::fit(int64_t budget, bool thorough) {
   if (base.arena <= budget)
     return Decision();
   // Without offload and with: the model may overrate what an offload
@@ -458,7 +467,7 @@ std::optional<Decision> RecomputeSearch::fit(int64_t budget) {
       target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
     }
   }
-  if (found)
+  if (found || !thorough)
     return found;
   const Candidate *best = nullptr;
   for (const Candidate &c : candidates())
@@ -471,11 +480,7 @@ const std::vector<Candidate> &RecomputeSearch::candidates() {
   if (!cache.empty())
     return cache;
   cache.push_back({Decision(), base});
-  int64_t lo = 0, hi = base.activations; // solve fails at lo, succeeds at hi
-  while (lo + int64_t(hm::kAlignment) < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    (solve(chain, mid, /*offload=*/true) ? hi : lo) = mid;
-  }
+  int64_t hi = leastActivations();
   // Evenly over the range, and finer over its lowest eighth, where the
   // placement's fragmentation decides the smallest budget.
   auto add = [&](int64_t target) {

@@ -92,8 +92,13 @@ public:
 
   /// The cheapest decision whose placement fits `budget` device bytes:
   /// solve for the activation budget, place, tighten by what the placement
-  /// exceeds; when that does not converge, the cheapest fitting candidate.
-  std::optional<Decision> fit(int64_t budget);
+  /// exceeds; when that does not converge (and `thorough`), the cheapest
+  /// fitting candidate.
+  std::optional<Decision> fit(int64_t budget, bool thorough = true);
+
+  /// The least activation budget any decision meets, as the profile
+  /// predicts it (no placement).
+  int64_t leastActivations() const;
 
   /// Decisions for activation budgets from the least any decision meets
   /// (as the profile predicts) to the unplanned peak, each placed; computed

@@ -170,19 +170,41 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     for (StringRef name : order.take_front(count))
       names.insert(name);
     homeOnHost(*copy, fn, names);
-    // What plan-recompute will do with the module so tiered: its own search.
+    // What plan-recompute will do with the module so tiered: its own
+    // search, without its exhaustive fallback (plan-recompute runs that once
+    // on the result).
     planner::RecomputeSearch search(*copy, fn, profile);
-    return search.planned && search.fit(budget).has_value();
+    return search.planned && search.fit(budget, /*thorough=*/false).has_value();
   }
 
   llvm::StringSet<> choose(ModuleOp module, StringRef fnName, int64_t budget,
                            const planner::DeviceProfile &profile) {
     SmallVector<StringRef> order = bySize(module);
     llvm::StringSet<> names;
-    if (fits(module, fnName, order, 0, budget, profile))
+    auto fn = module.lookupSymbol<func::FuncOp>(fnName);
+    planner::RecomputeSearch untiered(module, fn, profile);
+    if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
       return names;
-    // The fewest largest parameters that fit; all when none does.
-    size_t lo = 0, hi = order.size(); // lo does not fit; hi fits or is all
+    // A first guess: the bytes over the budget with the least activations
+    // the model predicts, moved largest first, each parameter taking its
+    // optimizer states and its gradient with it.
+    int64_t over = untiered.base.persistent + untiered.leastActivations() - budget;
+    size_t count = 0;
+    for (int64_t moved = 0; count < order.size() && moved < over; ++count) {
+      auto p = module.lookupSymbol<ParameterOp>(order[count]);
+      int64_t states = 0;
+      for (auto s : module.getOps<StateOp>())
+        if (s.getParam() == order[count])
+          states += tensorBytes(s.getType());
+      moved += 2 * tensorBytes(p.getType()) + states;
+    }
+    // Then the fewest that fit, by bisection between what was seen to fail
+    // and what fits (all, when nothing else does).
+    size_t lo = 0, hi = order.size();
+    if (count < hi && fits(module, fnName, order, count, budget, profile))
+      hi = count;
+    else
+      lo = count;
     while (lo + 1 < hi) {
       size_t mid = lo + (hi - lo) / 2;
       (fits(module, fnName, order, mid, budget, profile) ? hi : lo) = mid;
