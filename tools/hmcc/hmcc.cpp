@@ -395,11 +395,13 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   row("arena", m.arena, m.hostArena ? std::optional<int64_t>(m.hostArena) : std::nullopt);
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
-    unsigned recomputed = 0;
+    unsigned recomputed = 0, offloaded = 0;
     double forward = 0;
     for (mlir::Attribute a : stages) {
       auto s = cast<mlir::DictionaryAttr>(a);
       recomputed += s.getAs<mlir::StringAttr>("decision").getValue() == "recompute";
+      auto offload = s.getAs<mlir::BoolAttr>("offload_input");
+      offloaded += offload && offload.getValue();
       forward += s.getAs<mlir::FloatAttr>("forward_seconds").getValueAsDouble();
     }
     double seconds = plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble();
@@ -407,8 +409,9 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
       os << "  recompute: none of the " << stages.size() << " forward stages\n";
     else
       os << "  recompute: " << recomputed << " of " << stages.size() << " forward stages, "
-         << hmcc::formatSeconds(seconds) << " per step ("
-         << format("%.0f", 100.0 * seconds / std::max(forward, 1e-12)) << "% of the forward)\n";
+         << offloaded << " cuts offloaded; " << hmcc::formatSeconds(seconds)
+         << " per step with the copies (the whole forward: " << hmcc::formatSeconds(forward)
+         << ")\n";
   }
   auto link = [&](StringRef name, StringRef label) {
     auto bytes = timeline.linkBytes.find(name.str());
