@@ -26,35 +26,30 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
       return signalPassFailure();
     }
     ScheduleMemory m = scheduleMemory(module);
-    if (!vram.empty()) {
-      auto budget = parseSize(vram);
+    // Each given budget against its arena; the first that fails says so.
+    auto check = [&](StringRef option, StringRef text, int64_t bytes, StringRef memory,
+                     const std::string &split, StringRef advice) {
+      if (text.empty())
+        return true;
+      auto budget = parseSize(text);
       if (!budget) {
-        module.emitError() << "hm-check-budget: vram: " << llvm::toString(budget.takeError());
-        return signalPassFailure();
+        module.emitError() << "hm-check-budget: " << option << ": "
+                           << llvm::toString(budget.takeError());
+        return false;
       }
-      if (static_cast<uint64_t>(m.arena) > *budget) {
-        module.emitError() << "the program does not fit --vram " << formatBytes(*budget)
-                           << ": it needs " << formatBytes(m.arena) << " of device memory ("
-                           << describeSplit(m)
-                           << "), and plan-recompute found nothing to recompute (a program "
-                              "without a backward)";
-        return signalPassFailure();
-      }
-    }
-    if (!ram.empty()) {
-      auto budget = parseSize(ram);
-      if (!budget) {
-        module.emitError() << "hm-check-budget: ram: " << llvm::toString(budget.takeError());
-        return signalPassFailure();
-      }
-      if (static_cast<uint64_t>(m.hostArena) > *budget) {
-        module.emitError() << "the program does not fit --ram " << formatBytes(*budget)
-                           << ": it needs " << formatBytes(m.hostArena) << " of host memory ("
-                           << describeHostSplit(m)
-                           << "); spilling to storage (--nvme) is not built yet";
-        return signalPassFailure();
-      }
-    }
+      if (static_cast<uint64_t>(bytes) <= *budget)
+        return true;
+      module.emitError() << "the program does not fit --" << option << " " << formatBytes(*budget)
+                         << ": it needs " << formatBytes(bytes) << " of " << memory << " memory ("
+                         << split << ")" << advice;
+      return false;
+    };
+    if (!check("vram", vram, m.arena, "device", describeSplit(m),
+               ", and plan-recompute found nothing to recompute (a program without a "
+               "backward)") ||
+        !check("ram", ram, m.hostArena, "host", describeHostSplit(m),
+               "; spilling to storage (--nvme) is not built yet"))
+      signalPassFailure();
   }
 };
 
