@@ -5,10 +5,14 @@
 //    saves for the backward;
 //  - profileChain: the bytes live at each op of the unplanned program (from
 //    a trial placement) and each stage's predicted time;
-//  - solve: the dynamic program over segments;
-//  - applyDecision: the copies of recomputed segments, and the backward
-//    rewired to them;
-//  - the pass: budget, trial placements, the minimum when nothing fits.
+//  - solve: the dynamic program over segments (kept, recomputed, recomputed
+//    with the input cut offloaded);
+//  - applyDecision: the copies of recomputed segments, the backward rewired
+//    to them, offloaded cuts sent to the host and back;
+//  - RecomputeSearch: trial placements of decisions, the fit under a budget
+//    and the smallest budget (plan-tiers uses it too);
+//  - the pass: dropout streams, the budget, the error when nothing fits, the
+//    record of the chain.
 //
 //===----------------------------------------------------------------------===//
 
