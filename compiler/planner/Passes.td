@@ -18,11 +18,12 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     `hm.home = "host"`) runs where the states live. Copies are exact, so the
     program computes the same values.
 
-    Which parameters: when the program does not fit `vram` even with
-    everything recomputed that plan-recompute can, the fewest of the
-    largest parameters such that it does (a bisection over how many,
-    largest first, each candidate judged by plan-recompute's own search on
-    a copy of the module). When even all of them on the host do not fit,
+    Which parameters: when the program does not fit `vram` with what
+    plan-recompute can do, the fewest of the largest parameters such that
+    it does: a first guess from the bytes over the budget (each parameter
+    takes its states and gradient along), then a bisection on how many,
+    largest first, each count judged by plan-recompute's own fit on a copy
+    of the module. When even all of them on the host do not fit,
     all are homed there and plan-recompute reports the smallest budget.
     Programs whose updates are the model's own (ONNX training_info) are left
     as they are. `force` replaces the choice: "none", "all", or parameter

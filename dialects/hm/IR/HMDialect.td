@@ -17,14 +17,16 @@ def HM_Dialect : Dialect {
   let cppNamespace = "::hmcc::hm";
   let summary = "Scheduled programs: memory tiers, placements and lifetimes";
   let description = [{
-    A scheduled program declares its memory with `hm.arena` (one per tier;
-    today a single arena that is the device memory, or on `--target cpu` the
-    host memory standing in for it). Persistent tensors have fixed offsets,
+    A scheduled program declares its memory with `hm.arena`, one per tier:
+    the device arena (on `--target cpu` the host memory standing in for
+    it) and, when plan-tiers homed tensors there (`hm.home = "host"` on a
+    tg.parameter, a tg.state or an op whose results go there), a host
+    arena. Persistent tensors have fixed offsets in the arena of their home,
     the discardable attribute `hm.offset` on `tg.parameter`, `tg.state` and
     on data-input arguments. Every other tensor that needs memory is stored
-    by an `hm.place` right after the op that defines it and freed by an
-    `hm.release` right after its last reader; function results are never
-    released. Ops run in block order, one at a time (one stream).
+    by an `hm.place` in an arena right after the op that defines it and
+    freed by an `hm.release` right after its last reader; function results
+    are never released. Ops run in block order, one at a time (one stream).
 
     ```mlir
     hm.arena @arena tier "device" size 1024
