@@ -118,8 +118,9 @@ cl::opt<bool> quickMeasure("quick", cl::desc("With --measure-device: small sizes
 cl::opt<std::string> recompute(
     "recompute", cl::value_desc("auto|none|all|SEGMENTS"),
     cl::desc("Which forward stages are recomputed in the backward: auto (what --vram "
-             "needs, default), none, all, or segments of the chain such as 1-3,5 "
-             "(--dump-schedule shows the chain)"),
+             "needs, default), none, all, or segments of the chain such as 1-3,5:offload "
+             "(:offload sends the cut before the segment to host memory until it is "
+             "recomputed; --dump-schedule shows the chain)"),
     cl::init("auto"), cl::cat(budgetCategory));
 
 cl::OptionCategory trainingCategory("Training");
@@ -145,7 +146,8 @@ cl::opt<std::string> outputFile(
     cl::desc("Output: the directory for --emit=exe, a file for the others (default: stdout)"),
     cl::cat(outputCategory));
 cl::opt<bool> force("force",
-                    cl::desc("Replace outputs (-o, --dump-schedule) that exist; a directory is "
+                    cl::desc("Replace outputs (-o, --dump-schedule, --dump-trace, --memory-plot) that exist; "
+                             "a directory is "
                              "replaced only when it holds nothing but hmcc's own output"),
                     cl::cat(outputCategory));
 cl::opt<bool> verbose("verbose",
@@ -596,9 +598,10 @@ int run(int argc, char **argv) {
       "as torch.onnx.export writes it) into a training program:\n"
       "  hmcc model.onnx -o OUT        builds OUT/train and OUT/state (run OUT/train --help)\n"
       "  hmcc model.onnx               summarises the model and the memory it needs\n"
-      "The graph is differentiated, the optimizer added, every tensor placed at a static\n"
-      "offset of one arena (proven sound, and within --vram), and the program emitted\n"
-      "through MLIR's EmitC as C++ that calls hmcc's runtime.\n\n"
+      "The graph is differentiated, the optimizer added, the memory planned under --vram\n"
+      "(parameters homed in host memory, activations recomputed or offloaded), every tensor\n"
+      "placed at a static offset of its arena (proven sound, and within the budgets), and\n"
+      "the program emitted through MLIR's EmitC as C++ that calls hmcc's runtime.\n\n"
       "Initializers are trainable parameters when they are floating-point and the loss\n"
       "depends on them differentiably; all others (masks, index tables) are constants.\n"
       "Use --frozen for buffers such as rotary tables that the rule cannot tell apart.\n\n"
