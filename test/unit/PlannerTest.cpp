@@ -1,0 +1,308 @@
+//===- PlannerTest.cpp - device profiles, the cost model, the recompute DP ===//
+//
+// compiler/planner: the built-in profiles and the JSON form (round trip and
+// the errors a bad file gets); the cost model's roofline on ops whose FLOPs
+// and bytes are known; and the recompute dynamic program against an
+// exhaustive search over every decision on random chains, with the
+// constraints written out again here from the pass description.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/planner/CostModel.h"
+#include "compiler/planner/DeviceProfile.h"
+#include "compiler/planner/Recompute.h"
+#include "tg/IR/TGDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace hmcc::planner;
+
+namespace {
+
+std::string writeTemp(const std::string &text) {
+  llvm::SmallString<128> path;
+  int fd;
+  EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", fd, path));
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << text;
+  return std::string(path);
+}
+
+TEST(DeviceProfile, BuiltinsAndJsonRoundTrip) {
+  std::string error;
+  auto h200 = loadDeviceProfile("h200", error);
+  ASSERT_TRUE(h200);
+  // The design brief's figures.
+  EXPECT_EQ(h200->flopsFor("bf16"), 7.97e14);
+  EXPECT_EQ(h200->hostToDevice, 5.5e10);
+  EXPECT_EQ(h200->bothDirections, 1.01e11);
+  EXPECT_EQ(h200->storageRead, 1.8e9);
+  EXPECT_EQ(h200->hostOptimizer.at("f32"), 4.2e9);
+  ASSERT_TRUE(loadDeviceProfile("cpu", error));
+
+  std::string path = writeTemp(toJson(*h200));
+  auto back = loadDeviceProfile(path, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->peakFlops, h200->peakFlops);
+  EXPECT_EQ(back->memoryBandwidth, h200->memoryBandwidth);
+  EXPECT_EQ(back->storageWrite, h200->storageWrite);
+  EXPECT_EQ(back->launchOverhead, h200->launchOverhead);
+  EXPECT_EQ(back->efficiency, h200->efficiency);
+  // A dtype without a peak of its own uses f32's; a kind without an
+  // efficiency runs at peak.
+  EXPECT_EQ(back->flopsFor("f64"), h200->flopsFor("f32"));
+  EXPECT_EQ(back->efficiencyOf("no-such-kind"), 1.0);
+  llvm::sys::fs::remove(path);
+}
+
+TEST(DeviceProfile, BadFilesAreNamed) {
+  std::string error;
+  EXPECT_FALSE(loadDeviceProfile("no/such/profile.json", error));
+  EXPECT_NE(error.find("neither cpu, h200 nor a readable file"), std::string::npos) << error;
+
+  auto expectError = [&](const std::string &text, const std::string &what) {
+    std::string path = writeTemp(text), e;
+    EXPECT_FALSE(loadDeviceProfile(path, e)) << text;
+    EXPECT_NE(e.find(what), std::string::npos) << e;
+    llvm::sys::fs::remove(path);
+  };
+  std::string good = toJson(*builtinProfile("cpu"));
+  expectError("[1, 2]", "not a JSON object");
+  expectError("{", "not a JSON object");
+  auto replace = [&](const std::string &from, const std::string &to) {
+    std::string s = good;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  expectError(replace("\"memory_bandwidth\"", "\"memory_bandwidt\""),
+              "field 'memory_bandwidth' is missing");
+  expectError(replace("\"launch_overhead\": ", "\"launch_overhead\": -"),
+              "field 'launch_overhead' must be a positive number");
+  expectError(replace("\"host_copy\"", "\"host_cpy\""), "field 'links.host_copy' is missing");
+  expectError(replace("\"matmul\": 0.6", "\"matmul\": 1.5"),
+              "field 'efficiency.matmul' must be at most 1");
+  expectError(replace("\"f32\": 100000000000.0", "\"bf16\": 1e11"),
+              "field 'peak_flops.f32' is missing");
+}
+
+TEST(CostModel, RooflinePerOp) {
+  MLIRContext context;
+  context.loadDialect<hmcc::tg::TGDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<4096xf32> {
+      %m = tg.matmul %a, %b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+      %e = tg.exp %m : tensor<64x64xf32>
+      %r = tg.reshape %e : tensor<64x64xf32> -> tensor<4096xf32>
+      return %r : tensor<4096xf32>
+    })mlir",
+                                                             &context);
+  ASSERT_TRUE(module);
+  DeviceProfile p;
+  p.peakFlops = {{"f32", 1e9}};
+  p.memoryBandwidth = 1e9;
+  p.launchOverhead = 1e-6;
+  p.efficiency = {{"matmul", 0.5}, {"transcendental", 0.25}};
+  auto ops = module->lookupSymbol<func::FuncOp>("f").getBody().front().getOperations().begin();
+  Operation *matmul = &*ops++, *exp = &*ops++, *reshape = &*ops;
+  EXPECT_EQ(opKind(matmul), "matmul");
+  EXPECT_EQ(opKind(exp), "transcendental");
+  EXPECT_EQ(opKind(reshape), "data");
+  // matmul: 2*64^3 FLOP at half of 1 GFLOP/s beats 3*16 KiB at half of 1 GB/s.
+  EXPECT_DOUBLE_EQ(predictSeconds(matmul, p), 1e-6 + 2.0 * 64 * 64 * 64 / 0.5e9);
+  // exp: 4096 FLOP against 32 KiB of traffic at a quarter of 1 GB/s.
+  EXPECT_DOUBLE_EQ(predictSeconds(exp, p), 1e-6 + 2.0 * 16384 / 0.25e9);
+  // A view costs the launch alone.
+  EXPECT_DOUBLE_EQ(predictSeconds(reshape, p), 1e-6);
+  EXPECT_DOUBLE_EQ(transferSeconds(1 << 20, 1 << 20), 1.0);
+}
+
+//===----------------------------------------------------------------------===//
+// The dynamic program against every decision.
+//===----------------------------------------------------------------------===//
+
+/// Whether `d` keeps the bytes live within `budget` at every op, by the
+/// rules of the pass description, evaluated segment by segment.
+bool feasible(const Chain &chain, const Decision &d, int64_t budget) {
+  unsigned n = chain.stages.size();
+  std::vector<int> segmentOf(n + 1,
+                             0); // 0: kept; else the segment's first stage
+  for (auto [s, t] : d.recomputed)
+    for (unsigned k = s; k <= t; ++k)
+      segmentOf[k] = int(s);
+  int64_t freed = 0; // bytes freed by segments already passed
+  for (unsigned s = 1; s <= n;) {
+    const Stage &first = chain.stages[s - 1];
+    if (!segmentOf[s]) {
+      if (first.forwardPeak - freed > budget || first.backwardPeak - freed > budget)
+        return false;
+      ++s;
+      continue;
+    }
+    unsigned t = s;
+    while (t < n && segmentOf[t + 1] == int(s))
+      ++t;
+    // The cut before the segment stays on the device until the segment is
+    // recomputed: bytes the unplanned program frees when the backward does
+    // not read it. Offloaded, it leaves the device after stage s's forward
+    // (freeing its bytes when the backward reads it) and is back for the
+    // recompute and the backward.
+    int64_t extra = first.inputReadByBackward ? 0 : first.inputBytes;
+    int64_t held = extra;
+    if (d.offloaded.count(s))
+      held = first.inputReadByBackward ? -first.inputBytes : 0;
+    int64_t within = 0, growth = 0;
+    for (unsigned j = s; j <= t; ++j) {
+      const Stage &st = chain.stages[j - 1];
+      // While stage j runs forward, stages s..j-1 have freed what they
+      // saved, and the cuts before j-1 are freed too (j-1's is j's input);
+      // during stage s's forward its input is read, wherever it goes later.
+      if (st.forwardPeak - freed - within + (j > s ? held : 0) > budget ||
+          st.backwardPeak - freed + extra > budget)
+        return false;
+      within += st.savedBytes;
+      if (j > s && chain.stages[j - 2].outputBackwardStart != Stage::kNone)
+        within += chain.stages[j - 2].outputBytes;
+      growth = std::max(growth, st.forwardGrowth);
+    }
+    const Stage &last = chain.stages[t - 1];
+    if (last.backwardStart != Stage::kNone && last.liveAtBackward - freed + extra + growth > budget)
+      return false;
+    freed += within - held;
+    s = t + 1;
+  }
+  return chain.tailPeak - freed <= budget;
+}
+
+/// The recompute and transfer seconds of `d`.
+double secondsOf(const Chain &chain, const Decision &d) {
+  double seconds = 0;
+  for (auto [s, t] : d.recomputed) {
+    for (unsigned k = s; k <= t; ++k)
+      seconds += chain.stages[k - 1].forwardSeconds;
+    if (d.offloaded.count(s))
+      seconds += chain.stages[s - 1].inputTransferSeconds;
+  }
+  return seconds;
+}
+
+/// Every decision on n stages: each boundary between stages splits or not,
+/// each resulting group is kept (as single stages) or recomputed.
+std::vector<Decision> everyDecision(unsigned n) {
+  std::vector<Decision> out;
+  for (unsigned cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
+    std::vector<std::pair<unsigned, unsigned>> groups;
+    unsigned start = 1;
+    for (unsigned k = 1; k <= n; ++k)
+      if (k == n || (cuts >> (k - 1) & 1)) {
+        groups.push_back({start, k});
+        start = k + 1;
+      }
+    // Each group kept, recomputed, or (past the first stage) recomputed
+    // with its input cut offloaded.
+    unsigned options = 1;
+    for (unsigned g = 0; g < groups.size(); ++g)
+      options *= 3;
+    for (unsigned pick = 0; pick < options; ++pick) {
+      Decision d;
+      bool skip = false;
+      for (unsigned g = 0, code = pick; g < groups.size(); ++g, code /= 3) {
+        unsigned choice = code % 3;
+        if (choice == 0)
+          skip |= groups[g].second > groups[g].first; // kept: its stages one by one
+        else
+          d.recomputed.push_back(groups[g]);
+        if (choice == 2) {
+          skip |= groups[g].first == 1; // no cut before the first stage
+          d.offloaded.insert(groups[g].first);
+        }
+      }
+      if (!skip)
+        out.push_back(d);
+    }
+  }
+  return out;
+}
+
+TEST(RecomputeSolve, EqualsExhaustiveSearch) {
+  std::mt19937 rng(12345);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int compared = 0, infeasible = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Chain chain;
+    unsigned n = uniform(1, 7);
+    for (unsigned k = 0; k < n; ++k) {
+      Stage s;
+      s.number = k + 1;
+      s.savedBytes = 64 * uniform(0, 20);
+      s.outputBytes = k + 1 < n ? 64 * uniform(1, 6) : 0;
+      s.outputBackwardStart = k + 1 < n && uniform(0, 1) ? 100 + k : Stage::kNone;
+      s.inputBytes = k ? chain.stages[k - 1].outputBytes : 0;
+      s.inputReadByBackward = k && chain.stages[k - 1].outputBackwardStart != Stage::kNone;
+      s.backwardStart = s.savedBytes || uniform(0, 3) ? 200 - k : Stage::kNone;
+      s.forwardSeconds = uniform(1, 100) * 1e-3;
+      s.inputTransferSeconds = uniform(0, 40) * 1e-3;
+      s.forwardPeak = 64 * uniform(10, 60);
+      s.forwardGrowth = 64 * uniform(0, 10);
+      s.backwardPeak = 64 * uniform(10, 60);
+      s.liveAtBackward = 64 * uniform(10, 60);
+      chain.stages.push_back(s);
+    }
+    chain.tailPeak = 64 * uniform(10, 60);
+    std::vector<Decision> all = everyDecision(n);
+    for (int64_t budget : {64 * 20, 64 * 35, 64 * 50, 64 * 70}) {
+      double best = INFINITY;
+      for (Decision &d : all) {
+        if (!feasible(chain, d, budget))
+          continue;
+        best = std::min(best, secondsOf(chain, d));
+      }
+      auto found = solve(chain, budget, /*offload=*/true);
+      ASSERT_EQ(found.has_value(), std::isfinite(best))
+          << "trial " << trial << " budget " << budget;
+      if (!found) {
+        ++infeasible;
+        continue;
+      }
+      EXPECT_TRUE(feasible(chain, *found, budget)) << "trial " << trial;
+      EXPECT_NEAR(secondsOf(chain, *found), found->seconds, 1e-12);
+      EXPECT_NEAR(found->seconds, best, 1e-12) << "trial " << trial << " budget " << budget;
+      ++compared;
+    }
+  }
+  // Both outcomes occur, so the comparison says something.
+  EXPECT_GT(compared, 300);
+  EXPECT_GT(infeasible, 50);
+}
+
+TEST(RecomputeParse, Segments) {
+  std::string error;
+  auto d = parseDecision("1-3,5", 6, error);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->recomputed, (std::vector<std::pair<unsigned, unsigned>>{{1, 3}, {5, 5}}));
+  EXPECT_EQ(parseDecision("all", 3, error)->recomputed.size(), 3u);
+  EXPECT_TRUE(parseDecision("none", 3, error)->recomputed.empty());
+  auto offloaded = parseDecision("1-2,4-5:offload", 6, error);
+  ASSERT_TRUE(offloaded) << error;
+  EXPECT_EQ(offloaded->offloaded, (std::set<unsigned>{4}));
+  EXPECT_FALSE(parseDecision("1-2:offload", 6, error));
+  EXPECT_NE(error.find("has no cut to offload"), std::string::npos) << error;
+  for (const char *bad : {"0-2", "2-1", "1-7", "3,2", "1-2,2", "x", "1-"}) {
+    EXPECT_FALSE(parseDecision(bad, 6, error)) << bad;
+    EXPECT_NE(error.find("is not a range of stages"), std::string::npos) << error;
+  }
+}
+
+} // namespace
