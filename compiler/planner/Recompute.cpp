@@ -608,7 +608,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       std::string error;
       auto forced = parseDecision(force, chain.stages.size(), error);
       if (!forced)
-        return module.emitError() << "plan-recompute: force: " << error;
+        return module.emitError() << "plan-recompute: force (hmcc --recompute): " << error;
       decision = *forced;
       for (auto [s, t] : decision.recomputed) {
         for (unsigned k = s; k <= t; ++k)

@@ -154,7 +154,8 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     StringRef(force).split(parts, ',');
     for (StringRef part : parts) {
       if (!module.lookupSymbol<ParameterOp>(part.trim()))
-        return module.emitError() << "plan-tiers: force: '" << part << "' is not a parameter";
+        return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << part
+                                  << "' is not a parameter";
       names.insert(part.trim());
     }
     return success();

@@ -18,7 +18,7 @@
 // CHECK: tg.tanh %[[B]]
 
 // The first stage has no cut before it.
-// FIRST: error: plan-recompute: force: segment '1-3' starts the forward: it has no cut to offload
+// FIRST: error: plan-recompute: force (hmcc --recompute): segment '1-3' starts the forward: it has no cut to offload
 tg.parameter @w1 : tensor<8x8xf32> {source = "w1"}
 tg.parameter @w2 : tensor<8x8xf32> {source = "w2"}
 tg.parameter @w3 : tensor<8x8xf32> {source = "w3"}

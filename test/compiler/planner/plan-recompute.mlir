@@ -36,7 +36,7 @@
 // Below the smallest feasible budget: the error names it and what takes it.
 // SMALL: error: the program does not fit --vram 1.86 KiB: the smallest budget that fits is --vram 2048 (2.00 KiB), mostly activations (896 B persistent, 1.12 KiB for activations with 3 of 7 forward stages recomputed, {{.*}} of recompute per step predicted)
 
-// BADFORCE: error: plan-recompute: force: segment '3-2' is not a range of stages in order within 1..7
+// BADFORCE: error: plan-recompute: force (hmcc --recompute): segment '3-2' is not a range of stages in order within 1..7
 
 // BADPROFILE: error: plan-recompute: device profile 'nowhere.json' is neither cpu, h200 nor a readable file
 tg.parameter @w1 : tensor<8x8xf32> {source = "w1"}

@@ -46,7 +46,7 @@
 // TWO: tg.parameter @w2 : tensor<16x4xf32> {hm.home = "host"
 // FITS-NOT: hm.home
 
-// BAD: error: plan-tiers: force: 'w3' is not a parameter
+// BAD: error: plan-tiers: force (hmcc --host-params): 'w3' is not a parameter
 
 // Without hmcc's optimizer there is no update to run on the host: nothing moves.
 // NOOPT-NOT: hm.home
