@@ -18,30 +18,22 @@ namespace hmcc::planner {
 namespace {
 
 /// The stream an op of a scheduled function runs on, and its seconds.
-std::pair<const char *, double> timing(Operation &op, const DeviceProfile &p) {
-  if (auto copy = dyn_cast<IdentityOp>(op); copy && !hm::isAliasingView(&op)) {
-    int64_t bytes = tensorBytes(copy.getType());
-    Operation *source = copy.getOperand().getDefiningOp();
-    // A parameter homed on the host, or a value placed there.
-    bool fromHost = source && (hm::isHostHomed(source) || (isa<ParamOp>(source) && [&] {
-                                 Operation *decl = SymbolTable::lookupNearestSymbolFrom(
-                                     &op, cast<ParamOp>(source).getNameAttr());
-                                 return decl && hm::isHostHomed(decl);
-                               }()));
-    if (fromHost)
-      return {"host_to_device", transferSeconds(bytes, p.hostToDevice)};
-    if (hm::isHostHomed(&op))
-      return {"device_to_host", transferSeconds(bytes, p.deviceToHost)};
+std::pair<StringRef, double> timing(Operation &op, const DeviceProfile &p) {
+  StringRef stream = streamOf(op);
+  if (stream == "host_to_device" || stream == "device_to_host") {
+    int64_t bytes = tensorBytes(op.getResult(0).getType());
+    return {stream, transferSeconds(bytes, stream == "host_to_device" ? p.hostToDevice
+                                                                        : p.deviceToHost)};
   }
-  if (hm::isHostHomed(&op) && isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp>(op)) {
+  if (stream == "host_optimizer") {
     int64_t elements = cast<RankedTensorType>(op.getOperand(0).getType()).getNumElements();
     auto rate = p.hostOptimizer.find(isa<AdamW8bitUpdateOp>(op) ? "8bit" : "f32");
     double perSecond = rate != p.hostOptimizer.end() ? rate->second : 1e9;
-    return {"host_optimizer", double(elements) / perSecond};
+    return {stream, double(elements) / perSecond};
   }
   if (hm::isAliasingView(&op))
-    return {"compute", 0.0};
-  return {"compute", predictSeconds(&op, p)};
+    return {stream, 0.0};
+  return {stream, predictSeconds(&op, p)};
 }
 
 } // namespace
@@ -54,11 +46,11 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     if (!runsInProgram(op))
       continue;
     auto [stream, seconds] = timing(op, profile);
-    t.ops[&op] = {stream, now, now + seconds};
+    t.ops[&op] = {stream.str(), now, now + seconds};
     now += seconds;
-    t.loads[stream] += seconds;
-    if (StringRef(stream) == "host_to_device" || StringRef(stream) == "device_to_host")
-      t.linkBytes[stream] += tensorBytes(op.getResult(0).getType());
+    t.loads[stream.str()] += seconds;
+    if (stream == "host_to_device" || stream == "device_to_host")
+      t.linkBytes[stream.str()] += tensorBytes(op.getResult(0).getType());
   }
   t.step = now;
   for (auto &[resource, seconds] : t.loads)

@@ -558,6 +558,17 @@ void check_output_file(const char* flag, const std::string& path, bool force) {
 // microseconds, steps and input writing on one thread, ops on another.
 class Tracer {
  public:
+  // The streams of a program (hmrt/program.h), one track each.
+  static constexpr int kStreams = 4;
+  static constexpr const char* kStreamNames[kStreams] = {"compute", "host_to_device",
+                                                         "device_to_host", "host_optimizer"};
+  static int stream_index(const std::string& name) {
+    for (int k = 1; k < kStreams; ++k)
+      if (name == kStreamNames[k]) return k;
+    return 0;
+  }
+  // Nanoseconds each stream was busy in the traced steps.
+  const int64_t* busy() const { return busy_; }
   Tracer(std::string path, bool force, const char* const* names,
          int32_t count)
       : out_("--trace", std::move(path), force),  // fails before any work
@@ -596,8 +607,17 @@ class Tracer {
       if (!ev[i].end) {
         begins[op] = ev[i].ns;
       } else if (begins[op] >= 0) {
-        span(names_[op], 2, begins[op], ev[i].ns,
+        // "NAME [stream S]" for ops off the compute stream (hmrt/program.h).
+        std::string name = names_[op];
+        int stream = 0;
+        const size_t mark = name.rfind(" [stream ");
+        if (mark != std::string::npos && name.back() == ']') {
+          stream = stream_index(name.substr(mark + 9, name.size() - mark - 10));
+          name.resize(mark);
+        }
+        span(name, 2 + stream, begins[op], ev[i].ns,
              "\"step\": " + std::to_string((long long)step) + ", \"op\": " + std::to_string(op));
+        busy_[stream] += ev[i].ns - begins[op];
         begins[op] = -1;
       }
     }
@@ -611,9 +631,10 @@ class Tracer {
                     " \"traceEvents\": [\n",
                  hmrt::json::quote(model).c_str());
     std::fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, "
-                    "\"args\": {\"name\": \"steps\"}},\n"
-                    "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, "
-                    "\"args\": {\"name\": \"ops\"}}");
+                    "\"args\": {\"name\": \"steps\"}}");
+    for (int k = 0; k < kStreams; ++k)
+      std::fprintf(f, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, "
+                      "\"args\": {\"name\": \"%s\"}}", 2 + k, kStreamNames[k]);
     for (const std::string& e : events_) std::fprintf(f, ",\n  %s", e.c_str());
     std::fprintf(f, "\n]}\n");
     out_.commit();
@@ -626,6 +647,7 @@ class Tracer {
   std::vector<std::string> events_;
   std::string model_;
   bool written_ = false;
+  int64_t busy_[kStreams] = {0, 0, 0, 0};
 };
 
 class Trainer {
@@ -1212,6 +1234,18 @@ int Trainer::train() {
         tracer->write(p_->model_name ? p_->model_name : "");
         log("wrote the trace of steps %lld..%lld to %s\n", (long long)(step0_ + 1),
             (long long)s, o_.trace.c_str());
+        // Each stream's busy time per traced step (one stream runs at a
+        // time on this backend: they add up).
+        const double steps = double(s - step0_);
+        std::string busy;
+        for (int k = 0; k < Tracer::kStreams; ++k)
+          if (tracer->busy()[k] > 0 || k == 0) {
+            char part[96];
+            std::snprintf(part, sizeof part, "%s%s %.2f ms", busy.empty() ? "" : ", ",
+                          Tracer::kStreamNames[k], tracer->busy()[k] / 1e6 / steps);
+            busy += part;
+          }
+        log("streams busy per traced step: %s\n", busy.c_str());
       }
     }
     if (!std::isfinite(loss))

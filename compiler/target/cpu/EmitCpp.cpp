@@ -20,6 +20,7 @@
 #include "compiler/target/common/ProgramDescriptor.h"
 #include "compiler/target/common/Runtime.h"
 #include "compiler/target/common/RuntimeCalls.h"
+#include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -405,6 +406,10 @@ private:
       std::string name = op.getName().getStringRef().str();
       if (auto node = dyn_cast<NameLoc>(op.getLoc()))
         name += " " + node.getName().str();
+      // The stream of a copy or a host update ends the name (the trace's
+      // track; hmrt/program.h).
+      if (StringRef stream = streamOf(op); stream != "compute")
+        name += " [stream " + stream.str() + "]";
       names.push_back(name);
       emitCall("hmrt_trace_op", {index, lit(0)}, {});
       if (failed(lowerOp(&op, step, lr)) || unplaced)

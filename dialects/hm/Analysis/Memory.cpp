@@ -20,6 +20,24 @@ bool runsInProgram(Operation &op) {
   return true;
 }
 
+StringRef streamOf(Operation &op) {
+  if (auto copy = dyn_cast<IdentityOp>(op); copy && !hm::isAliasingView(&op)) {
+    Operation *source = copy.getOperand().getDefiningOp();
+    bool fromHost = source && hm::isHostHomed(source);
+    if (auto param = dyn_cast_or_null<ParamOp>(source)) {
+      Operation *decl = SymbolTable::lookupNearestSymbolFrom(&op, param.getNameAttr());
+      fromHost = decl && hm::isHostHomed(decl);
+    }
+    if (fromHost)
+      return "host_to_device";
+    if (hm::isHostHomed(&op))
+      return "device_to_host";
+  }
+  if (hm::isHostHomed(&op) && isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp>(op))
+    return "host_optimizer";
+  return "compute";
+}
+
 OpCost scheduledCost(Operation &op) { return hm::isAliasingView(&op) ? OpCost{} : opCost(&op); }
 
 OpCost functionCost(func::FuncOp fn) {

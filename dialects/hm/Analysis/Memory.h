@@ -36,6 +36,12 @@ std::string describeHostSplit(const ScheduleMemory &m);
 /// parameter read, the return, or a small constant (static data).
 bool runsInProgram(mlir::Operation &op);
 
+/// The stream an op of a scheduled program belongs to: "host_to_device" (a
+/// device copy of a tensor homed or placed on the host), "device_to_host"
+/// (a copy placed on the host), "host_optimizer" (an update homed on the
+/// host) or "compute".
+llvm::StringRef streamOf(mlir::Operation &op);
+
 /// The work of `op` in the scheduled program (a view in its operand's own
 /// bytes costs nothing).
 OpCost scheduledCost(mlir::Operation &op);

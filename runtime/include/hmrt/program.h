@@ -136,7 +136,9 @@ typedef struct hmrt_program {
 
   /* The ops of step() and forward() in the order they run, by name ("tg.gemm
    * /fc1/Gemm": the op and the ONNX node it comes from): names for the
-   * indices the functions pass to hmrt_trace_op (hmrt/trace.h). */
+   * indices the functions pass to hmrt_trace_op (hmrt/trace.h).  An op of
+   * another stream than compute ends with it: "tg.identity /fc1/Gemm
+   * [stream host_to_device]" (also device_to_host, host_optimizer). */
   int32_t num_step_ops;
   const char* const* step_ops;
   int32_t num_forward_ops;
