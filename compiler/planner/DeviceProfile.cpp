@@ -126,7 +126,12 @@ std::optional<DeviceProfile> loadDeviceProfile(llvm::StringRef spec, std::string
   if (j.is_discarded() || !j.is_object())
     return fail("not a JSON object");
   DeviceProfile p;
-  p.name = j.value("name", spec.str());
+  p.name = spec.str();
+  if (auto it = j.find("name"); it != j.end()) {
+    if (!it->is_string())
+      return fail("field 'name' must be a string");
+    p.name = it->get<std::string>();
+  }
   std::string e;
   std::map<std::string, double> links;
   if (!readMap(j, "peak_flops", p.peakFlops, e, true) ||

@@ -96,6 +96,11 @@ TEST(DeviceProfile, BadFilesAreNamed) {
               "field 'efficiency.matmul' must be at most 1");
   expectError(replace("\"f32\": 100000000000.0", "\"bf16\": 1e11"),
               "field 'peak_flops.f32' is missing");
+  expectError(replace("\"name\": \"cpu\"", "\"name\": 5"), "field 'name' must be a string");
+  expectError(replace("\"shared_host\": true", "\"shared_host\": 1"),
+              "field 'shared_host' must be true or false");
+  expectError(replace("\"links\": {", "\"links\": [], \"x\": {"),
+              "field 'links' must be an object of positive numbers");
 }
 
 TEST(CostModel, RooflinePerOp) {
