@@ -41,7 +41,9 @@ namespace {
 /// Walks the body once; see replayFunction.
 class Replay {
 public:
-  explicit Replay(FunctionLiveness &live) : live(live) {}
+  /// `hostArenas`: the symbols of the module's host-tier arenas.
+  Replay(FunctionLiveness &live, llvm::DenseSet<StringRef> hostArenas)
+      : live(live), hostArenas(std::move(hostArenas)) {}
 
   /// Handles one op of the body; false where the replay has to stop.
   bool visit(Operation &op) {
@@ -68,6 +70,7 @@ public:
 
 private:
   FunctionLiveness &live;
+  llvm::DenseSet<StringRef> hostArenas;
   /// Per value owning bytes, the values in them not released yet.
   DenseMap<Value, unsigned> holders;
   /// The result of each aliasing view, to the owner of its operand.
@@ -89,8 +92,7 @@ private:
       owner = v;
       ++holders[v];
       live.steps.back().born.push_back(v);
-      auto arena = SymbolTable::lookupNearestSymbolFrom<ArenaOp>(place, place.getArenaAttr());
-      if (arena && arena.getTier() == "host")
+      if (hostArenas.contains(place.getArena()))
         live.inHost.insert(v);
     }
     live.lifetimes[v] = Lifetime{current(), Lifetime::kNever, owner};
@@ -112,7 +114,14 @@ private:
 
 FunctionLiveness replayFunction(func::FuncOp fn) {
   FunctionLiveness live;
-  Replay replay(live);
+  // The host arenas, found once (not per placement: a symbol lookup walks
+  // the module).
+  llvm::DenseSet<StringRef> hostArenas;
+  if (auto module = fn->getParentOfType<ModuleOp>())
+    for (auto arena : module.getOps<ArenaOp>())
+      if (arena.getTier() == "host")
+        hostArenas.insert(arena.getSymName());
+  Replay replay(live, std::move(hostArenas));
   for (Operation &op : fn.getBody().front())
     if (!replay.visit(op))
       break;

@@ -33,18 +33,20 @@ constexpr std::array<const char *, kClasses> kNames = {
 constexpr std::array<const char *, kClasses> kColours = {"#4e79a7", "#f28e2b", "#bab0ac",
                                                          "#76b7b2", "#e15759", "#59a14f"};
 
-/// The class of a value placed in the function.
+/// The class of a value placed in the function: a gradient (what the norm
+/// and the updates read, on the device or its host copy), a device copy of a
+/// parameter, else an activation (an offloaded cut and its way back too).
 Class classOf(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (auto copy = dyn_cast_or_null<tg::IdentityOp>(def)) {
-    if (copy.getOperand().getDefiningOp<tg::ParamOp>())
-      return Fetched;
-    if (hm::isHostHomed(def))
-      return Gradients;
-  }
-  for (Operation *user : v.getUsers())
+  for (Operation *user : v.getUsers()) {
     if (isa<tg::GlobalNormOp, tg::SgdUpdateOp, tg::AdamWUpdateOp, tg::AdamW8bitUpdateOp>(user))
       return Gradients;
+    // A value copied (to the host) as a gradient is one.
+    if (auto copy = dyn_cast<tg::IdentityOp>(user); copy && classOf(copy) == Gradients)
+      return Gradients;
+  }
+  if (auto copy = dyn_cast_or_null<tg::IdentityOp>(v.getDefiningOp());
+      copy && copy.getOperand().getDefiningOp<tg::ParamOp>())
+    return Fetched;
   return Activations;
 }
 
