@@ -713,6 +713,10 @@ int run(int argc, char **argv) {
                                         : (outputFile.empty() ? Emit::Summary : Emit::Exe);
   if (stage == Emit::Exe && (outputFile.empty() || outputFile == "-"))
     return error("--emit=exe needs an output directory: -o DIR");
+  // --explain's table goes to stdout, beside the summary or alone.
+  if (explain && stage != Emit::Summary && stage != Emit::Exe &&
+      (outputFile.empty() || outputFile == "-"))
+    return error("--explain prints to stdout, where --emit writes too: give -o FILE");
   inputPaths.push_back(inputFile);
   for (auto &[name, file] : options.inputValues)
     inputPaths.push_back(file);
