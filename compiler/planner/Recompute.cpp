@@ -75,9 +75,10 @@ Value lossOf(func::FuncOp fn) {
 Chain analyzeChain(func::FuncOp fn) {
   Chain chain;
   Block &body = fn.getBody().front();
-  unsigned i = 0;
-  for (Operation &op : body)
-    chain.index[&op] = i++;
+  for (Operation &op : body) {
+    chain.index[&op] = chain.ops.size();
+    chain.ops.push_back(&op);
+  }
   Value loss = lossOf(fn);
   if (!loss || !loss.getDefiningOp())
     return chain;
@@ -147,6 +148,9 @@ Chain analyzeChain(func::FuncOp fn) {
   addStage(chain.forward.size() - 1, Value());
 
   // What each stage saves for the backward, and where its backward starts.
+  auto backwardReader = [&](Operation *user) {
+    return !chain.isForward.contains(user) && !isa<func::ReturnOp>(user);
+  };
   for (auto [n, s] : llvm::enumerate(chain.stages)) {
     s.number = n + 1;
     for (unsigned k = s.first; k <= s.last; ++k)
@@ -155,7 +159,7 @@ Chain analyzeChain(func::FuncOp fn) {
           continue;
         bool saved = false;
         for (Operation *user : r.getUsers()) {
-          if (chain.isForward.contains(user) || isa<func::ReturnOp>(user))
+          if (!backwardReader(user))
             continue;
           saved = true;
           s.backwardStart = std::min(s.backwardStart, chain.index[user]);
@@ -168,7 +172,7 @@ Chain analyzeChain(func::FuncOp fn) {
     if (s.output) {
       s.outputBytes = bytesOf(s.output);
       for (Operation *user : s.output.getUsers())
-        if (!chain.isForward.contains(user) && !isa<func::ReturnOp>(user))
+        if (backwardReader(user))
           s.outputBackwardStart = std::min(s.outputBackwardStart, chain.index[user]);
     }
   }
@@ -177,17 +181,15 @@ Chain analyzeChain(func::FuncOp fn) {
       continue;
     Value input = chain.stages[n - 1].output;
     s.inputBytes = bytesOf(input);
-    s.inputReadByBackward = llvm::any_of(input.getUsers(), [&](Operation *user) {
-      return !chain.isForward.contains(user) && !isa<func::ReturnOp>(user);
-    });
+    s.inputReadByBackward = llvm::any_of(input.getUsers(), backwardReader);
   }
   return chain;
 }
 
 /// A copy of `module` with `fn`'s function planned by `decision`, placed;
-/// what it needs, or nothing when the placement fails. With `liveAt`, the
-/// device bytes live at (and born at) each op of the function before
-/// placement.
+/// what it needs, or nothing when the placement fails. With `liveAt` (for
+/// the empty decision), the device bytes live at (and born at) each op of
+/// the function before placement.
 static std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const Decision &decision,
                                 std::vector<int64_t> *liveAt = nullptr,
                                 std::vector<int64_t> *bornAt = nullptr) {
@@ -195,12 +197,6 @@ static std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const 
   auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
   Chain chain = analyzeChain(fn);
   applyDecision(chain, decision);
-  // The block's ops before placement, in order: the liveness profile is
-  // read back per op of the unplanned program.
-  DenseMap<Operation *, unsigned> index;
-  unsigned i = 0;
-  for (Operation &op : fn.getBody().front())
-    index[&op] = i++;
   if (failed(placeBuffers(*copy, {fnName.str()})))
     return std::nullopt;
   ScheduleMemory m = scheduleMemory(*copy);
@@ -209,13 +205,16 @@ static std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const 
   t.persistent = m.parameters + m.states + m.inputs;
   t.activations = m.activations;
   if (liveAt) {
+    // Per op of the unplanned block; what the placement inserted counts as
+    // the op before it.
+    assert(decision.recomputed.empty() && "a profile is of the unplanned program");
     hm::FunctionLiveness live = hm::replayFunction(fn);
-    liveAt->assign(i, 0);
-    bornAt->assign(i, 0);
+    liveAt->assign(chain.ops.size(), 0);
+    bornAt->assign(chain.ops.size(), 0);
     unsigned last = 0;
     for (const hm::LiveStep &step : live.steps) {
-      auto it = index.find(step.op);
-      unsigned k = it != index.end() ? it->second : last; // inserted copies count as the op before
+      auto it = chain.index.find(step.op);
+      unsigned k = it != chain.index.end() ? it->second : last;
       last = k;
       (*liveAt)[k] = std::max((*liveAt)[k], step.liveBytes);
       for (Value v : step.born)
@@ -279,13 +278,10 @@ void applyDecision(Chain &chain, const Decision &decision) {
         if (Operation *def = x.getDefiningOp())
           work.push_back(def);
     }
-    Operation *anchor = nullptr;
-    for (Operation &op : *chain.forward.front()->getBlock())
-      if (chain.index.lookup(&op) == at && !chain.isForward.contains(&op)) {
-        anchor = &op;
-        break;
-      }
-    assert(anchor && "a saved value has a backward reader");
+    // (Positions are those of the unplanned block: copies inserted for an
+    // earlier segment do not move the ops they were taken at.)
+    assert(at < chain.ops.size() && "a saved value has a backward reader");
+    Operation *anchor = chain.ops[at];
     OpBuilder b(anchor);
     IRMapping map;
     if (decision.offloaded.count(s) && s > 1)
@@ -317,11 +313,8 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
   // Backward: op q belongs to the first stage whose backward has started by
   // q (stages start their backward in reverse order); before any, to the
   // loss's tail.
-  Block &body = *chain.forward.front()->getBlock();
-  for (Operation &op : body) {
-    unsigned q = chain.index[&op];
-    if (q <= chain.lastForwardIndex)
-      continue;
+  for (unsigned q = chain.lastForwardIndex + 1; q < chain.ops.size(); ++q) {
+    Operation &op = *chain.ops[q];
     unsigned owner = n; // the tail
     for (unsigned k = 0; k < n; ++k)
       if (chain.stages[k].backwardStart <= q) {

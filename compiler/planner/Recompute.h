@@ -53,6 +53,7 @@ struct Stage {
 };
 
 struct Chain {
+  llvm::SmallVector<mlir::Operation *> ops;           ///< the block's ops, in order
   llvm::DenseMap<mlir::Operation *, unsigned> index; ///< block position of every op
   llvm::DenseSet<mlir::Operation *> isForward;       ///< the loss's slice, leaves included
   llvm::SmallVector<mlir::Operation *> forward;      ///< its ops, leaves excluded, in order
