@@ -85,38 +85,42 @@ struct Aligned {
 /// O_DIRECT was used.
 void storage(const std::string& dir, size_t bytes, double* write_bw, double* read_bw,
              bool* direct) {
+  // A new file of our own (O_EXCL: never one that is there, nor a link).
   std::string path = dir + "/hmrt-measure." + std::to_string(getpid()) + ".tmp";
   const size_t block = 4 << 20;
   Aligned buf(block);
   *direct = true;
-  int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT, 0600);
+  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_DIRECT, 0600);
   if (fd < 0 && errno == EINVAL) {
     *direct = false;
-    fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
   }
   if (fd < 0) die("cannot create " + path + ": " + std::strerror(errno));
-  double start = now();
-  for (size_t done = 0; done < bytes; done += block)
-    if (::pwrite(fd, buf.p, block, off_t(done)) != ssize_t(block)) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(path.c_str());
-      die("writing " + path + ": " + std::strerror(e));
+  // Bytes per second of `bytes` moved through `fd` in blocks, sequentially.
+  auto pass = [&](bool write) {
+    const double start = now();
+    for (size_t done = 0; done < bytes; done += block) {
+      const ssize_t n = write ? ::pwrite(fd, buf.p, block, off_t(done))
+                              : ::pread(fd, buf.p, block, off_t(done));
+      if (n != ssize_t(block)) {
+        const int e = n < 0 ? errno : EIO;
+        ::close(fd);
+        ::unlink(path.c_str());
+        die(std::string(write ? "writing " : "reading ") + path + ": " + std::strerror(e));
+      }
     }
-  ::fsync(fd);
-  *write_bw = double(bytes) / std::max(now() - start, 1e-9);
+    if (write) ::fsync(fd);
+    return double(bytes) / std::max(now() - start, 1e-9);
+  };
+  *write_bw = pass(true);
   ::close(fd);
   fd = ::open(path.c_str(), O_RDONLY | (*direct ? O_DIRECT : 0));
-  if (fd < 0) die("cannot read " + path + ": " + std::strerror(errno));
-  start = now();
-  for (size_t done = 0; done < bytes; done += block)
-    if (::pread(fd, buf.p, block, off_t(done)) != ssize_t(block)) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(path.c_str());
-      die("reading " + path + ": " + std::strerror(e));
-    }
-  *read_bw = double(bytes) / std::max(now() - start, 1e-9);
+  if (fd < 0) {
+    const int e = errno;
+    ::unlink(path.c_str());
+    die("cannot read " + path + ": " + std::strerror(e));
+  }
+  *read_bw = pass(false);
   ::close(fd);
   ::unlink(path.c_str());
 }
