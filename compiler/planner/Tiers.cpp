@@ -190,15 +190,14 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     // the model predicts, moved largest first, each parameter taking its
     // optimizer states and its gradient with it.
     int64_t over = untiered.base.persistent + untiered.leastActivations() - budget;
+    llvm::StringMap<int64_t> movable; // parameter and gradient, then states
+    for (auto p : module.getOps<ParameterOp>())
+      movable[p.getSymName()] = 2 * tensorBytes(p.getType());
+    for (auto s : module.getOps<StateOp>())
+      movable[s.getParam()] += tensorBytes(s.getType());
     size_t count = 0;
-    for (int64_t moved = 0; count < order.size() && moved < over; ++count) {
-      auto p = module.lookupSymbol<ParameterOp>(order[count]);
-      int64_t states = 0;
-      for (auto s : module.getOps<StateOp>())
-        if (s.getParam() == order[count])
-          states += tensorBytes(s.getType());
-      moved += 2 * tensorBytes(p.getType()) + states;
-    }
+    for (int64_t moved = 0; count < order.size() && moved < over; ++count)
+      moved += movable.lookup(order[count]);
     // Then the fewest that fit, by bisection between what was seen to fail
     // and what fits (all, when nothing else does).
     size_t lo = 0, hi = order.size();
