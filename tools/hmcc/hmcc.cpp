@@ -435,7 +435,10 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
 /// scheduled program splits and whether it fits --vram; --explain's table
 /// goes with the summary, or on its own to stdout.
 int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, bool summary) {
-  // The predicted timeline of the entry function, by --device-profile.
+  if (!summary && !explain && dumpSchedule.empty() && dumpTrace.empty() && memoryPlot.empty())
+    return 0; // nothing to report
+  // The predicted timeline of the entry function, by --device-profile
+  // (checked when the options were read).
   std::string why;
   auto profile = hmcc::planner::loadDeviceProfile(deviceProfile, why);
   auto entry = *module.getOps<mlir::func::FuncOp>().begin();
