@@ -45,7 +45,9 @@ class Backend {
   virtual hmrt_status memset(const char* fn, const Place& dst, int value,
                              uint64_t bytes, hmrt_stream* stream) = 0;
 
-  virtual hmrt_status stream_create(void** impl) = 0;
+  // An asynchronous stream, or with is_inline one whose work runs on the
+  // submitting thread (HMRT_UNIMPLEMENTED where the backend has none).
+  virtual hmrt_status stream_create(bool is_inline, void** impl) = 0;
   virtual void stream_destroy(void* impl) = 0;
   virtual hmrt_status stream_synchronize(void* impl) = 0;
   virtual hmrt_status stream_query(void* impl, bool* done) = 0;
@@ -55,6 +57,9 @@ class Backend {
   virtual hmrt_status stream_wait_event(void* stream, void* event) = 0;
   virtual hmrt_status event_synchronize(void* event) = 0;
   virtual hmrt_status event_query(void* event, bool* done) = 0;
+  // Queues fn(arg) on the stream (run by a host thread in stream order).
+  virtual hmrt_status launch_host_func(void* stream, hmrt_status (*fn)(void*),
+                                       void* arg) = 0;
 
   virtual const hmrt_kernels* kernels() const = 0;
 };

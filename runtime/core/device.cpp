@@ -302,20 +302,39 @@ hmrt_status hmrt_memset_async(hmrt_buffer* dst, uint64_t offset, int value,
                        true);
 }
 
-hmrt_status hmrt_stream_create(hmrt_device* device, hmrt_stream** out) {
-  HMRT_CHECK_ARG(device != nullptr, "hmrt_stream_create: device is NULL");
-  HMRT_CHECK_ARG(out != nullptr, "hmrt_stream_create: out is NULL");
+namespace {
+
+hmrt_status create_stream(const char* fn, hmrt_device* device, bool is_inline,
+                          hmrt_stream** out) {
+  HMRT_CHECK_ARG(device != nullptr, "%s: device is NULL", fn);
+  HMRT_CHECK_ARG(out != nullptr, "%s: out is NULL", fn);
   auto* s = new (std::nothrow) hmrt_stream{device, nullptr};
   if (s == nullptr)
-    return fail(HMRT_OUT_OF_MEMORY,
-                "hmrt_stream_create: cannot allocate the handle");
-  hmrt_status st = device->backend->stream_create(&s->impl);
+    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate the handle", fn);
+  hmrt_status st = device->backend->stream_create(is_inline, &s->impl);
   if (st != HMRT_OK) {
     delete s;
     return st;
   }
   *out = s;
   return HMRT_OK;
+}
+
+}  // namespace
+
+hmrt_status hmrt_stream_create(hmrt_device* device, hmrt_stream** out) {
+  return create_stream("hmrt_stream_create", device, false, out);
+}
+
+hmrt_status hmrt_stream_create_inline(hmrt_device* device, hmrt_stream** out) {
+  return create_stream("hmrt_stream_create_inline", device, true, out);
+}
+
+hmrt_status hmrt_launch_host_func(hmrt_stream* stream,
+                                  hmrt_status (*fn)(void* arg), void* arg) {
+  HMRT_CHECK_ARG(stream != nullptr, "hmrt_launch_host_func: stream is NULL");
+  HMRT_CHECK_ARG(fn != nullptr, "hmrt_launch_host_func: fn is NULL");
+  return stream->device->backend->launch_host_func(stream->impl, fn, arg);
 }
 
 void hmrt_stream_destroy(hmrt_stream* stream) {

@@ -1,6 +1,9 @@
 // The execution context of generated programs (hmrt/program.h): the device,
 // one arena buffer per tier and the streams.
+#include <memory>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/internal.h"
@@ -11,13 +14,45 @@ struct hmrt_exec {
   hmrt_buffer* arenas[HMRT_TIER_COUNT] = {};
   uint8_t* bases[HMRT_TIER_COUNT] = {};  // host-visible bases, or nullptr
   hmrt_stream* streams[HMRT_EXEC_STREAM_COUNT] = {};
+  std::vector<hmrt_event*> events;  // by the program's numbers, made at first use
 };
+
+namespace {
+
+hmrt_status check_stream(const char* fn, const hmrt_exec* x, int32_t stream) {
+  HMRT_CHECK_ARG(x != nullptr, "%s: exec is NULL", fn);
+  HMRT_CHECK_ARG(stream >= 0 && stream < HMRT_EXEC_STREAM_COUNT,
+                 "%s: unknown stream %d", fn, stream);
+  return HMRT_OK;
+}
+
+// The context's event `index`, created at first use.
+hmrt_status event_at(const char* fn, hmrt_exec* x, int32_t index,
+                     hmrt_event** out) {
+  HMRT_CHECK_ARG(index >= 0, "%s: event %d is negative", fn, index);
+  const size_t i = static_cast<size_t>(index);
+  try {
+    if (i >= x->events.size()) x->events.resize(i + 1, nullptr);
+  } catch (const std::bad_alloc&) {
+    return hmrt::fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate event %d", fn,
+                      index);
+  }
+  if (x->events[i] == nullptr) {
+    hmrt_status st = hmrt_event_create(x->device, &x->events[i]);
+    if (st != HMRT_OK) return st;
+  }
+  *out = x->events[i];
+  return HMRT_OK;
+}
+
+}  // namespace
 
 extern "C" {
 
 void hmrt_exec_destroy(hmrt_exec* exec) {
   if (exec == nullptr) return;
-  for (hmrt_stream* s : exec->streams) hmrt_stream_destroy(s);
+  for (hmrt_stream* s : exec->streams) hmrt_stream_destroy(s);  // drains
+  for (hmrt_event* e : exec->events) hmrt_event_destroy(e);
   for (hmrt_buffer* b : exec->arenas) hmrt_buffer_free(b);
   delete exec;
 }
@@ -42,7 +77,14 @@ hmrt_status hmrt_exec_create(hmrt_device* device,
     x->bases[t] = x->arenas[t]->host;
   }
   for (int32_t i = 0; i < HMRT_EXEC_STREAM_COUNT; ++i) {
-    hmrt_status st = hmrt_stream_create(device, &x->streams[i]);
+    // Compute runs on the caller where the backend can (generated CPU code
+    // calls its kernels directly).
+    hmrt_status st =
+        i == HMRT_EXEC_STREAM_COMPUTE
+            ? hmrt_stream_create_inline(device, &x->streams[i])
+            : HMRT_UNIMPLEMENTED;
+    if (st == HMRT_UNIMPLEMENTED)
+      st = hmrt_stream_create(device, &x->streams[i]);
     if (st != HMRT_OK) {
       hmrt_exec_destroy(x);
       return st;
@@ -92,6 +134,44 @@ uint8_t* hmrt_exec_base(hmrt_exec* exec, int32_t tier) {
                "host-visible memory",
                hmrt_tier_name(tier), hmrt_device_backend(exec->device));
   return nullptr;
+}
+
+hmrt_status hmrt_exec_launch(hmrt_exec* exec, int32_t stream,
+                             hmrt_status (*fn)(void* arg), void* arg) {
+  hmrt_status st = check_stream("hmrt_exec_launch", exec, stream);
+  if (st != HMRT_OK) return st;
+  return hmrt_launch_host_func(exec->streams[stream], fn, arg);
+}
+
+hmrt_status hmrt_exec_record(hmrt_exec* exec, int32_t event, int32_t stream) {
+  hmrt_status st = check_stream("hmrt_exec_record", exec, stream);
+  hmrt_event* e = nullptr;
+  if (st == HMRT_OK) st = event_at("hmrt_exec_record", exec, event, &e);
+  if (st != HMRT_OK) return st;
+  return hmrt_event_record(e, exec->streams[stream]);
+}
+
+hmrt_status hmrt_exec_wait(hmrt_exec* exec, int32_t stream, int32_t event) {
+  hmrt_status st = check_stream("hmrt_exec_wait", exec, stream);
+  hmrt_event* e = nullptr;
+  if (st == HMRT_OK) st = event_at("hmrt_exec_wait", exec, event, &e);
+  if (st != HMRT_OK) return st;
+  return hmrt_stream_wait_event(exec->streams[stream], e);
+}
+
+hmrt_status hmrt_exec_join(hmrt_exec* exec) {
+  HMRT_CHECK_ARG(exec != nullptr, "hmrt_exec_join: exec is NULL");
+  hmrt_status first = HMRT_OK;
+  std::string message;
+  for (hmrt_stream* s : exec->streams) {
+    hmrt_status st = hmrt_stream_synchronize(s);
+    if (st != HMRT_OK && first == HMRT_OK) {
+      first = st;
+      message = hmrt_last_error();
+    }
+  }
+  if (first != HMRT_OK) return hmrt::fail(first, "%s", message.c_str());
+  return HMRT_OK;
 }
 
 }  // extern "C"

@@ -3,11 +3,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <vector>
 
 namespace {
 
 std::atomic<bool> g_recording{false};
+std::mutex g_mutex;  // streams record from their own threads
 std::vector<hmrt_trace_event> g_events;
 std::chrono::steady_clock::time_point g_origin;
 
@@ -16,6 +18,7 @@ std::chrono::steady_clock::time_point g_origin;
 extern "C" {
 
 void hmrt_trace_start(void) {
+  std::lock_guard<std::mutex> lock(g_mutex);
   g_events.clear();
   g_origin = std::chrono::steady_clock::now();
   g_recording.store(true, std::memory_order_release);
@@ -31,7 +34,9 @@ int64_t hmrt_trace_now(void) {
 
 void hmrt_trace_op(int32_t op, int32_t end) {
   if (!g_recording.load(std::memory_order_relaxed)) return;
-  g_events.push_back({op, end, hmrt_trace_now()});
+  const int64_t now = hmrt_trace_now();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_events.push_back({op, end, now});
 }
 
 const hmrt_trace_event* hmrt_trace_events(int64_t* count) {
@@ -39,6 +44,9 @@ const hmrt_trace_event* hmrt_trace_events(int64_t* count) {
   return g_events.data();
 }
 
-void hmrt_trace_clear(void) { g_events.clear(); }
+void hmrt_trace_clear(void) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_events.clear();
+}
 
 }  // extern "C"

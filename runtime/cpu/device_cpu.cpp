@@ -5,14 +5,16 @@
 //    where the file system has it, else mkstemp + unlink) in
 //    $HMRT_STORAGE_DIR, else $TMPDIR, else /tmp; sized with ftruncate (so
 //    it reads as zeros) and moved with pread/pwrite;
-//  - streams run their work inline, at submission, in order, so an _async
-//    call has finished when it returns; events complete when recorded;
+//  - streams (cpu_stream.h): a worker thread each, running their copies,
+//    memsets and host functions in order; inline streams run them on the
+//    submitting thread;
 //  - kernels: the runtime's CPU kernels.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 
 #include "core/backend.h"
 #include "core/internal.h"
+#include "cpu/cpu_stream.h"
 #include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
 
@@ -104,6 +107,8 @@ bool pread_all(int fd, void* data, uint64_t bytes, uint64_t offset) {
   return true;
 }
 
+CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }
+
 int fd_of(const hmrt_buffer* b) { return static_cast<StorageFile*>(b->impl)->fd; }
 
 // The host address of a place, or nullptr for a storage buffer.
@@ -147,7 +152,10 @@ class CpuBackend final : public Backend {
   }
 
   hmrt_status copy(const char* fn, const Place& dst, const Place& src,
-                   uint64_t bytes, hmrt_stream*) override {
+                   uint64_t bytes, hmrt_stream* stream) override {
+    if (stream != nullptr)
+      return stream_of(stream)->submit(
+          [=] { return copy(fn, dst, src, bytes, nullptr); });
     uint8_t* d = host_of(dst);
     const uint8_t* s = host_of(src);
     if (d != nullptr && s != nullptr) {
@@ -184,7 +192,10 @@ class CpuBackend final : public Backend {
   }
 
   hmrt_status memset(const char* fn, const Place& dst, int value,
-                     uint64_t bytes, hmrt_stream*) override {
+                     uint64_t bytes, hmrt_stream* stream) override {
+    if (stream != nullptr)
+      return stream_of(stream)->submit(
+          [=] { return memset(fn, dst, value, bytes, nullptr); });
     uint8_t* d = host_of(dst);
     if (d != nullptr) {
       std::memset(d, value, bytes);
@@ -207,29 +218,69 @@ class CpuBackend final : public Backend {
     return HMRT_OK;
   }
 
-  // Inline streams: nothing is ever pending.  The handles need no state;
-  // a non-null tag keeps them distinct from "no stream".
-  hmrt_status stream_create(void** impl) override {
-    *impl = this;
+  hmrt_status stream_create(bool is_inline, void** impl) override {
+    try {
+      *impl = new CpuStream(is_inline);
+    } catch (const std::bad_alloc&) {
+      return fail(HMRT_OUT_OF_MEMORY,
+                  "hmrt_stream_create: cannot allocate the stream");
+    } catch (const std::system_error& e) {
+      return fail(HMRT_INTERNAL,
+                  "hmrt_stream_create: cannot start the stream's thread: %s",
+                  e.what());
+    }
     return HMRT_OK;
   }
-  void stream_destroy(void*) override {}
-  hmrt_status stream_synchronize(void*) override { return HMRT_OK; }
-  hmrt_status stream_query(void*, bool* done) override {
-    *done = true;
+  void stream_destroy(void* impl) override {
+    delete static_cast<CpuStream*>(impl);
+  }
+  hmrt_status stream_synchronize(void* impl) override {
+    return static_cast<CpuStream*>(impl)->synchronize();
+  }
+  hmrt_status stream_query(void* impl, bool* done) override {
+    *done = static_cast<CpuStream*>(impl)->idle();
     return HMRT_OK;
   }
   hmrt_status event_create(void** impl) override {
-    *impl = this;
+    *impl = new (std::nothrow) CpuEvent;
+    if (*impl == nullptr)
+      return fail(HMRT_OUT_OF_MEMORY,
+                  "hmrt_event_create: cannot allocate the event");
     return HMRT_OK;
   }
-  void event_destroy(void*) override {}
-  hmrt_status event_record(void*, void*) override { return HMRT_OK; }
-  hmrt_status stream_wait_event(void*, void*) override { return HMRT_OK; }
-  hmrt_status event_synchronize(void*) override { return HMRT_OK; }
-  hmrt_status event_query(void*, bool* done) override {
-    *done = true;
+  void event_destroy(void* impl) override {
+    delete static_cast<CpuEvent*>(impl);
+  }
+  hmrt_status event_record(void* event, void* stream) override {
+    auto* e = static_cast<CpuEvent*>(event);
+    const uint64_t mark = e->mark();
+    return static_cast<CpuStream*>(stream)->submit_sync([e, mark] {
+      e->complete(mark);
+      return HMRT_OK;
+    });
+  }
+  hmrt_status stream_wait_event(void* stream, void* event) override {
+    auto* e = static_cast<CpuEvent*>(event);
+    const uint64_t mark = e->last_mark();
+    if (mark == 0) return HMRT_OK;  // never recorded: complete
+    return static_cast<CpuStream*>(stream)->submit_sync([e, mark] {
+      e->wait(mark);
+      return HMRT_OK;
+    });
+  }
+  hmrt_status event_synchronize(void* event) override {
+    auto* e = static_cast<CpuEvent*>(event);
+    e->wait(e->last_mark());
     return HMRT_OK;
+  }
+  hmrt_status event_query(void* event, bool* done) override {
+    auto* e = static_cast<CpuEvent*>(event);
+    *done = e->done(e->last_mark());
+    return HMRT_OK;
+  }
+  hmrt_status launch_host_func(void* stream, hmrt_status (*fn)(void*),
+                               void* arg) override {
+    return static_cast<CpuStream*>(stream)->submit([fn, arg] { return fn(arg); });
   }
 
   const hmrt_kernels* kernels() const override { return &kCpuKernels; }

@@ -4,9 +4,11 @@
 // tier's files and the kernel table.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -374,6 +376,124 @@ TEST_F(Device, StreamsAndEventsOrderWork) {
   hmrt_stream_destroy(nullptr);
 }
 
+// What a host function does in these tests: appends its tag to a log, after
+// waiting (when gated) until the test opens the gate.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable opened;
+  bool open = false;
+  std::vector<int> log;
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      open = true;
+    }
+    opened.notify_all();
+  }
+};
+struct Step {
+  Gate* gate;
+  int tag;
+  bool gated;
+  hmrt_status status;
+};
+hmrt_status run_step(void* arg) {
+  auto* s = static_cast<Step*>(arg);
+  std::unique_lock<std::mutex> lock(s->gate->mutex);
+  if (s->gated) s->gate->opened.wait(lock, [&] { return s->gate->open; });
+  s->gate->log.push_back(s->tag);
+  if (s->status != HMRT_OK) {
+    // A failing call leaves its message, as a failing kernel would.
+    hmrt_buffer_host_ptr(nullptr, 0, 0, nullptr);
+  }
+  return s->status;
+}
+
+// Streams run on threads of their own: work queued behind a blocked host
+// function waits, the submitting thread does not, and an event orders a
+// second stream's work after the first's.
+TEST_F(Device, StreamsRunAsynchronouslyInOrder) {
+  hmrt_stream* a = nullptr;
+  hmrt_stream* b = nullptr;
+  hmrt_event* e = nullptr;
+  HMRT_ASSERT_OK(hmrt_stream_create(dev_.get(), &a));
+  HMRT_ASSERT_OK(hmrt_stream_create(dev_.get(), &b));
+  HMRT_ASSERT_OK(hmrt_event_create(dev_.get(), &e));
+  Gate gate;
+  Step first{&gate, 1, true, HMRT_OK}, second{&gate, 2, false, HMRT_OK},
+      third{&gate, 3, false, HMRT_OK};
+  HMRT_ASSERT_OK(hmrt_launch_host_func(a, run_step, &first));  // blocks on a
+  HMRT_ASSERT_OK(hmrt_launch_host_func(a, run_step, &second));
+  HMRT_ASSERT_OK(hmrt_event_record(e, a));
+  HMRT_ASSERT_OK(hmrt_stream_wait_event(b, e));
+  HMRT_ASSERT_OK(hmrt_launch_host_func(b, run_step, &third));
+  // Still blocked: nothing ran, and the event and both streams are pending.
+  int done = -1;
+  HMRT_ASSERT_OK(hmrt_event_query(e, &done));
+  EXPECT_EQ(done, 0);
+  HMRT_ASSERT_OK(hmrt_stream_query(b, &done));
+  EXPECT_EQ(done, 0);
+  {
+    std::lock_guard<std::mutex> lock(gate.mutex);
+    EXPECT_TRUE(gate.log.empty());
+  }
+  gate.release();
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(b));
+  EXPECT_EQ(gate.log, (std::vector<int>{1, 2, 3}));
+  HMRT_ASSERT_OK(hmrt_event_query(e, &done));
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(hmrt_launch_host_func(a, nullptr, nullptr), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_launch_host_func(nullptr, run_step, &first),
+            HMRT_INVALID_ARGUMENT);
+  hmrt_event_destroy(e);
+  hmrt_stream_destroy(b);
+  hmrt_stream_destroy(a);
+}
+
+// A failure on a stream: later work there is skipped (event records are
+// not), the next synchronize reports it with its message on the calling
+// thread, and the stream works again afterwards.  An inline stream runs
+// work at submission and returns its status.
+TEST_F(Device, StreamFailuresAreReportedBySynchronize) {
+  hmrt_stream* a = nullptr;
+  hmrt_stream* b = nullptr;
+  hmrt_event* e = nullptr;
+  HMRT_ASSERT_OK(hmrt_stream_create(dev_.get(), &a));
+  HMRT_ASSERT_OK(hmrt_stream_create(dev_.get(), &b));
+  HMRT_ASSERT_OK(hmrt_event_create(dev_.get(), &e));
+  Gate gate;
+  Step fails{&gate, 1, false, HMRT_IO_ERROR}, skipped{&gate, 2, false, HMRT_OK},
+      after{&gate, 3, false, HMRT_OK}, later{&gate, 4, false, HMRT_OK};
+  HMRT_ASSERT_OK(hmrt_launch_host_func(a, run_step, &fails));
+  HMRT_ASSERT_OK(hmrt_launch_host_func(a, run_step, &skipped));
+  HMRT_ASSERT_OK(hmrt_event_record(e, a));
+  HMRT_ASSERT_OK(hmrt_stream_wait_event(b, e));
+  HMRT_ASSERT_OK(hmrt_launch_host_func(b, run_step, &after));
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(b));  // the event completed
+  hmrt_clear_error();
+  EXPECT_EQ(hmrt_stream_synchronize(a), HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "hmrt_buffer_host_ptr")) << last_error();
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(a));  // reported once
+  HMRT_ASSERT_OK(hmrt_launch_host_func(a, run_step, &later));
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(a));
+  EXPECT_EQ(gate.log, (std::vector<int>{1, 3, 4}));
+
+  hmrt_stream* now = nullptr;
+  HMRT_ASSERT_OK(hmrt_stream_create_inline(dev_.get(), &now));
+  Step inline_fail{&gate, 5, false, HMRT_IO_ERROR};
+  EXPECT_EQ(hmrt_launch_host_func(now, run_step, &inline_fail), HMRT_IO_ERROR);
+  EXPECT_EQ(gate.log.back(), 5);
+  HMRT_ASSERT_OK(hmrt_event_record(e, now));
+  int done = -1;
+  HMRT_ASSERT_OK(hmrt_event_query(e, &done));
+  EXPECT_EQ(done, 1);
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(now));
+  hmrt_stream_destroy(now);
+  hmrt_event_destroy(e);
+  hmrt_stream_destroy(b);
+  hmrt_stream_destroy(a);
+}
+
 // The storage tier keeps bytes in a file of HMRT_STORAGE_DIR (or TMPDIR):
 // a round trip of a few MiB through it, and a clear error for a folder that
 // does not exist.
@@ -478,11 +598,11 @@ TEST_F(Device, ExecContextAccessors) {
     EXPECT_EQ(got, v);
   }
   hmrt_stream* compute = hmrt_exec_stream(x, HMRT_EXEC_STREAM_COMPUTE);
-  hmrt_stream* copy = hmrt_exec_stream(x, HMRT_EXEC_STREAM_COPY);
+  hmrt_stream* copy = hmrt_exec_stream(x, HMRT_EXEC_STREAM_STORAGE_WRITE);
   ASSERT_NE(compute, nullptr);
   ASSERT_NE(copy, nullptr);
   EXPECT_NE(compute, copy);
-  // A spill of the device arena to storage on the copy stream.
+  // A spill of the device arena to storage on the storage-write stream.
   HMRT_ASSERT_OK(hmrt_copy_async(hmrt_exec_arena(x, HMRT_TIER_STORAGE), 0,
                                  hmrt_exec_arena(x, HMRT_TIER_DEVICE), 0, 1000,
                                  copy));
@@ -527,6 +647,52 @@ TEST_F(Device, ExecContextAccessors) {
   EXPECT_EQ(hmrt_exec_create(dev_.get(), huge, &x), HMRT_OUT_OF_MEMORY);
   EXPECT_TRUE(contains(last_error(), "host tier")) << last_error();
   EXPECT_EQ(x, nullptr);
+}
+
+// What generated code does with a context's streams: work launched on a
+// copy stream runs beside the caller (compute), events numbered by the
+// program order it, the caller's wait blocks until the event, and join
+// returns the first failure of any stream.
+TEST_F(Device, ExecStreamsLaunchRecordWaitJoin) {
+  const uint64_t bytes[HMRT_TIER_COUNT] = {0, 0, 0};
+  hmrt_exec* x = nullptr;
+  HMRT_ASSERT_OK(hmrt_exec_create(dev_.get(), bytes, &x));
+  Gate gate;
+  Step fetch{&gate, 1, true, HMRT_OK}, update{&gate, 2, false, HMRT_OK},
+      compute{&gate, 3, false, HMRT_OK};
+  HMRT_ASSERT_OK(hmrt_exec_launch(x, HMRT_EXEC_STREAM_HOST_TO_DEVICE, run_step, &fetch));
+  HMRT_ASSERT_OK(hmrt_exec_record(x, 7, HMRT_EXEC_STREAM_HOST_TO_DEVICE));
+  HMRT_ASSERT_OK(hmrt_exec_wait(x, HMRT_EXEC_STREAM_HOST_OPTIMIZER, 7));
+  HMRT_ASSERT_OK(hmrt_exec_launch(x, HMRT_EXEC_STREAM_HOST_OPTIMIZER, run_step, &update));
+  {
+    std::lock_guard<std::mutex> lock(gate.mutex);
+    EXPECT_TRUE(gate.log.empty());  // the caller was not held up
+  }
+  gate.release();
+  HMRT_ASSERT_OK(hmrt_exec_wait(x, HMRT_EXEC_STREAM_COMPUTE, 7));
+  {
+    std::lock_guard<std::mutex> lock(gate.mutex);
+    EXPECT_EQ(gate.log.front(), 1);  // the fetch is done
+  }
+  HMRT_ASSERT_OK(hmrt_exec_launch(x, HMRT_EXEC_STREAM_COMPUTE, run_step, &compute));
+  HMRT_ASSERT_OK(hmrt_exec_join(x));
+  ASSERT_EQ(gate.log.size(), 3u);
+  EXPECT_EQ(gate.log[0], 1);
+
+  Step fails{&gate, 4, false, HMRT_IO_ERROR};
+  HMRT_ASSERT_OK(hmrt_exec_launch(x, HMRT_EXEC_STREAM_DEVICE_TO_HOST, run_step, &fails));
+  hmrt_clear_error();
+  EXPECT_EQ(hmrt_exec_join(x), HMRT_IO_ERROR);
+  EXPECT_TRUE(contains(last_error(), "hmrt_buffer_host_ptr")) << last_error();
+  HMRT_ASSERT_OK(hmrt_exec_join(x));
+
+  EXPECT_EQ(hmrt_exec_launch(x, HMRT_EXEC_STREAM_COUNT, run_step, &update),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "hmrt_exec_launch: unknown stream 6");
+  EXPECT_EQ(hmrt_exec_record(x, -1, 0), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_exec_wait(nullptr, 0, 0), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_exec_join(nullptr), HMRT_INVALID_ARGUMENT);
+  hmrt_exec_destroy(x);
 }
 
 }  // namespace

@@ -34,10 +34,14 @@
  * Streams and events, as CUDA's: work on one stream runs in submission
  * order; hmrt_event_record marks the point a stream has reached;
  * hmrt_stream_wait_event makes later work on a stream wait for an event; an
- * event never recorded counts as complete.  On the CPU backend a stream runs
- * its work inline, at submission, in order: an _async call has finished when
- * it returns (its errors are its return value), events are complete when
- * recorded, waits and synchronizes return at once.
+ * event never recorded counts as complete.  The CPU backend runs each
+ * stream's work on a thread of its own, so streams overlap one another and
+ * the submitting thread; an inline stream (hmrt_stream_create_inline) runs
+ * its work on the submitting thread at submission instead.  The errors of
+ * queued work are reported by hmrt_stream_synchronize: the first failure
+ * since the last synchronize, with its message, after which the stream
+ * skips queued copies and host functions (not event records and waits)
+ * until that synchronize.
  *
  * Threads: handles may be used from several threads as long as no two
  * calls write the same bytes at once; destroying a handle in use is
@@ -150,6 +154,19 @@ hmrt_status hmrt_memset_async(hmrt_buffer* dst, uint64_t offset, int value,
 /* ---- streams and events --------------------------------------------------- */
 
 hmrt_status hmrt_stream_create(hmrt_device* device, hmrt_stream** out);
+/* A stream whose work runs on the submitting thread when it is submitted:
+ * an _async call has finished when it returns and returns the work's own
+ * status, events recorded on it complete at once, a wait on it blocks the
+ * caller.  The CPU backend's generated programs compute on the thread that
+ * calls them, which is such a stream.  HMRT_UNIMPLEMENTED on a backend
+ * without them. */
+hmrt_status hmrt_stream_create_inline(hmrt_device* device, hmrt_stream** out);
+/* Queues fn(arg) on `stream`: a host thread runs it in stream order (the
+ * CPU backend: the stream's thread).  A status other than HMRT_OK fails the
+ * stream as a failing copy does; fn's hmrt_last_error() message goes with
+ * it. */
+hmrt_status hmrt_launch_host_func(hmrt_stream* stream,
+                                  hmrt_status (*fn)(void* arg), void* arg);
 void hmrt_stream_destroy(hmrt_stream* stream);
 /* Waits until everything queued on the stream has finished. */
 hmrt_status hmrt_stream_synchronize(hmrt_stream* stream);

@@ -149,11 +149,18 @@ typedef struct hmrt_program {
 const hmrt_program* hmcc_program(void);
 
 /* ---- the execution context --------------------------------------------------
- * Streams of an execution context: compute (the program's work) and copy
- * (transfers between tiers beside it). */
+ * Streams of an execution context, one per kind of work of the planned
+ * timeline (hmcc's --dump-schedule names them): compute (the program's
+ * kernels; on the CPU backend the calling thread, an inline stream), copies
+ * host to device and device to host, the host optimizer, and reads and
+ * writes of the storage tier. */
 #define HMRT_EXEC_STREAM_COMPUTE 0
-#define HMRT_EXEC_STREAM_COPY 1
-#define HMRT_EXEC_STREAM_COUNT 2
+#define HMRT_EXEC_STREAM_HOST_TO_DEVICE 1
+#define HMRT_EXEC_STREAM_DEVICE_TO_HOST 2
+#define HMRT_EXEC_STREAM_HOST_OPTIMIZER 3
+#define HMRT_EXEC_STREAM_STORAGE_READ 4
+#define HMRT_EXEC_STREAM_STORAGE_WRITE 5
+#define HMRT_EXEC_STREAM_COUNT 6
 
 /* Allocates one arena buffer per tier on `device`, of tier_bytes[tier] bytes
  * (0 allowed; contents unspecified), and the streams.  The device must
@@ -180,6 +187,23 @@ hmrt_stream* hmrt_exec_stream(const hmrt_exec* exec, int32_t which);
  * device memory the host cannot address, the device tier).  Never NULL for
  * the device and host tiers of the CPU backend, also for an empty arena. */
 uint8_t* hmrt_exec_base(hmrt_exec* exec, int32_t tier);
+
+/* What generated code calls to run its ops on the context's streams, in
+ * program order from the thread that calls step() or forward():
+ *  - hmrt_exec_launch queues fn(arg) on stream `stream` (compute: runs it
+ *    now);
+ *  - hmrt_exec_record records the context's event `event` (numbered by the
+ *    program from 0; created at first use) on stream `stream`;
+ *  - hmrt_exec_wait makes later work on `stream` wait for it (compute: the
+ *    caller waits);
+ *  - hmrt_exec_join waits until every stream has run all its work and
+ *    returns the first failure of any (with its message), else HMRT_OK.
+ * A program joins before it returns, also when it fails. */
+hmrt_status hmrt_exec_launch(hmrt_exec* exec, int32_t stream,
+                             hmrt_status (*fn)(void* arg), void* arg);
+hmrt_status hmrt_exec_record(hmrt_exec* exec, int32_t event, int32_t stream);
+hmrt_status hmrt_exec_wait(hmrt_exec* exec, int32_t stream, int32_t event);
+hmrt_status hmrt_exec_join(hmrt_exec* exec);
 
 #ifdef __cplusplus
 } /* extern "C" */

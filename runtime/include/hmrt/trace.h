@@ -5,7 +5,8 @@
  * only tests a flag.  Between hmrt_trace_start() and hmrt_trace_stop() each
  * call records an event with a steady-clock time; the driver (train --trace)
  * turns them into a Chrome trace.  Events are recorded by the thread that
- * runs the program; start, stop and reading happen between steps.
+ * runs each op (a stream's thread for ops on other streams than compute);
+ * start, stop and reading happen between steps.
  *
  * Plain C (C99), usable from C++.
  */

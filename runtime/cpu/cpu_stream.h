@@ -1,0 +1,90 @@
+// Streams and events of the CPU backend (hmrt/device.h).
+//
+// A CpuStream is either
+//  - asynchronous: one worker thread runs its tasks in submission order, so
+//    a copy or a host function queued on it overlaps the submitting thread
+//    and the other streams; or
+//  - inline: the submitting thread runs each task at once (the thread that
+//    runs a generated program's compute is its compute stream).
+// A task that fails makes the stream skip the work queued after it until
+// the next synchronize, which reports the failure (status and message) on
+// the synchronizing thread and clears it.  Event records and waits are never
+// skipped, so no thread waits forever on an event behind a failure.
+//
+// A CpuEvent counts its marks: hmrt_event_record takes the next mark and the
+// stream completes it when it gets there; a wait is for the latest mark at
+// the time of the wait call.
+#ifndef HMRT_CPU_CPU_STREAM_H
+#define HMRT_CPU_CPU_STREAM_H
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "hmrt/hmrt.h"
+
+namespace hmrt {
+
+class CpuEvent {
+ public:
+  // Takes the next mark (the event is pending until it completes).
+  uint64_t mark();
+  // The latest mark; 0 when never recorded.
+  uint64_t last_mark();
+  void complete(uint64_t mark);
+  void wait(uint64_t mark);
+  bool done(uint64_t mark);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t marked_ = 0, completed_ = 0;
+};
+
+class CpuStream {
+ public:
+  using Task = std::function<hmrt_status()>;
+
+  // An asynchronous stream starts its worker here (may throw
+  // std::system_error when no thread can be created).
+  explicit CpuStream(bool is_inline);
+  // Waits for the queued tasks, then stops the worker.
+  ~CpuStream();
+
+  bool is_inline() const { return inline_; }
+  // Queues work (skipped after a failure).  Inline: runs it and returns its
+  // status.  Asynchronous: HMRT_OK, or HMRT_OUT_OF_MEMORY when it cannot be
+  // queued.
+  hmrt_status submit(Task task) { return enqueue(std::move(task), false); }
+  // Queues an event record or wait: runs even after a failure.
+  hmrt_status submit_sync(Task task) { return enqueue(std::move(task), true); }
+  // Waits until every queued task has run; returns the first failure since
+  // the last synchronize with its message for this thread, else HMRT_OK.
+  hmrt_status synchronize();
+  bool idle();
+
+ private:
+  struct Entry {
+    Task task;
+    bool sync;
+  };
+  hmrt_status enqueue(Task task, bool sync);
+  void run();
+
+  const bool inline_;
+  std::mutex mutex_;
+  std::condition_variable work_, drained_;
+  std::deque<Entry> queue_;
+  bool busy_ = false, stop_ = false;
+  hmrt_status error_ = HMRT_OK;
+  std::string message_;
+  std::thread worker_;
+};
+
+}  // namespace hmrt
+
+#endif  // HMRT_CPU_CPU_STREAM_H
