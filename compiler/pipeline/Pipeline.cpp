@@ -78,7 +78,9 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   recompute.force = o.recompute == "auto" ? std::string() : std::string(o.recompute);
   pm.addPass(createPlanRecompute(recompute));
   pm.addPass(createHMPlaceBuffers());
+  pm.addPass(createPlanStreams());
   pm.addPass(createHMVerifyMemory());
+  pm.addPass(createHMVerifyStreams());
   HMCheckBudgetOptions budget;
   budget.vram = o.vram;
   budget.ram = o.ram;

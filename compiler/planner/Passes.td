@@ -94,4 +94,31 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
 
+def PlanStreams : Pass<"plan-streams", "::mlir::ModuleOp"> {
+  let summary = "Orders the ops of different streams with events";
+  let description = [{
+    Runs on scheduled programs, after hm-place-buffers. Each op runs on its
+    stream (hm::streamOf: compute, host_to_device, device_to_host,
+    host_optimizer, storage_read, storage_write), ops of one stream in
+    program order and streams beside one another. Where an op touches bytes
+    that an earlier op of another stream writes, or writes bytes that one
+    reads (hm/Analysis/Streams.h: the read of a fetched copy after its fetch,
+    the reuse of freed bytes after their last reader on any stream, an
+    update after the fetches of the parameter it changes), the later op
+    waits for an event the earlier one records: `hm.event = N` on the op
+    that records event N once it has run, `hm.wait = [N, ...]` on the op
+    that waits. A wait is left out when the stream already follows that op
+    through an earlier wait (vector clocks over the streams), so each pair
+    of streams synchronises only where the bytes demand it.
+
+    `test-fault` breaks the result on purpose, for hm-verify-streams' tests:
+    "drop-wait" removes the first wait, "unrecorded" makes it wait for an
+    event no op records, "twice" records the first event on a second op.
+  }];
+  let options = [
+    Option<"testFault", "test-fault", "std::string", /*default=*/"\"\"",
+           "For tests: drop-wait, unrecorded or twice">,
+  ];
+}
+
 #endif // HMCC_PLANNER_PASSES

@@ -2,6 +2,7 @@
 #include "compiler/planner/Timeline.h"
 #include "compiler/planner/CostModel.h"
 #include "hm/Analysis/Memory.h"
+#include "hm/Analysis/Streams.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -41,18 +42,35 @@ std::pair<StringRef, double> timing(Operation &op, const DeviceProfile &p) {
 hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
   hm::Timeline t;
   t.profile = profile.name;
-  double now = 0;
+  // Each stream runs its ops in program order, an op with hm.wait after the
+  // ops recording those events. On a shared host (the CPU target) the
+  // thread that computes also issues every other stream's work, in program
+  // order, so an op of another stream starts no earlier than compute has
+  // got to it.
+  std::array<double, hm::kStreams.size()> free{};
+  DenseMap<int64_t, double> eventEnd;
+  double makespan = 0;
   for (Operation &op : fn.getBody().front()) {
     if (!runsInProgram(op))
       continue;
     auto [stream, seconds] = timing(op, profile);
-    t.ops[&op] = {stream.str(), now, now + seconds};
-    now += seconds;
+    unsigned k = std::min<unsigned>(hm::streamIndex(stream), free.size() - 1);
+    double start = free[k];
+    if (profile.sharedHost)
+      start = std::max(start, free[0]);
+    if (auto waits = op.getAttrOfType<DenseI64ArrayAttr>(hm::kWaitAttr))
+      for (int64_t e : waits.asArrayRef())
+        start = std::max(start, eventEnd.lookup(e));
+    double end = start + seconds;
+    free[k] = end;
+    makespan = std::max(makespan, end);
+    if (auto event = op.getAttrOfType<IntegerAttr>(hm::kEventAttr))
+      eventEnd[event.getInt()] = end;
+    t.ops[&op] = {stream.str(), start, end};
     t.loads[stream.str()] += seconds;
     if (stream == "host_to_device" || stream == "device_to_host")
       t.linkBytes[stream.str()] += tensorBytes(op.getResult(0).getType());
   }
-  t.step = now;
   for (auto &[resource, seconds] : t.loads)
     if (seconds > t.lowerBound) {
       t.lowerBound = seconds;
@@ -60,7 +78,7 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     }
   if (profile.sharedHost) {
     // Every stream runs on the host's cores: their loads add up, and they
-    // bind.
+    // bind; the streams' overlap cannot take the step below that.
     double host = 0;
     for (auto &[stream, seconds] : t.loads)
       host += seconds;
@@ -68,12 +86,12 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     t.lowerBound = host;
     t.binding = "host";
   }
+  t.step = std::max(makespan, t.lowerBound);
   return t;
 }
 
 void writeChromeTrace(func::FuncOp fn, const hm::Timeline &timeline, llvm::raw_ostream &os) {
-  static const char *const kStreams[] = {"compute", "host_to_device", "device_to_host",
-                                         "host_optimizer"};
+  const auto &kStreams = hm::kStreams;
   llvm::json::OStream j(os, 1);
   j.object([&] {
     j.attributeArray("traceEvents", [&] {

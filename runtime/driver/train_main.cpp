@@ -559,9 +559,10 @@ void check_output_file(const char* flag, const std::string& path, bool force) {
 class Tracer {
  public:
   // The streams of a program (hmrt/program.h), one track each.
-  static constexpr int kStreams = 4;
-  static constexpr const char* kStreamNames[kStreams] = {"compute", "host_to_device",
-                                                         "device_to_host", "host_optimizer"};
+  static constexpr int kStreams = HMRT_EXEC_STREAM_COUNT;
+  static constexpr const char* kStreamNames[kStreams] = {
+      "compute", "host_to_device", "device_to_host",
+      "host_optimizer", "storage_read", "storage_write"};
   static int stream_index(const std::string& name) {
     for (int k = 1; k < kStreams; ++k)
       if (name == kStreamNames[k]) return k;
@@ -647,7 +648,7 @@ class Tracer {
   std::vector<std::string> events_;
   std::string model_;
   bool written_ = false;
-  int64_t busy_[kStreams] = {0, 0, 0, 0};
+  int64_t busy_[kStreams] = {};
 };
 
 class Trainer {
@@ -1234,8 +1235,8 @@ int Trainer::train() {
         tracer->write(p_->model_name ? p_->model_name : "");
         log("wrote the trace of steps %lld..%lld to %s\n", (long long)(step0_ + 1),
             (long long)s, o_.trace.c_str());
-        // Each stream's busy time per traced step (one stream runs at a
-        // time on this backend: they add up).
+        // Each stream's busy time per traced step (streams run beside one
+        // another: the step can take less than their sum).
         const double steps = double(s - step0_);
         std::string busy;
         for (int k = 0; k < Tracer::kStreams; ++k)

@@ -21,6 +21,7 @@
 #include "compiler/target/common/Runtime.h"
 #include "compiler/target/common/RuntimeCalls.h"
 #include "hm/Analysis/Memory.h"
+#include "hm/Analysis/Streams.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -90,14 +91,34 @@ public:
     for (const char *header : {"hmrt/kernels.h", "hmrt/nn_ops.h", "hmrt/program.h",
                                "hmrt/tensor_ops.h", "hmrt/trace.h"})
       emitc::IncludeOp::create(b, loc, header, /*is_standard_include=*/false);
-    for (const char *header : {"cmath", "cstdint", "cstring"})
+    for (const char *header : {"cmath", "cstdint", "cstring", "new"})
       emitc::IncludeOp::create(b, loc, header, /*is_standard_include=*/true);
     emitc::VerbatimOp::create(
         b, loc,
         "#define CHECK(call) do { hmrt_status s_ = (call); if (s_ != HMRT_OK) return s_; } "
         "while (0)\n"
         "#define CHECK_BASE(base) do { if ((base) == nullptr) return HMRT_INVALID_ARGUMENT; } "
-        "while (0)");
+        "while (0)\n"
+        "// Queues f() on stream `stream` of `exec`; the task owns its copy of f.\n"
+        "template <class F>\n"
+        "static hmrt_status hmcc_launch(hmrt_exec* exec, int32_t stream, F f) {\n"
+        "  F* task = new (std::nothrow) F(f);\n"
+        "  if (task == nullptr) return HMRT_OUT_OF_MEMORY;\n"
+        "  return hmrt_exec_launch(exec, stream, [](void* p) -> hmrt_status {\n"
+        "    F* g = static_cast<F*>(p);\n"
+        "    hmrt_status s = (*g)();\n"
+        "    delete g;\n"
+        "    return s;\n"
+        "  }, task);\n"
+        "}\n"
+        "// Joins the streams however a function returns, so that no queued op\n"
+        "// outlives the call that queued it.\n"
+        "struct hmcc_join_on_exit {\n"
+        "  hmrt_exec* exec;\n"
+        "  explicit hmcc_join_on_exit(hmrt_exec* x) : exec(x) {}\n"
+        "  hmrt_status join() { hmrt_exec* x = exec; exec = nullptr; return hmrt_exec_join(x); }\n"
+        "  ~hmcc_join_on_exit() { if (exec != nullptr) hmrt_exec_join(exec); }\n"
+        "};");
     globals.setInsertionPointToEnd(out->getBody());
     if (train && failed(lowerFunction(train, /*isTrain=*/true)))
       return nullptr;
@@ -383,6 +404,15 @@ private:
     }
     for (auto place : block.getOps<hm::PlaceOp>())
       offsets[place.getValue()] = {place.getByteOffset(), place.getArena() == hostArenaName};
+    // Ops of other streams than compute run on the context's streams
+    // (plan-streams ordered them with events); the function joins them
+    // before it returns.
+    Value exec = entry->getArgument(0);
+    bool streams = llvm::any_of(block, [](Operation &op) {
+      return runsInProgram(op) && streamOf(op) != "compute";
+    });
+    if (streams)
+      emitc::VerbatimOp::create(b, loc, "hmcc_join_on_exit join_guard({});", ValueRange{exec});
     for (Operation &op : block) {
       loc = op.getLoc();
       if (isa<hm::PlaceOp, hm::ReleaseOp>(op))
@@ -396,6 +426,8 @@ private:
         continue;
       }
       if (isa<func::ReturnOp>(op)) {
+        if (streams)
+          emitc::VerbatimOp::create(b, loc, "CHECK(join_guard.join());");
         if (failed(lowerOp(&op, step, lr)))
           return failure();
         continue;
@@ -411,10 +443,22 @@ private:
       if (StringRef stream = streamOf(op); stream != "compute")
         name += " [stream " + stream.str() + "]";
       names.push_back(name);
+      int64_t stream = hm::streamIndex(streamOf(op));
+      if (auto waits = op.getAttrOfType<DenseI64ArrayAttr>(hm::kWaitAttr))
+        for (int64_t e : waits.asArrayRef())
+          call("hmrt_exec_wait", {val(exec), lit(stream), lit(e)});
+      if (stream != 0) // the op's calls become a task queued on its stream
+        emitc::VerbatimOp::create(
+            b, loc, "CHECK(hmcc_launch({}, " + std::to_string(stream) + ", [=]() -> hmrt_status {{",
+            ValueRange{exec});
       emitCall("hmrt_trace_op", {index, lit(0)}, {});
       if (failed(lowerOp(&op, step, lr)) || unplaced)
         return failure();
       emitCall("hmrt_trace_op", {index, lit(1)}, {});
+      if (stream != 0)
+        emitc::VerbatimOp::create(b, loc, "return HMRT_OK; }));");
+      if (auto event = op.getAttrOfType<IntegerAttr>(hm::kEventAttr))
+        call("hmrt_exec_record", {val(exec), lit(event.getInt()), lit(stream)});
     }
     loc = fn.getLoc();
     emitc::ReturnOp::create(b, loc, emitc::LiteralOp::create(b, loc, statusType, "HMRT_OK"));

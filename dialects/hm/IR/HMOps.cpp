@@ -49,6 +49,18 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << kRecomputeAttr << " must be a dictionary on the module";
     return success();
   }
+  if (attr.getName() == kEventAttr) {
+    auto event = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!event || event.getInt() < 0)
+      return op->emitOpError() << kEventAttr << " must be an integer >= 0";
+    return success();
+  }
+  if (attr.getName() == kWaitAttr) {
+    auto waits = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!waits || llvm::any_of(waits.asArrayRef(), [](int64_t e) { return e < 0; }))
+      return op->emitOpError() << kWaitAttr << " must be an array<i64> of events >= 0";
+    return success();
+  }
   return verifyOffset(attr, [&] { return op->emitOpError(); });
 }
 

@@ -25,6 +25,11 @@ int64_t arenaBytes(mlir::Type type);
 
 /// The persistent offset attribute on tg.parameter, tg.state and inputs.
 constexpr const char *kOffsetAttr = "hm.offset";
+/// The events between streams (plan-streams): an op with hm.event = N
+/// records event N once it has run; one with hm.wait = array<i64: N, ...>
+/// runs only after those events.
+constexpr const char *kEventAttr = "hm.event";
+constexpr const char *kWaitAttr = "hm.wait";
 /// Where a tg.parameter or tg.state lives, and where the results of an op
 /// are placed: "host" (the host arena) or "device" (the default, also when
 /// absent). Set by plan-tiers.

@@ -39,4 +39,19 @@ def HMCheckBudget : Pass<"hm-check-budget", "::mlir::ModuleOp"> {
   ];
 }
 
+def HMVerifyStreams : Pass<"hm-verify-streams", "::mlir::ModuleOp"> {
+  let summary = "Proves that the streams of a scheduled program never race";
+  let description = [{
+    Follows every scheduled function in program order with one vector clock
+    per stream, built from the events the program records (`hm.event`) and
+    waits for (`hm.wait`) and nothing else, and checks each pair of ops on
+    different streams whose bytes conflict (hm/Analysis/Streams.h: one
+    writes what the other reads or writes, in any arena) is ordered: the
+    later op's stream has seen the earlier op finish. Fails on a race,
+    naming both ops and their streams, on a wait for an event that no
+    earlier op records, and on an event recorded twice. A program without
+    events passes when all its conflicting ops share a stream.
+  }];
+}
+
 #endif // HMCC_HM_TRANSFORMS_PASSES
