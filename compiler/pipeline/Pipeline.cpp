@@ -77,6 +77,10 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   recompute.deviceProfile = o.deviceProfile;
   recompute.force = o.recompute == "auto" ? std::string() : std::string(o.recompute);
   pm.addPass(createPlanRecompute(recompute));
+  PlanOverlapOptions overlap;
+  overlap.vram = o.vram;
+  overlap.deviceProfile = o.deviceProfile;
+  pm.addPass(createPlanOverlap(overlap));
   pm.addPass(createHMPlaceBuffers());
   pm.addPass(createPlanStreams());
   pm.addPass(createHMVerifyMemory());

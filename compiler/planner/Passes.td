@@ -94,6 +94,45 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
 
+def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
+  let summary = "Orders the program so that transfers and host updates overlap compute";
+  let description = [{
+    Runs after plan-tiers and plan-recompute, before hm-place-buffers; the
+    values computed do not change, only when.
+
+    Updates: each optimizer update on the host (the host_optimizer stream)
+    moves up to just after the last op it
+    must follow (the ops defining its operands, the gradient among them,
+    and every reader of its parameter, through views), so that the update
+    of a layer homed on the host runs on the host optimizer's stream while
+    the backward of the layers before it computes. With gradient clipping
+    the updates follow the norm and stay near the end.
+
+    Fetches: a copy to the device (the fetch of a parameter homed on the
+    host, the return of an offloaded cut) is put just before the op that
+    reads it; on its own stream (host_to_device) it would then run while
+    compute waits. It moves earlier by its prefetch distance: back over the
+    ops whose predicted compute time (device-profile's cost model) adds up
+    to the copy's predicted time on the host-to-device link, never above
+    the op defining what it copies.
+
+    Moved copies hold their bytes longer and moved updates change when
+    gradients are freed: under `vram`, the program is placed after the
+    moves, and while it does not fit every prefetch distance is halved (five
+    tries, then no fetch moves; updates move only when that fits). `force`:
+    "none" moves nothing, "max" moves each copy as far up as its operand
+    allows (within the budget, as above), "fetches" moves only the fetches.
+  }];
+  let options = [
+    Option<"vram", "vram", "std::string", /*default=*/"\"\"",
+           "Device memory budget, e.g. 24G (empty: no bound)">,
+    Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
+           "cpu, h200 or a JSON profile: the cost model's figures">,
+    Option<"force", "force", "std::string", /*default=*/"\"\"",
+           "For tests: none, max or fetches">,
+  ];
+}
+
 def PlanStreams : Pass<"plan-streams", "::mlir::ModuleOp"> {
   let summary = "Orders the ops of different streams with events";
   let description = [{

@@ -424,7 +424,7 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   };
   link("host_to_device", "host to device");
   link("device_to_host", "device to host");
-  os << "  predicted step " << hmcc::formatSeconds(timeline.step) << " (one stream), lower bound "
+  os << "  predicted step " << hmcc::formatSeconds(timeline.step) << " (streams overlapped), lower bound "
      << hmcc::formatSeconds(timeline.lowerBound) << " (" << timeline.binding << "): "
      << format("%.2f", timeline.lowerBound > 0 ? timeline.step / timeline.lowerBound : 1.0)
      << "x LB\n";
@@ -507,7 +507,7 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
   }
   summaryOut << "    predicted " << (train ? "step" : "call") << ": "
              << hmcc::formatSeconds(timeline.step) << " on " << timeline.profile
-             << " (one stream); lower bound " << hmcc::formatSeconds(timeline.lowerBound)
+             << " (streams overlapped); lower bound " << hmcc::formatSeconds(timeline.lowerBound)
              << " (bound by " << timeline.binding << ")\n";
   if (vram.getNumOccurrences()) {
     uint64_t budget = cantFail(hmcc::parseSize(vram));

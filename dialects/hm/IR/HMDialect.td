@@ -26,7 +26,10 @@ def HM_Dialect : Dialect {
     on data-input arguments. Every other tensor that needs memory is stored
     by an `hm.place` in an arena right after the op that defines it and
     freed by an `hm.release` right after its last reader; function results
-    are never released. Ops run in block order, one at a time (one stream).
+    are never released. Each op runs on a stream (hm::streamOf: compute,
+    the copies between tiers, the host optimizer); the ops of a stream run
+    in block order, and ops of different streams are ordered only by the
+    events `hm.event` / `hm.wait` that plan-streams adds.
 
     ```mlir
     hm.arena @arena tier "device" size 1024

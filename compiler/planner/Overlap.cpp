@@ -1,0 +1,222 @@
+//===- Overlap.cpp - an order in which transfers and updates overlap ------===//
+//
+// plan-overlap (see Passes.td) moves two kinds of ops earlier:
+//  - each optimizer update to just after the last op it depends on (its
+//    gradient, and the last reader of its parameter), so that an update
+//    running on the host overlaps the rest of the backward;
+//  - each copy to the device (a fetch of a host parameter, the return of an
+//    offloaded cut), put just before its reader, back by its prefetch
+//    distance: the cost model's time for the copy, in compute it passes.
+// The bytes a moved copy holds longer must fit the budget.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/conversion/TGToHM/PlaceBuffers.h"
+#include "compiler/planner/CostModel.h"
+#include "compiler/planner/Passes.h"
+#include "hm/Analysis/Liveness.h"
+#include "hm/Analysis/Memory.h"
+#include "hm/IR/HMOps.h"
+#include "lib/support/Size.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace hmcc {
+#define GEN_PASS_DEF_PLANOVERLAP
+#include "compiler/planner/Passes.h.inc"
+} // namespace hmcc
+
+using namespace mlir;
+using namespace hmcc;
+using namespace hmcc::planner;
+
+namespace {
+
+/// Where each fetch of a function goes: the index of the op it is moved
+/// before (its own index: it stays).
+struct Moves {
+  SmallVector<Operation *> fetches;
+  SmallVector<unsigned> to;
+};
+
+/// The ops of `fn`'s block in order, and where each fetch could go: back
+/// from its place while the compute it passes is shorter than the copy
+/// (scaled by `scale`), never above what defines its operand.
+Moves planMoves(func::FuncOp fn, const DeviceProfile &profile, double scale,
+                ArrayRef<Operation *> ops, const DenseMap<Operation *, unsigned> &index) {
+  Moves m;
+  for (unsigned k = 0; k < ops.size(); ++k) {
+    Operation *op = ops[k];
+    if (!isa<tg::IdentityOp>(op) || streamOf(*op) != "host_to_device")
+      continue;
+    double need = scale * transferSeconds(tg::tensorBytes(op->getResult(0).getType()),
+                                          profile.hostToDevice);
+    unsigned floor = 0;
+    if (Operation *def = op->getOperand(0).getDefiningOp())
+      floor = index.lookup(def) + 1;
+    unsigned to = k;
+    double covered = 0;
+    while (to > floor && covered < need) {
+      Operation *prev = ops[to - 1];
+      if (streamOf(*prev) == "compute")
+        covered += predictSeconds(prev, profile);
+      --to;
+    }
+    // Not before another fetch that moves itself (they take no compute).
+    while (to < k && isa<tg::IdentityOp>(ops[to]) && streamOf(*ops[to]) == "host_to_device")
+      ++to;
+    m.fetches.push_back(op);
+    m.to.push_back(to);
+  }
+  return m;
+}
+
+/// Moves the fetches of `fn` (whose block is `ops`) as `m` says.
+void applyMoves(ArrayRef<Operation *> ops, const Moves &m) {
+  for (unsigned i = 0; i < m.fetches.size(); ++i)
+    m.fetches[i]->moveBefore(ops[m.to[i]]);
+}
+
+/// The parameter an optimizer update writes; null for other ops.
+FlatSymbolRefAttr updatedParam(Operation *op) {
+  if (auto u = dyn_cast<tg::SgdUpdateOp>(op))
+    return u.getParamAttr();
+  if (auto u = dyn_cast<tg::AdamWUpdateOp>(op))
+    return u.getParamAttr();
+  if (auto u = dyn_cast<tg::AdamW8bitUpdateOp>(op))
+    return u.getParamAttr();
+  return FlatSymbolRefAttr();
+}
+
+/// Moves each optimizer update of `fn` that runs on the host up to just
+/// after the last op it must follow: what defines its operands, and every
+/// reader of its parameter (through views of it).
+void moveUpdatesUp(func::FuncOp fn) {
+  Block &block = fn.getBody().front();
+  llvm::StringMap<SmallVector<Value>> params;
+  for (auto p : block.getOps<tg::ParamOp>())
+    params[p.getName()].push_back(p.getResult());
+  for (Operation *op : llvm::to_vector(llvm::map_range(block, [](Operation &o) { return &o; }))) {
+    FlatSymbolRefAttr param = updatedParam(op);
+    if (!param || streamOf(*op) != "host_optimizer")
+      continue; // on the compute stream, earlier overlaps nothing
+    Operation *last = nullptr;
+    auto after = [&](Operation *other) {
+      if (other && other->getBlock() == &block && other != op &&
+          (!last || last->isBeforeInBlock(other)))
+        last = other;
+    };
+    for (Value v : op->getOperands())
+      after(v.getDefiningOp());
+    SmallVector<Value> pending(params.lookup(param.getValue()));
+    while (!pending.empty()) {
+      Value v = pending.pop_back_val();
+      after(v.getDefiningOp());
+      for (Operation *user : v.getUsers()) {
+        after(user);
+        if (tg::isView(user))
+          pending.append(user->result_begin(), user->result_end());
+      }
+    }
+    if (last && last->isBeforeInBlock(op) && last->getNextNode() != op)
+      op->moveAfter(last);
+  }
+}
+
+/// The device arena of `module` once placed (nothing when it cannot be).
+std::optional<int64_t> placedArena(ModuleOp module, StringRef fnName) {
+  if (failed(placeBuffers(module, {fnName.str()})))
+    return std::nullopt;
+  return scheduleMemory(module).arena;
+}
+
+struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
+  using PlanOverlapBase::PlanOverlapBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (force == "none")
+      return;
+    if (!force.empty() && force != "max" && force != "fetches") {
+      module.emitError() << "plan-overlap: force must be none, max or fetches, not '" << force
+                         << "'";
+      return signalPassFailure();
+    }
+    std::string error;
+    auto profile = loadDeviceProfile(deviceProfile, error);
+    if (!profile) {
+      module.emitError() << "plan-overlap: " << error;
+      return signalPassFailure();
+    }
+    std::optional<int64_t> budget;
+    if (!vram.empty()) {
+      auto parsed = parseSize(vram);
+      if (!parsed) {
+        module.emitError() << "plan-overlap: vram: " << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+      budget = int64_t(*parsed);
+    }
+    for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
+      planFunction(module, fn, *profile, budget);
+  }
+
+  /// Moves the updates of `fn` up, then its fetches by their distance,
+  /// halved until the program still fits the budget (at worst they stay).
+  void planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
+                    std::optional<int64_t> budget) {
+    if (force != "fetches") {
+      OwningOpRef<ModuleOp> copy(module.clone());
+      auto trial = copy->lookupSymbol<func::FuncOp>(fn.getSymName());
+      moveUpdatesUp(trial);
+      std::optional<int64_t> arena = budget ? placedArena(*copy, fn.getSymName()) : std::nullopt;
+      if (!budget || (arena && *arena <= *budget))
+        moveUpdatesUp(fn);
+    }
+    // With "max", as far as their operands allow.
+    double scale = force == "max" ? 1e30 : 1.0;
+    for (int attempt = 0; attempt < 5; ++attempt, scale /= 2) {
+      OwningOpRef<ModuleOp> copy(module.clone());
+      auto trial = copy->lookupSymbol<func::FuncOp>(fn.getSymName());
+      SmallVector<Operation *> ops;
+      DenseMap<Operation *, unsigned> index;
+      for (Operation &op : trial.getBody().front()) {
+        index[&op] = ops.size();
+        ops.push_back(&op);
+      }
+      Moves moves = planMoves(trial, profile, scale, ops, index);
+      if (moves.fetches.empty())
+        return;
+      bool moved = false;
+      for (unsigned i = 0; i < moves.fetches.size(); ++i)
+        moved |= moves.to[i] != index.lookup(moves.fetches[i]);
+      if (!moved)
+        return;
+      applyMoves(ops, moves);
+      if (budget) {
+        std::optional<int64_t> arena = placedArena(*copy, fn.getSymName());
+        if (!arena || *arena > *budget)
+          continue; // holding the copies longer does not fit: move less
+      }
+      // The same moves on the real function.
+      SmallVector<Operation *> real;
+      for (Operation &op : fn.getBody().front())
+        real.push_back(&op);
+      Moves mine;
+      DenseMap<Operation *, unsigned> trialIndex = index;
+      for (unsigned i = 0; i < moves.fetches.size(); ++i) {
+        mine.fetches.push_back(real[trialIndex.lookup(moves.fetches[i])]);
+        mine.to.push_back(moves.to[i]);
+      }
+      applyMoves(real, mine);
+      return;
+    }
+  }
+};
+
+} // namespace
