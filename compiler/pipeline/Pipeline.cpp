@@ -81,13 +81,19 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   overlap.vram = o.vram;
   overlap.deviceProfile = o.deviceProfile;
   pm.addPass(createPlanOverlap(overlap));
+  PlanStorageOptions storage;
+  storage.ram = o.ram;
+  storage.nvme = o.nvme;
+  pm.addPass(createPlanStorage(storage));
   pm.addPass(createHMPlaceBuffers());
+  pm.addPass(createPlanStaging());
   pm.addPass(createPlanStreams());
   pm.addPass(createHMVerifyMemory());
   pm.addPass(createHMVerifyStreams());
   HMCheckBudgetOptions budget;
   budget.vram = o.vram;
   budget.ram = o.ram;
+  budget.nvme = o.nvme;
   pm.addPass(createHMCheckBudget(budget));
 }
 

@@ -15,9 +15,14 @@
 //   tg-input-roles          (tokens / targets, for the driver's loader)
 //   plan-tiers              (vram, device-profile, host-params)
 //   plan-recompute          (vram, device-profile, recompute)
+//   plan-overlap            (vram, device-profile)
+//   plan-storage            (ram, nvme)
 //   hm-place-buffers        (tg -> hm)
+//   plan-staging
+//   plan-streams
 //   hm-verify-memory
-//   hm-check-budget         (vram, ram)
+//   hm-verify-streams
+//   hm-check-budget         (vram, ram, nvme)
 //
 //===----------------------------------------------------------------------===//
 #ifndef HMCC_PIPELINE_PIPELINE_H
@@ -74,6 +79,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                           llvm::cl::desc("Host memory budget for the host arena, e.g. 96G "
                                          "(empty: no bound)"),
                           llvm::cl::init("")};
+  Option<std::string> nvme{*this, "nvme",
+                           llvm::cl::desc("Storage budget for the storage arena, e.g. 400G "
+                                          "(empty: no storage)"),
+                           llvm::cl::init("")};
   Option<std::string> deviceProfile{
       *this, "device-profile",
       llvm::cl::desc("cpu, h200 or a JSON profile: the planner's cost model"),

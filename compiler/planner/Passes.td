@@ -133,6 +133,50 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
+  let summary = "Homes optimizer states in storage when the host arena exceeds its budget";
+  let description = [{
+    Runs after the other planning passes, before hm-place-buffers. When the
+    host arena the program would be placed with exceeds `ram` and there is
+    storage (`nvme`), the optimizer states of parameters homed on the host
+    move to the storage arena (`hm.home = "storage"` on their tg.state),
+    those of the largest parameters first, until the host arena fits: it
+    loses exactly the states' bytes (persistent tensors come first in it)
+    and gains two staging buffers, each as large as the states of the
+    largest parameter moved (plan-staging adds them after placement). The
+    host arena without storage comes from placing a copy of the program.
+    When moving every state is not enough, all move and hm-check-budget
+    reports what the host arena still needs. `force` replaces the choice:
+    "all", or parameter names separated by commas.
+  }];
+  let options = [
+    Option<"ram", "ram", "std::string", /*default=*/"\"\"",
+           "Host memory budget, e.g. 96G (empty: no bound, nothing moved)">,
+    Option<"nvme", "nvme", "std::string", /*default=*/"\"\"",
+           "Storage budget, e.g. 400G (empty: no storage, nothing moved)">,
+    Option<"force", "force", "std::string", /*default=*/"\"\"",
+           "For tests: all, or parameters on the host whose states go to storage">,
+  ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
+}
+
+def PlanStaging : Pass<"plan-staging", "::mlir::ModuleOp"> {
+  let summary = "Updates optimizer states homed in storage through host staging buffers";
+  let description = [{
+    Runs after hm-place-buffers, before plan-streams. Each optimizer update
+    whose states plan-tiers homed in storage (`hm.home = "storage"` on the
+    tg.state) runs on the host's copies of them: two staging buffers are
+    added at the end of the host arena (4096-byte aligned, each as large as
+    the states of the largest such update), used in turn; `hm.stage "in"`
+    ops read the update's states from the storage arena into its buffer,
+    `hm.staged` on the update names where each one is, and `hm.stage "out"`
+    ops write them back right after the update. The reads for an update
+    are issued right after the update before it, so they run (on the
+    storage_read stream) while that one updates; plan-streams orders them
+    after the write-back that last used their buffer.
+  }];
+}
+
 def PlanStreams : Pass<"plan-streams", "::mlir::ModuleOp"> {
   let summary = "Orders the ops of different streams with events";
   let description = [{

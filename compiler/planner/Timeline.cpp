@@ -21,6 +21,11 @@ namespace {
 /// The stream an op of a scheduled function runs on, and its seconds.
 std::pair<StringRef, double> timing(Operation &op, const DeviceProfile &p) {
   StringRef stream = streamOf(op);
+  if (auto stage = dyn_cast<hm::StageOp>(op)) {
+    int64_t bytes = tensorBytes(stage.getType());
+    return {stream, transferSeconds(bytes, stage.getDirection() == "in" ? p.storageRead
+                                                                        : p.storageWrite)};
+  }
   if (stream == "host_to_device" || stream == "device_to_host") {
     int64_t bytes = tensorBytes(op.getResult(0).getType());
     return {stream, transferSeconds(bytes, stream == "host_to_device" ? p.hostToDevice
@@ -68,7 +73,9 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
       eventEnd[event.getInt()] = end;
     t.ops[&op] = {stream.str(), start, end};
     t.loads[stream.str()] += seconds;
-    if (stream == "host_to_device" || stream == "device_to_host")
+    if (auto stage = dyn_cast<hm::StageOp>(op))
+      t.linkBytes[stream.str()] += tensorBytes(stage.getType());
+    else if (stream == "host_to_device" || stream == "device_to_host")
       t.linkBytes[stream.str()] += tensorBytes(op.getResult(0).getType());
   }
   for (auto &[resource, seconds] : t.loads)

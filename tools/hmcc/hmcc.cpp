@@ -382,7 +382,7 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   for (const hmcc::hm::PersistentTensor &t : hmcc::hm::persistentTensors(module))
     if (t.kind == "param") {
       ++params;
-      hostParams += t.host;
+      hostParams += t.tier == 1;
     }
   os << "  " << left_justify("", 18) << right_justify("device", 11) << right_justify("host", 11)
      << "\n";
@@ -790,6 +790,8 @@ int run(int argc, char **argv) {
     o.vram = vram;
   if (ram.getNumOccurrences())
     o.ram = ram;
+  if (nvme.getNumOccurrences())
+    o.nvme = StringRef(nvme).rsplit(':').second.str();
   o.deviceProfile = deviceProfile;
   o.recompute = recompute;
   o.tiers = hostParams;

@@ -13,6 +13,8 @@ packages=(
   clang-22 libclang-rt-22-dev
   # a headless browser: the test that opens hmcc --memory-plot's page
   chromium
+  # io_uring for the storage tier (the runtime falls back to pread/pwrite without it)
+  liburing-dev
 )
 
 missing=()

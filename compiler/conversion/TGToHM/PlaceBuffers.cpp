@@ -150,17 +150,26 @@ public:
     hm::ArenaOp host;
     if (anyHost)
       host = hm::ArenaOp::create(b, module.getLoc(), "host", "host", 0);
+    // The storage arena, when plan-tiers homed optimizer states there.
+    bool anyStored = false;
+    module.walk([&](Operation *op) { anyStored |= hm::isStorageHomed(op); });
+    hm::ArenaOp storage;
+    if (anyStored)
+      storage = hm::ArenaOp::create(b, module.getLoc(), "storage", "storage", 0);
     Arenas refs{FlatSymbolRefAttr::get(arena.getSymNameAttr()),
                 host ? FlatSymbolRefAttr::get(host.getSymNameAttr()) : FlatSymbolRefAttr()};
 
     // Persistent tensors: parameters, states, then inputs by ONNX name,
-    // each in the arena of its home.
+    // each in the arena of its home (in storage, in whole blocks).
     int64_t tops[2] = {0, 0}; // device, host
+    int64_t stored = 0;
     int64_t &top = tops[0];
+    auto roundUp = [](int64_t n, int64_t unit) { return (n + unit - 1) / unit * unit; };
     auto place = [&](Operation *op, Type type) {
-      int64_t &t = tops[hm::isHostHomed(op)];
+      bool inStorage = hm::isStorageHomed(op);
+      int64_t &t = inStorage ? stored : tops[hm::isHostHomed(op)];
       op->setAttr(hm::kOffsetAttr, b.getI64IntegerAttr(t));
-      t += hm::arenaBytes(type);
+      t += inStorage ? roundUp(hm::arenaBytes(type), hm::kStorageAlignment) : hm::arenaBytes(type);
     };
     for (auto p : module.getOps<ParameterOp>())
       place(p, p.getType());
@@ -193,6 +202,8 @@ public:
     arena.setSize(ends[0]);
     if (host)
       host.setSize(ends[1]);
+    if (storage)
+      storage.setSize(stored);
     return success();
   }
 

@@ -98,10 +98,10 @@ public:
     }
     for (auto p : module.getOps<ParameterOp>())
       params.push_back(tensor(p.getSymName(), p.getType(), symbolOffsets.lookup(p.getSymName()),
-                              "HMRT_ROLE_OTHER", hm::isHostHomed(p)));
+                              "HMRT_ROLE_OTHER", hm::homeTier(p)));
     for (auto st : module.getOps<StateOp>())
       states.push_back(tensor(st.getSymName(), st.getType(), symbolOffsets.lookup(st.getSymName()),
-                              "HMRT_ROLE_OTHER", hm::isHostHomed(st)));
+                              "HMRT_ROLE_OTHER", hm::homeTier(st)));
 
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -131,12 +131,14 @@ public:
     auto function = [](StringRef name) { return name.empty() ? std::string("nullptr") : name.str(); };
     auto arena = hm::arenaOfTier(module, "device");
     auto host = hm::arenaOfTier(module, "host");
+    auto storage = hm::arenaOfTier(module, "storage");
     os << "\nextern \"C\" const hmrt_program* hmcc_program(void) {\n"
        << "  static const hmrt_program program = {\n"
        << "    HMRT_PROGRAM_ABI_VERSION, "
        << cStringLiteral(module.getSymName() ? module.getSymName()->str() : "model") << ", "
        << cStringLiteral(symbols.backend) << ",\n"
-       << "    " << arena.getBytes() << "u, " << (host ? host.getBytes() : 0) << "u, 0u,\n"
+       << "    " << arena.getBytes() << "u, " << (host ? host.getBytes() : 0) << "u, "
+       << (storage ? storage.getBytes() : 0) << "u,\n"
        << "    " << inputs.size() << ", kInputs, " << outputs.size() << ", kOutputs,\n"
        << "    " << params.size() << ", kParams, " << states.size() << ", kStates,\n"
        << "    " << vocab << ",\n"
@@ -153,15 +155,16 @@ private:
   const ProgramSymbols &symbols;
   llvm::StringMap<int64_t> symbolOffsets;
 
-  /// One hmrt_tensor_desc initializer, in the device arena or the host's.
+  /// One hmrt_tensor_desc initializer, in the arena of `tier`.
   std::string tensor(StringRef name, Type type, int64_t offset,
-                     StringRef role = "HMRT_ROLE_OTHER", bool host = false) {
+                     StringRef role = "HMRT_ROLE_OTHER", int tier = 0) {
     auto t = cast<RankedTensorType>(type);
     std::string out;
     llvm::raw_string_ostream d(out);
     d << "{" << cStringLiteral(name) << ", " << hmrtDtypeOf(t.getElementType()) << ", "
       << t.getRank() << ", " << symbols.shapeArray(t.getShape()) << ", " << offset << "u, "
-      << tg::tensorBytes(t) << "u, " << role << ", " << (host ? "HMRT_TIER_HOST" : "HMRT_TIER_DEVICE")
+      << tg::tensorBytes(t) << "u, " << role << ", "
+      << (tier == 2 ? "HMRT_TIER_STORAGE" : tier == 1 ? "HMRT_TIER_HOST" : "HMRT_TIER_DEVICE")
       << "}";
     return out;
   }

@@ -79,7 +79,7 @@ public:
                                        hm::isHostHomed(p)};
     for (auto s : module.getOps<StateOp>())
       symbolOffsets[s.getSymName()] = {s->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
-                                       hm::isHostHomed(s)};
+                                       hm::isHostHomed(s), hm::isStorageHomed(s)};
     if (auto host = hm::arenaOfTier(module, "host"))
       hostArenaName = host.getSymName().str();
 
@@ -151,6 +151,7 @@ private:
   struct Address {
     int64_t offset = 0;
     bool host = false;
+    bool storage = false; ///< in the storage arena: not addressable, only staged
   };
   llvm::StringMap<Address> symbolOffsets;
   std::string hostArenaName; ///< the host arena's symbol; empty without one
@@ -160,7 +161,8 @@ private:
   DenseMap<Value, Address> offsets;                ///< arena offsets of this function
   DenseMap<Value, Value> byValue;                  ///< step and lr arguments
   DenseMap<Value, Value> addressOf;                ///< ... and their addresses
-  Value arena, hostArena, lossOut, normOut;
+  Value arena, hostArena, lossOut, normOut, exec;
+  DictionaryAttr staged; ///< hm.staged of the op being lowered
   std::vector<std::string> stepOps, forwardOps; ///< op names, for the trace
   bool isTrain = false, globalsPlaced = false, unplaced = false;
   unsigned counter = 0;
@@ -303,7 +305,18 @@ private:
   }
   Args cfptr(Value v) { return ptr(v, "const float"); }
   Args sym(FlatSymbolRefAttr ref, StringRef type) {
-    return val(pointerAt(symbolOffsets.lookup(ref.getValue()), type));
+    // A state in storage: its staging copy in the host arena (hm.staged).
+    if (auto at = staged ? staged.getAs<IntegerAttr>(ref.getValue()) : IntegerAttr())
+      return val(pointerAt({at.getInt(), /*host=*/true}, type));
+    Address where = symbolOffsets.lookup(ref.getValue());
+    if (where.storage) {
+      // plan-staging rules this out; never address storage as memory.
+      emitError(loc, "codegen: @") << ref.getValue() << " is in storage and not staged (run "
+                                   << "plan-staging)";
+      unplaced = true;
+      return lit("nullptr");
+    }
+    return val(pointerAt(where, type));
   }
 
   //===--------------------------------------------------------------------===//
@@ -407,7 +420,7 @@ private:
     // Ops of other streams than compute run on the context's streams
     // (plan-streams ordered them with events); the function joins them
     // before it returns.
-    Value exec = entry->getArgument(0);
+    exec = entry->getArgument(0);
     bool streams = llvm::any_of(block, [](Operation &op) {
       return runsInProgram(op) && streamOf(op) != "compute";
     });
@@ -475,6 +488,25 @@ private:
       }
       return success();
     }
+    if (auto stage = dyn_cast<hm::StageOp>(op)) {
+      // Whole 4096-byte blocks (both sides are aligned and padded), so that
+      // storage moves them with O_DIRECT.
+      int64_t bytes = (tg::tensorBytes(stage.getType()) + hm::kStorageAlignment - 1) /
+                      hm::kStorageAlignment * hm::kStorageAlignment;
+      auto buffer = [&](StringRef tier) {
+        return val(emitCall("hmrt_exec_arena", {val(exec), lit(tier.str())}, {pointer("hmrt_buffer")})
+                       .getResult(0));
+      };
+      Args storage = buffer("HMRT_TIER_STORAGE"), host = buffer("HMRT_TIER_HOST");
+      Args stored = lit(symbolOffsets.lookup(stage.getState()).offset);
+      Args staging = lit(stage.getOffsetAttr().getInt());
+      if (stage.getDirection() == "in")
+        call("hmrt_copy", {host, staging, storage, stored, lit(bytes)});
+      else
+        call("hmrt_copy", {storage, stored, host, staging, lit(bytes)});
+      return success();
+    }
+    staged = op->getAttrOfType<DictionaryAttr>(hm::kStagedAttr);
     SmallVector<rt::Call> calls;
     if (failed(rt::runtimeCalls(op, calls)))
       return failure();

@@ -19,10 +19,10 @@ SmallVector<PersistentTensor> persistentTensors(ModuleOp module) {
   };
   for (auto p : module.getOps<tg::ParameterOp>())
     tensors.push_back({"param", p.getSymName(), cast<RankedTensorType>(p.getType()), offsetOf(p),
-                       isHostHomed(p)});
+                       homeTier(p)});
   for (auto s : module.getOps<tg::StateOp>())
     tensors.push_back({"state", s.getSymName(), cast<RankedTensorType>(s.getType()), offsetOf(s),
-                       isHostHomed(s)});
+                       homeTier(s)});
   llvm::DenseSet<int64_t> inputOffsets;
   for (auto fn : module.getOps<func::FuncOp>())
     for (unsigned k = 0; k < fn.getNumArguments(); ++k) {

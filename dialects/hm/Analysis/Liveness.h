@@ -28,7 +28,7 @@ struct PersistentTensor {
   llvm::StringRef name; ///< the symbol, or the input's ONNX name
   mlir::RankedTensorType type;
   int64_t offset = -1; ///< its hm.offset; -1 where there is none
-  bool host = false;   ///< in the host arena (hm.home = "host"), else the device's
+  int tier = 0; ///< the arena: 0 device, 1 host, 2 storage (hm::homeTier)
 };
 
 /// The persistent tensors of `module`: parameters, then states, then the

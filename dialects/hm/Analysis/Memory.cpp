@@ -35,10 +35,16 @@ StringRef streamOf(Operation &op) {
   }
   if (hm::isHostHomed(&op) && isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp>(op))
     return "host_optimizer";
+  if (auto stage = dyn_cast<hm::StageOp>(op))
+    return stage.getDirection() == "in" ? "storage_read" : "storage_write";
   return "compute";
 }
 
-OpCost scheduledCost(Operation &op) { return hm::isAliasingView(&op) ? OpCost{} : opCost(&op); }
+OpCost scheduledCost(Operation &op) {
+  if (hm::isAliasingView(&op) || isa<hm::StageOp>(op))
+    return OpCost{}; // no work on the device
+  return opCost(&op);
+}
 
 OpCost functionCost(func::FuncOp fn) {
   OpCost total;
@@ -56,9 +62,13 @@ ScheduleMemory scheduleMemory(ModuleOp module) {
   m.arena = hm::arenaOfTier(module, "device").getBytes();
   if (auto host = hm::arenaOfTier(module, "host"))
     m.hostArena = host.getBytes();
+  if (auto storage = hm::arenaOfTier(module, "storage"))
+    m.storageArena = storage.getBytes();
   for (const hm::PersistentTensor &t : hm::persistentTensors(module)) {
-    int64_t &sum = t.kind == "param" ? (t.host ? m.hostParameters : m.parameters)
-                   : t.kind == "state" ? (t.host ? m.hostStates : m.states)
+    bool host = t.tier == 1;
+    int64_t &sum = t.kind == "param"   ? (host ? m.hostParameters : m.parameters)
+                   : t.kind == "state" ? (t.tier == 2 ? m.storageStates
+                                                      : host ? m.hostStates : m.states)
                                        : m.inputs;
     sum += hm::arenaBytes(t.type);
   }
@@ -79,9 +89,13 @@ std::string describeSplit(const ScheduleMemory &m) {
 std::string describeHostSplit(const ScheduleMemory &m) {
   if (!m.hostArena)
     return "";
-  return "parameters " + formatBytes(m.hostParameters) + ", optimizer states " +
-         formatBytes(m.hostStates) + ", gradients " + formatBytes(m.hostTransient) +
-         " at their peak";
+  std::string text = "parameters " + formatBytes(m.hostParameters) + ", optimizer states " +
+                     formatBytes(m.hostStates) + ", gradients " + formatBytes(m.hostTransient) +
+                     " at their peak";
+  if (m.storageArena)
+    text += ", staging of stored states " +
+            formatBytes(m.hostArena - m.hostParameters - m.hostStates - m.hostTransient);
+  return text;
 }
 
 } // namespace hmcc

@@ -21,6 +21,8 @@ struct ScheduleMemory {
   /// The host arena (plan-tiers): its bytes, the parameters and states
   /// homed there, and the most of its transient values live at once.
   int64_t hostArena = 0, hostParameters = 0, hostStates = 0, hostTransient = 0;
+  /// The storage arena: the optimizer states homed there.
+  int64_t storageArena = 0, storageStates = 0;
 };
 ScheduleMemory scheduleMemory(mlir::ModuleOp module);
 

@@ -24,7 +24,7 @@ AccessMap::AccessMap(func::FuncOp fn) {
     arenaTier[arena.getSymName()] = arena.getTier() == "host";
   auto addSymbol = [&](Operation *op, StringRef name, Type type) {
     if (auto offset = op->getAttrOfType<IntegerAttr>(kOffsetAttr))
-      symbols[name] = {Where{isHostHomed(op), offset.getInt()}, tensorBytes(type)};
+      symbols[name] = {Where{homeTier(op), offset.getInt()}, tensorBytes(type)};
   };
   for (auto p : module.getOps<ParameterOp>())
     addSymbol(p, p.getSymName(), p.getType());
@@ -59,14 +59,38 @@ SmallVector<Access, 6> AccessMap::accesses(Operation &op) const {
     add(v, false);
   for (Value v : op.getResults())
     add(v, true);
-  // An update names the parameter and states it changes by symbol.
+  // A staging copy: the state's bytes in storage and in the host arena.
+  if (auto stage = dyn_cast<StageOp>(op)) {
+    auto it = symbols.find(stage.getState());
+    if (it == symbols.end())
+      return out;
+    auto [stored, bytes] = it->second;
+    bool in = stage.getDirection() == "in";
+    int64_t at = stage.getOffsetAttr().getInt();
+    out.push_back({stored.tier, stored.offset, stored.offset + bytes, in ? false : true});
+    out.push_back({1, at, at + bytes, in});
+    return out;
+  }
+  // An update names the parameter and states it changes by symbol; a
+  // stored state it changes in its staging copy.
+  auto staged = op.getAttrOfType<DictionaryAttr>(kStagedAttr);
   auto addSymbol = [&](Attribute attr) {
-    if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr))
-      if (auto it = symbols.find(ref.getValue()); it != symbols.end())
-        out.push_back({it->second.first.tier, it->second.first.offset,
-                       it->second.first.offset + it->second.second, true});
+    auto ref = dyn_cast<FlatSymbolRefAttr>(attr);
+    if (!ref)
+      return;
+    auto it = symbols.find(ref.getValue());
+    if (it == symbols.end())
+      return;
+    int64_t bytes = it->second.second;
+    if (auto at = staged ? staged.getAs<IntegerAttr>(ref.getValue()) : IntegerAttr())
+      out.push_back({1, at.getInt(), at.getInt() + bytes, true});
+    else
+      out.push_back({it->second.first.tier, it->second.first.offset,
+                     it->second.first.offset + bytes, true});
   };
   for (NamedAttribute attr : op.getAttrs()) {
+    if (attr.getName() == kStagedAttr)
+      continue;
     addSymbol(attr.getValue());
     if (auto array = dyn_cast<ArrayAttr>(attr.getValue()))
       for (Attribute a : array)

@@ -36,7 +36,7 @@ unsigned streamIndex(llvm::StringRef name);
 
 /// Bytes [begin, end) of one tier's arena that an op reads or writes.
 struct Access {
-  int tier = 0; ///< 0 device, 1 host
+  int tier = 0; ///< 0 device, 1 host, 2 storage
   int64_t begin = 0, end = 0;
   bool write = false;
 };
@@ -47,8 +47,10 @@ class AccessMap {
 public:
   explicit AccessMap(mlir::func::FuncOp fn);
   /// The bytes `op` reads (its operands) and writes (its results, and the
-  /// parameters and states it names by symbol, which it updates). Nothing
-  /// for an op that does not run or an aliasing view.
+  /// parameters and states it names by symbol, which it updates; for a
+  /// state in storage, its staging copy, hm.staged). An hm.stage reads one
+  /// side and writes the other. Nothing for an op that does not run or an
+  /// aliasing view.
   llvm::SmallVector<Access, 6> accesses(mlir::Operation &op) const;
 
 private:

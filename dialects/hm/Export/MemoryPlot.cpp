@@ -140,7 +140,8 @@ LogicalResult writeMemoryPlot(ModuleOp module, func::FuncOp fn, std::optional<in
   std::array<int64_t, kClasses> fixed[2] = {};
   for (const hm::PersistentTensor &t : hm::persistentTensors(module)) {
     Class c = t.kind == "param" ? Parameters : t.kind == "state" ? States : Inputs;
-    fixed[t.host][c] += hm::arenaBytes(t.type);
+    if (t.tier < 2) // storage is not plotted
+      fixed[t.tier][c] += hm::arenaBytes(t.type);
   }
   Series series[2];
   series[0].tier = "device";

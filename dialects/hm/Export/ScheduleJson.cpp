@@ -117,12 +117,12 @@ private:
 
   void persistent(const hm::PersistentTensor &t) {
     int64_t bytes = tg::tensorBytes(t.type);
-    if (!t.host)
+    if (t.tier == 0)
       persistentBytes += hm::alignedSize(bytes);
     j.object([&] {
       j.attribute("kind", t.kind);
       j.attribute("name", t.name);
-      j.attribute("tier", t.host ? "host" : "device");
+      j.attribute("tier", t.tier == 2 ? "storage" : t.tier == 1 ? "host" : "device");
       j.attribute("offset", t.offset);
       j.attribute("bytes", bytes);
       j.attribute("type", debugString(t.type));

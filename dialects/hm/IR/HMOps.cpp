@@ -40,8 +40,9 @@ LogicalResult verifyOffset(NamedAttribute attr, function_ref<InFlightDiagnostic(
 LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
   if (attr.getName() == kHomeAttr) {
     auto home = dyn_cast<StringAttr>(attr.getValue());
-    if (!home || (home.getValue() != "host" && home.getValue() != "device"))
-      return op->emitOpError() << kHomeAttr << " must be \"host\" or \"device\"";
+    if (!home ||
+        (home.getValue() != "host" && home.getValue() != "device" && home.getValue() != "storage"))
+      return op->emitOpError() << kHomeAttr << " must be \"host\", \"storage\" or \"device\"";
     return success();
   }
   if (attr.getName() == kRecomputeAttr) {
@@ -53,6 +54,16 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
     auto event = dyn_cast<IntegerAttr>(attr.getValue());
     if (!event || event.getInt() < 0)
       return op->emitOpError() << kEventAttr << " must be an integer >= 0";
+    return success();
+  }
+  if (attr.getName() == kStagedAttr) {
+    auto staged = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!staged || llvm::any_of(staged, [](NamedAttribute a) {
+          auto offset = dyn_cast<IntegerAttr>(a.getValue());
+          return !offset || offset.getInt() < 0 || offset.getInt() % kStorageAlignment;
+        }))
+      return op->emitOpError() << kStagedAttr << " must map state names to host offsets, "
+                               << "multiples of " << kStorageAlignment;
     return success();
   }
   if (attr.getName() == kWaitAttr) {
@@ -81,6 +92,13 @@ bool hmcc::hm::isHostHomed(Operation *op) {
   return home && home.getValue() == "host";
 }
 
+bool hmcc::hm::isStorageHomed(Operation *op) {
+  auto home = op->getAttrOfType<StringAttr>(kHomeAttr);
+  return home && home.getValue() == "storage";
+}
+
+int hmcc::hm::homeTier(Operation *op) { return isHostHomed(op) ? 1 : isStorageHomed(op) ? 2 : 0; }
+
 int64_t hmcc::hm::arenaBytes(Type type) { return alignedSize(hmcc::tg::tensorBytes(type)); }
 
 std::optional<int64_t> hmcc::hm::placedOffset(Value v) {
@@ -98,8 +116,9 @@ bool hmcc::hm::isAliasingView(Operation *op) {
 }
 
 LogicalResult ArenaOp::verify() {
-  if (getTier() != "device" && getTier() != "host")
-    return emitOpError() << "tier must be \"device\" or \"host\", not \"" << getTier() << "\"";
+  if (getTier() != "device" && getTier() != "host" && getTier() != "storage")
+    return emitOpError() << "tier must be \"device\", \"host\" or \"storage\", not \""
+                         << getTier() << "\"";
   int64_t size = getSizeAttr().getInt();
   if (size < 0 || size % kAlignment)
     return emitOpError() << "size must be a non-negative multiple of " << kAlignment;
@@ -125,6 +144,27 @@ LogicalResult PlaceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (end > size)
     return emitOpError() << "bytes [" << offset << ", " << end << ") lie beyond the " << size
                          << " bytes of " << getArenaAttr();
+  return success();
+}
+
+LogicalResult StageOp::verify() {
+  if (getDirection() != "in" && getDirection() != "out")
+    return emitOpError() << "direction must be \"in\" or \"out\", not \"" << getDirection()
+                         << "\"";
+  int64_t offset = getOffsetAttr().getInt();
+  if (offset < 0 || offset % kStorageAlignment)
+    return emitOpError() << "offset must be a non-negative multiple of " << kStorageAlignment;
+  return success();
+}
+
+LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto state = symbols.lookupNearestSymbolFrom<hmcc::tg::StateOp>(*this, getStateAttr());
+  if (!state)
+    return emitOpError() << getStateAttr() << " is not a tg.state";
+  if (!isStorageHomed(state))
+    return emitOpError() << getStateAttr() << " is not homed in storage";
+  if (state.getType() != getType())
+    return emitOpError() << "type " << getType() << " is not the state's " << state.getType();
   return success();
 }
 

@@ -31,12 +31,25 @@ constexpr const char *kOffsetAttr = "hm.offset";
 constexpr const char *kEventAttr = "hm.event";
 constexpr const char *kWaitAttr = "hm.wait";
 /// Where a tg.parameter or tg.state lives, and where the results of an op
-/// are placed: "host" (the host arena) or "device" (the default, also when
-/// absent). Set by plan-tiers.
+/// are placed: "host" (the host arena), "storage" (the storage arena: only
+/// optimizer states) or "device" (the default, also when absent). Set by
+/// plan-tiers.
 constexpr const char *kHomeAttr = "hm.home";
 /// Whether `op` (a tg.parameter, tg.state or an op with results) has
 /// hm.home = "host".
 bool isHostHomed(mlir::Operation *op);
+/// Whether `op` (a tg.state) has hm.home = "storage".
+bool isStorageHomed(mlir::Operation *op);
+/// The tier of `op`'s home: 0 device, 1 host, 2 storage.
+int homeTier(mlir::Operation *op);
+/// Offsets and sizes in the storage arena are multiples of this many bytes
+/// (the block size of O_DIRECT transfers), and so are the host staging
+/// buffers of stored states.
+constexpr int64_t kStorageAlignment = 4096;
+/// On an optimizer update whose states are stored: a dictionary from each
+/// stored state's symbol name to the host arena offset of its staging copy
+/// (plan-staging), where the update finds it.
+constexpr const char *kStagedAttr = "hm.staged";
 /// The recompute planner's chain and decision, on the module
 /// (plan-recompute).
 constexpr const char *kRecomputeAttr = "hm.recompute";
@@ -54,7 +67,8 @@ bool isAliasingView(mlir::Operation *op);
 #include "hm/IR/HMOps.h.inc"
 
 namespace hmcc::hm {
-/// The arena of `tier` ("device" or "host") in `module`, if there is one.
+/// The arena of `tier` ("device", "host" or "storage") in `module`, if there
+/// is one.
 ArenaOp arenaOfTier(mlir::ModuleOp module, llvm::StringRef tier);
 } // namespace hmcc::hm
 

@@ -60,4 +60,24 @@ def HM_ReleaseOp : HM_Op<"release"> {
   let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
+def HM_StageOp : HM_Op<"stage", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "moves an optimizer state between storage and its host staging copy";
+  let description = [{
+    An optimizer state homed in storage (`hm.home = "storage"` on its
+    tg.state) is updated through host memory: `"in"` reads its bytes from
+    the storage arena into the host arena at `offset` (a staging buffer,
+    a multiple of 4096 bytes), the update reads and writes them there (its
+    `hm.staged` names the offset), and `"out"` writes them back. Runs on the
+    storage_read or storage_write stream.
+
+    ```mlir
+    hm.stage "in" @w.exp_avg at 8192 : tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$direction, FlatSymbolRefAttr:$state, I64Attr:$offset,
+                       TypeAttrOf<AnyRankedTensor>:$type);
+  let assemblyFormat = "$direction $state `at` $offset attr-dict `:` $type";
+  let hasVerifier = 1;
+}
+
 #endif // HMCC_HM_OPS

@@ -18,7 +18,7 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
   using HMCheckBudgetBase::HMCheckBudgetBase;
 
   void runOnOperation() override {
-    if (vram.empty() && ram.empty())
+    if (vram.empty() && ram.empty() && nvme.empty())
       return;
     ModuleOp module = getOperation();
     if (module.getOps<hm::ArenaOp>().empty()) {
@@ -48,7 +48,11 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
                ", and plan-recompute found nothing to recompute (a program without a "
                "backward)") ||
         !check("ram", ram, m.hostArena, "host", describeHostSplit(m),
-               "; spilling to storage (--nvme) is not built yet"))
+               nvme.empty() ? "; with --nvme DIR:SIZE, optimizer states can live in storage"
+                            : "; the optimizer states of every parameter on the host are in "
+                              "storage already") ||
+        !check("nvme", nvme, m.storageArena, "storage",
+               "optimizer states " + formatBytes(m.storageStates), ""))
       signalPassFailure();
   }
 };

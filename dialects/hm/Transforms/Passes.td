@@ -28,7 +28,8 @@ def HMCheckBudget : Pass<"hm-check-budget", "::mlir::ModuleOp"> {
     their peak) must fit `vram` (a size such as 24G, 512M or 1.5T, binary
     units). When it does not, the pass fails with one message giving the
     bytes needed and how they split. Likewise the host arena (parameters,
-    states and gradients plan-tiers homed there) must fit `ram`. Without a
+    states and gradients plan-tiers homed there) must fit `ram`, and the
+    storage arena (the optimizer states homed there) `nvme`. Without a
     budget it checks nothing.
   }];
   let options = [
@@ -36,6 +37,8 @@ def HMCheckBudget : Pass<"hm-check-budget", "::mlir::ModuleOp"> {
            "Device memory budget, e.g. 24G (empty: no bound)">,
     Option<"ram", "ram", "std::string", /*default=*/"\"\"",
            "Host memory budget for the host arena, e.g. 96G (empty: no bound)">,
+    Option<"nvme", "nvme", "std::string", /*default=*/"\"\"",
+           "Storage budget for the storage arena, e.g. 400G (empty: no bound)">,
   ];
 }
 

@@ -80,11 +80,12 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
     ModuleOp module = getOperation();
     if (module.getOps<hm::ArenaOp>().empty())
       return; // not scheduled yet: nothing to prove
-    // One device arena and at most one host arena. Each arena's offsets are
-    // checked in an address range of their own, [base, base + 2^61), so
-    // that bytes of different arenas never compare as overlapping.
+    // One device arena and at most one host and one storage arena. Each
+    // arena's offsets are checked in an address range of their own,
+    // [base, base + 2^61), so that bytes of different arenas never compare
+    // as overlapping.
     for (auto arena : module.getOps<hm::ArenaOp>()) {
-      int tier = arena.getTier() == "host";
+      int tier = arena.getTier() == "storage" ? 2 : arena.getTier() == "host";
       if (arenas[tier]) {
         arena.emitError() << "hm-verify-memory: a second arena of tier \"" << arena.getTier()
                           << "\"";
@@ -101,17 +102,17 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
     Occupancy persistent;
     std::vector<Interval> fixed;
     auto addFixed = [&](Operation *op, int64_t offset, Type type, const std::string &what,
-                        bool host = false) {
-      if (host && !arenas[1]) {
-        op->emitError() << "hm-verify-memory: " << what << " is homed on the host, which has no "
-                        << "arena";
+                        int tier = 0) {
+      if (!arenas[tier]) {
+        op->emitError() << "hm-verify-memory: " << what << " is homed in "
+                        << (tier == 2 ? "storage" : "the host") << ", which has no arena";
         return false;
       }
-      int64_t size = arenas[host].getBytes(), base = baseOf(host);
+      int64_t size = arenas[tier].getBytes(), base = baseOf(tier);
       Interval interval{base + offset, base + offset + bytesOf(type), what};
       if (offset + bytesOf(type) > size) {
         op->emitError() << "hm-verify-memory: " << what << " lies at [" << offset << ", "
-                        << offset + bytesOf(type) << "), beyond the " << arenas[host].getTier()
+                        << offset + bytesOf(type) << "), beyond the " << arenas[tier].getTier()
                         << " arena's " << size << " bytes";
         return false;
       }
@@ -130,7 +131,7 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         op->emitError() << "hm-verify-memory: the " << kind << " has no hm.offset";
         return false;
       }
-      return addFixed(op, offset.getInt(), type, (kind + " @" + name).str(), hm::isHostHomed(op));
+      return addFixed(op, offset.getInt(), type, (kind + " @" + name).str(), hm::homeTier(op));
     };
     for (auto p : module.getOps<ParameterOp>())
       ok &= addSymbol(p, "parameter", p.getSymName(), p.getType());
@@ -172,14 +173,14 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
     }
   }
 
-  /// The device arena and the host arena (null without one).
-  hm::ArenaOp arenas[2];
-  static int64_t baseOf(bool host) { return host ? int64_t(1) << 61 : 0; }
+  /// The device arena, the host arena and the storage arena (null without).
+  hm::ArenaOp arenas[3];
+  static int64_t baseOf(int tier) { return tier * (int64_t(1) << 61); }
 
   /// Where `place` puts its value: the start in the arenas' common address
   /// range, and the arena; null when the place names no arena of the module.
   std::pair<int64_t, hm::ArenaOp> addressOf(hm::PlaceOp place) {
-    for (int tier = 0; tier < 2; ++tier)
+    for (int tier = 0; tier < 3; ++tier)
       if (arenas[tier] && arenas[tier].getSymName() == place.getArena())
         return {baseOf(tier) + place.getByteOffset(), arenas[tier]};
     return {0, hm::ArenaOp()};
@@ -207,9 +208,35 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
                fn.getArgAttr(arg.getArgNumber(), "tg.role");
       return isa<ParamOp, ConstantOp>(v.getDefiningOp());
     };
+    // A staging copy of a stored state (hm.stage, an update's hm.staged)
+    // lies in the host arena over no live value.
+    auto checkStaging = [&](Operation *op, StringRef state, int64_t offset) -> LogicalResult {
+      auto decl = SymbolTable::lookupNearestSymbolFrom<StateOp>(op, FlatSymbolRefAttr::get(
+                                                                        op->getContext(), state));
+      if (!decl || !hm::isStorageHomed(decl))
+        return fail(op) << "stages @" << state << ", which is no state in storage";
+      if (!arenas[1])
+        return fail(op) << "stages @" << state << " in the host arena, and there is none";
+      int64_t bytes = bytesOf(decl.getType()), begin = baseOf(1) + offset;
+      if (offset + bytes > arenas[1].getBytes())
+        return fail(op) << "stages @" << state << " at [" << offset << ", " << offset + bytes
+                        << "), beyond the host arena's " << arenas[1].getBytes() << " bytes";
+      if (const Interval *other = occupancy.overlapping(begin, begin + bytes))
+        return fail(op) << "stages @" << state << " at [" << offset << ", " << offset + bytes
+                        << ") of the host arena over " << other->what;
+      return success();
+    };
     for (auto [index, step] : llvm::enumerate(liveness.steps)) {
       unsigned i = index;
       Operation *op = step.op;
+      if (auto stage = dyn_cast<hm::StageOp>(op))
+        if (failed(checkStaging(op, stage.getState(), stage.getOffsetAttr().getInt())))
+          return failure();
+      if (auto staged = op->getAttrOfType<DictionaryAttr>(hm::kStagedAttr))
+        for (NamedAttribute entry : staged)
+          if (failed(checkStaging(op, entry.getName(),
+                                  cast<IntegerAttr>(entry.getValue()).getInt())))
+            return failure();
       for (Value v : op->getOperands()) {
         auto lifetime = liveness.lifetimes.find(v);
         bool placed = lifetime != liveness.lifetimes.end();

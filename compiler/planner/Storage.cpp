@@ -1,0 +1,99 @@
+//===- Storage.cpp - optimizer states homed in storage --------------------===//
+//
+// plan-storage (see Passes.td). The host arena's size is known exactly
+// before anything moves: the program is placed once as it is; moving a
+// state to storage takes its bytes out of the host arena (persistent
+// tensors are packed first, the transient ones after them keep their
+// layout) and adds the staging buffers plan-staging will put at its end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/conversion/TGToHM/PlaceBuffers.h"
+#include "compiler/planner/Passes.h"
+#include "hm/Analysis/Memory.h"
+#include "hm/IR/HMOps.h"
+#include "lib/support/Size.h"
+#include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
+
+#include "llvm/ADT/StringSet.h"
+
+namespace hmcc {
+#define GEN_PASS_DEF_PLANSTORAGE
+#include "compiler/planner/Passes.h.inc"
+} // namespace hmcc
+
+using namespace mlir;
+using namespace hmcc;
+using namespace hmcc::tg;
+
+namespace {
+
+int64_t roundUp(int64_t n) {
+  return (n + hm::kStorageAlignment - 1) / hm::kStorageAlignment * hm::kStorageAlignment;
+}
+
+struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
+  using PlanStorageBase::PlanStorageBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (force.empty() && (ram.empty() || nvme.empty()))
+      return;
+    // The parameters on the host with states, largest first.
+    llvm::StringMap<SmallVector<StateOp>> states;
+    for (auto s : module.getOps<StateOp>())
+      states[s.getParam()].push_back(s);
+    SmallVector<std::pair<int64_t, StringRef>> sized;
+    for (auto p : module.getOps<ParameterOp>())
+      if (hm::isHostHomed(p) && states.count(p.getSymName()))
+        sized.push_back({tensorBytes(p.getType()), p.getSymName()});
+    llvm::stable_sort(sized, [](auto &a, auto &b) { return a.first > b.first; });
+
+    llvm::StringSet<> chosen;
+    if (!force.empty()) {
+      SmallVector<StringRef> parts;
+      StringRef(force).split(parts, ',');
+      for (StringRef part : parts) {
+        part = part.trim();
+        if (part != "all" && !llvm::is_contained(llvm::make_second_range(sized), part)) {
+          module.emitError() << "plan-storage: force: '" << part
+                             << "' is not a parameter on the host with optimizer states";
+          return signalPassFailure();
+        }
+        chosen.insert(part);
+      }
+      if (chosen.contains("all"))
+        for (auto &[bytes, name] : sized)
+          chosen.insert(name);
+    } else {
+      auto budget = parseSize(ram);
+      if (!budget) {
+        module.emitError() << "plan-storage: ram: " << llvm::toString(budget.takeError());
+        return signalPassFailure();
+      }
+      OwningOpRef<ModuleOp> copy(module.clone());
+      if (failed(placeBuffers(*copy, {})))
+        return signalPassFailure();
+      int64_t host = scheduleMemory(*copy).hostArena, slot = 0;
+      for (auto &[bytes, name] : sized) {
+        if (host == 0 || roundUp(host) + 2 * slot <= int64_t(*budget))
+          break;
+        int64_t staged = 0;
+        for (StateOp s : states.lookup(name)) {
+          host -= hm::arenaBytes(s.getType());
+          staged += roundUp(tensorBytes(s.getType()));
+        }
+        slot = std::max(slot, staged);
+        chosen.insert(name);
+      }
+    }
+    auto storage = StringAttr::get(module.getContext(), "storage");
+    for (auto &[bytes, name] : sized)
+      if (chosen.contains(name))
+        for (StateOp s : states.lookup(name))
+          s->setAttr(hm::kHomeAttr, storage);
+  }
+};
+
+} // namespace
