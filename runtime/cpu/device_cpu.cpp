@@ -1,10 +1,9 @@
 // The CPU backend of the device interface (hmrt/device.h, core/backend.h).
 //
-//  - device and host tiers: 64-byte aligned host memory (aligned_alloc);
-//  - storage tier: one temporary file per buffer, unlinked at once (O_TMPFILE
-//    where the file system has it, else mkstemp + unlink) in
-//    $HMRT_STORAGE_DIR, else $TMPDIR, else /tmp; sized with ftruncate (so
-//    it reads as zeros) and moved with pread/pwrite;
+//  - device and host tiers: page-aligned host memory (aligned_alloc);
+//  - storage tier: one anonymous file per buffer in $HMRT_STORAGE_DIR, else
+//    $TMPDIR, else /tmp, moved with O_DIRECT and io_uring where it can be
+//    (storage_file.h);
 //  - streams (cpu_stream.h): a worker thread each, running their copies,
 //    memsets and host functions in order; inline streams run them on the
 //    submitting thread;
@@ -24,13 +23,16 @@
 #include "core/backend.h"
 #include "core/internal.h"
 #include "cpu/cpu_stream.h"
+#include "cpu/storage_file.h"
 #include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
 
 namespace hmrt {
 namespace {
 
-constexpr size_t kAlign = 64;
+// Device and host buffers start on a page, so that storage transfers into
+// and out of them can bypass the page cache (StorageFile::kDirectAlign).
+constexpr size_t kAlign = StorageFile::kDirectAlign;
 // Bounce buffer for storage-to-storage copies and storage memsets.
 constexpr uint64_t kChunk = uint64_t{1} << 20;
 
@@ -47,69 +49,23 @@ const hmrt_kernels kCpuKernels = {
     hmrt_sgd_step,
 };
 
-struct StorageFile {
-  int fd;
-};
-
-std::string storage_dir() {
-  for (const char* var : {"HMRT_STORAGE_DIR", "TMPDIR"}) {
-    const char* v = std::getenv(var);
-    if (v != nullptr && v[0] != '\0') return v;
-  }
-  return "/tmp";
-}
-
-// An anonymous file in `dir`: O_TMPFILE when available, else a named
-// temporary file removed at once.  -1 with errno on failure.
-int open_anonymous(const std::string& dir) {
-#ifdef O_TMPFILE
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd >= 0) return fd;
-#endif
-  std::string name = dir + "/hmrt-storage-XXXXXX";
-  std::vector<char> path(name.begin(), name.end());
-  path.push_back('\0');
-  int fd2 = ::mkstemp(path.data());
-  if (fd2 < 0) return -1;
-  ::unlink(path.data());
-  return fd2;
-}
-
-bool pwrite_all(int fd, const void* data, uint64_t bytes, uint64_t offset) {
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const size_t n = bytes < (uint64_t{1} << 30) ? bytes : (size_t{1} << 30);
-    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    offset += static_cast<uint64_t>(w);
-    bytes -= static_cast<uint64_t>(w);
-  }
-  return true;
-}
-
-bool pread_all(int fd, void* data, uint64_t bytes, uint64_t offset) {
-  char* p = static_cast<char*>(data);
-  while (bytes > 0) {
-    const size_t n = bytes < (uint64_t{1} << 30) ? bytes : (size_t{1} << 30);
-    const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(offset));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    if (r == 0) {  // past the end of the file: reads as zeros
-      std::memset(p, 0, bytes);
-      return true;
-    }
-    p += r;
-    offset += static_cast<uint64_t>(r);
-    bytes -= static_cast<uint64_t>(r);
-  }
-  return true;
-}
-
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }
 
-int fd_of(const hmrt_buffer* b) { return static_cast<StorageFile*>(b->impl)->fd; }
+// A page-aligned bounce buffer of min(bytes, kChunk) bytes (data is null
+// when it cannot be allocated).
+struct Bounce {
+  explicit Bounce(uint64_t bytes)
+      : size(static_cast<size_t>(bytes < kChunk ? bytes : kChunk)),
+        data(static_cast<uint8_t*>(
+            std::aligned_alloc(kAlign, (size + kAlign - 1) / kAlign * kAlign))) {}
+  ~Bounce() { std::free(data); }
+  size_t size;
+  uint8_t* data;
+};
+
+StorageFile* file_of(const hmrt_buffer* b) {
+  return static_cast<StorageFile*>(b->impl);
+}
 
 // The host address of a place, or nullptr for a storage buffer.
 uint8_t* host_of(const Place& p) {
@@ -145,10 +101,7 @@ class CpuBackend final : public Backend {
       std::free(host);
       return;
     }
-    auto* f = static_cast<StorageFile*>(impl);
-    if (f == nullptr) return;
-    ::close(f->fd);
-    delete f;
+    delete static_cast<StorageFile*>(impl);
   }
 
   hmrt_status copy(const char* fn, const Place& dst, const Place& src,
@@ -162,30 +115,19 @@ class CpuBackend final : public Backend {
       std::memmove(d, s, bytes);
       return HMRT_OK;
     }
-    if (d != nullptr) {  // storage -> memory
-      if (!pread_all(fd_of(src.buffer), d, bytes, src.offset))
-        return io_error(fn, "read", bytes, src.offset);
-      return HMRT_OK;
-    }
-    if (s != nullptr) {  // memory -> storage
-      if (!pwrite_all(fd_of(dst.buffer), s, bytes, dst.offset))
-        return io_error(fn, "write", bytes, dst.offset);
-      return HMRT_OK;
-    }
+    if (d != nullptr) return file_of(src.buffer)->read(d, bytes, src.offset, fn);
+    if (s != nullptr) return file_of(dst.buffer)->write(s, bytes, dst.offset, fn);
     // storage -> storage through a bounce buffer (ranges do not overlap).
-    std::vector<uint8_t> tmp;
-    try {
-      tmp.resize(static_cast<size_t>(bytes < kChunk ? bytes : kChunk));
-    } catch (const std::bad_alloc&) {
+    Bounce tmp(bytes);
+    if (tmp.data == nullptr)
       return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate a bounce buffer",
                   fn);
-    }
     for (uint64_t done = 0; done < bytes;) {
       const uint64_t n = bytes - done < kChunk ? bytes - done : kChunk;
-      if (!pread_all(fd_of(src.buffer), tmp.data(), n, src.offset + done))
-        return io_error(fn, "read", n, src.offset + done);
-      if (!pwrite_all(fd_of(dst.buffer), tmp.data(), n, dst.offset + done))
-        return io_error(fn, "write", n, dst.offset + done);
+      hmrt_status st = file_of(src.buffer)->read(tmp.data, n, src.offset + done, fn);
+      if (st == HMRT_OK)
+        st = file_of(dst.buffer)->write(tmp.data, n, dst.offset + done, fn);
+      if (st != HMRT_OK) return st;
       done += n;
     }
     return HMRT_OK;
@@ -201,18 +143,15 @@ class CpuBackend final : public Backend {
       std::memset(d, value, bytes);
       return HMRT_OK;
     }
-    std::vector<uint8_t> tmp;
-    try {
-      tmp.assign(static_cast<size_t>(bytes < kChunk ? bytes : kChunk),
-                 static_cast<uint8_t>(value));
-    } catch (const std::bad_alloc&) {
+    Bounce tmp(bytes);
+    if (tmp.data == nullptr)
       return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate a bounce buffer",
                   fn);
-    }
+    std::memset(tmp.data, value, tmp.size);
     for (uint64_t done = 0; done < bytes;) {
       const uint64_t n = bytes - done < kChunk ? bytes - done : kChunk;
-      if (!pwrite_all(fd_of(dst.buffer), tmp.data(), n, dst.offset + done))
-        return io_error(fn, "write", n, dst.offset + done);
+      hmrt_status st = file_of(dst.buffer)->write(tmp.data, n, dst.offset + done, fn);
+      if (st != HMRT_OK) return st;
       done += n;
     }
     return HMRT_OK;
@@ -290,45 +229,12 @@ class CpuBackend final : public Backend {
     *host = nullptr;
     *impl = nullptr;
     if (bytes == 0) return HMRT_OK;  // nothing to store: no file
-    std::string dir;
-    try {
-      dir = storage_dir();
-    } catch (const std::bad_alloc&) {
-      return fail(HMRT_OUT_OF_MEMORY, "hmrt_buffer_alloc: out of memory");
-    }
-    const int fd = open_anonymous(dir);
-    if (fd < 0)
-      return fail(HMRT_IO_ERROR,
-                  "hmrt_buffer_alloc: cannot create a storage file in %s "
-                  "(set HMRT_STORAGE_DIR): %s",
-                  dir.c_str(), std::strerror(errno));
-    if (bytes > uint64_t(INT64_MAX) ||
-        ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return fail(HMRT_IO_ERROR,
-                  "hmrt_buffer_alloc: cannot size a storage file in %s to "
-                  "%llu bytes: %s",
-                  dir.c_str(), (unsigned long long)bytes, std::strerror(err));
-    }
-    auto* f = new (std::nothrow) StorageFile{fd};
-    if (f == nullptr) {
-      ::close(fd);
-      return fail(HMRT_OUT_OF_MEMORY,
-                  "hmrt_buffer_alloc: cannot allocate the handle");
-    }
-    *impl = f;
-    return HMRT_OK;
+    StorageFile* f = nullptr;
+    hmrt_status st = StorageFile::create(bytes, "hmrt_buffer_alloc", &f);
+    if (st == HMRT_OK) *impl = f;
+    return st;
   }
 
-  static hmrt_status io_error(const char* fn, const char* what,
-                              uint64_t bytes, uint64_t offset) {
-    return fail(HMRT_IO_ERROR,
-                "%s: cannot %s %llu bytes at offset %llu of a storage buffer's "
-                "file: %s",
-                fn, what, (unsigned long long)bytes,
-                (unsigned long long)offset, std::strerror(errno));
-  }
 };
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "io/json_util.h"
 
 #if defined(__unix__) || defined(__APPLE__)
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -141,6 +142,10 @@ const char* const kHelp =
     "                        (or the --eval pass); its dtype and shape must equal\n"
     "                        the input's (a bfloat16 input takes a uint16 file of\n"
     "                        its bits); repeatable; overrides the token loader\n"
+    "  --nvme DIR            where the storage tier's file goes, for a program\n"
+    "                        whose optimizer states hmcc homed in storage (hmcc\n"
+    "                        --nvme); default $HMRT_STORAGE_DIR, else $TMPDIR,\n"
+    "                        else /tmp\n"
     "  --trace FILE          write a Chrome trace (about:tracing, Perfetto) of the\n"
     "                        first --trace-steps steps (or of --eval's pass): each\n"
     "                        step, its input writing, and every op of the program\n"
@@ -185,6 +190,7 @@ struct Options {
   std::string dump_outputs;
   bool dump_set = false;
   std::string trace;
+  std::string nvme;  // the storage tier's directory
   int64_t trace_steps = 10;
   bool trace_steps_set = false;
 };
@@ -216,7 +222,8 @@ Options parse_args(int argc, char** argv) {
   const std::vector<std::string> with_value = {
       "--state",   "--data",    "--data-dtype", "--steps",   "--seed",
       "--log-every", "--save",  "--save-every", "--resume",  "--threads",
-      "--metrics", "--feed",    "--dump-outputs", "--trace", "--trace-steps"};
+      "--metrics", "--feed",    "--dump-outputs", "--trace", "--trace-steps",
+      "--nvme"};
   const std::vector<std::string> switches = {"--eval", "--quiet", "--help",
                                              "--force"};
   std::vector<std::string> seen;
@@ -301,6 +308,11 @@ Options parse_args(int argc, char** argv) {
       o.feeds.emplace_back(name, value.substr(at + 1));
     } else if (flag == "--trace") {
       o.trace = value;
+    } else if (flag == "--nvme") {
+      struct stat st;
+      if (::stat(value.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        die("--nvme %s: not a directory", value.c_str());
+      o.nvme = value;
     } else if (flag == "--trace-steps") {
       o.trace_steps = parse_count(flag, value, 1);
       if (o.trace_steps > 1000)
@@ -1188,10 +1200,19 @@ int Trainer::train() {
         (long long)last);
   // The memory of each tier: the arenas the plan sized, allocated whole
   // (nothing else is allocated per step).
-  if (p_->host_arena_bytes || p_->storage_arena_bytes)
+  if (p_->storage_arena_bytes) {
+    const char* dir = std::getenv("HMRT_STORAGE_DIR");
+    if (dir == nullptr || dir[0] == '\0') dir = std::getenv("TMPDIR");
+    log("memory: device arena %s, host arena %s, storage arena %s in %s (as planned)\n",
+        human_bytes(double(p_->arena_bytes)).c_str(),
+        human_bytes(double(p_->host_arena_bytes)).c_str(),
+        human_bytes(double(p_->storage_arena_bytes)).c_str(),
+        dir != nullptr && dir[0] != '\0' ? dir : "/tmp");
+  } else if (p_->host_arena_bytes) {
     log("memory: device arena %s, host arena %s (as planned)\n",
         human_bytes(double(p_->arena_bytes)).c_str(),
         human_bytes(double(p_->host_arena_bytes)).c_str());
+  }
 
   std::unique_ptr<Tracer> tracer;
   if (!o_.trace.empty())
@@ -1323,6 +1344,9 @@ int Trainer::run() {
   if (hmrt_device_open(backend, &dev) != HMRT_OK)
     die("cannot open the program's device: %s", last_error().c_str());
   device_.reset(dev);
+  // The storage tier's file goes where --nvme says (the backend reads
+  // HMRT_STORAGE_DIR when it creates it).
+  if (!o_.nvme.empty()) ::setenv("HMRT_STORAGE_DIR", o_.nvme.c_str(), 1);
   hmrt_exec* x = nullptr;
   if (hmrt_exec_create_for_program(dev, p_, &x) != HMRT_OK) {
     std::string sizes = human_bytes(double(p_->arena_bytes));

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hmrt/device.h"
@@ -494,6 +495,37 @@ TEST_F(Device, StreamFailuresAreReportedBySynchronize) {
   hmrt_stream_destroy(a);
 }
 
+// Page-aligned transfers between host memory and storage (the O_DIRECT
+// path, through io_uring, and again with io_uring off in a thread of its
+// own) keep every byte, and unaligned reads (the page-cache path) of the
+// same file see them.
+TEST_F(Device, StorageDirectTransfers) {
+  const uint64_t size = (uint64_t{9} << 20) + 3 * 4096;  // not whole requests
+  BufferPtr host = alloc(HMRT_TIER_HOST, size);
+  BufferPtr back = alloc(HMRT_TIER_HOST, size);
+  BufferPtr file = alloc(HMRT_TIER_STORAGE, size + 8192);
+  void* p = nullptr;
+  HMRT_ASSERT_OK(hmrt_buffer_host_ptr(host.get(), 0, size, &p));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  auto round_trip = [&](int salt) {
+    const std::vector<uint8_t> a = pattern(size, salt);
+    HMRT_ASSERT_OK(hmrt_copy_from_host(host.get(), 0, a.data(), size));
+    HMRT_ASSERT_OK(hmrt_copy(file.get(), 4096, host.get(), 0, size));
+    HMRT_ASSERT_OK(hmrt_copy(back.get(), 0, file.get(), 4096, size));
+    EXPECT_EQ(read_all(back.get()), a);
+    std::vector<uint8_t> part(1000);
+    HMRT_ASSERT_OK(hmrt_copy_to_host(part.data(), file.get(), 4096 + 777777, 1000));
+    EXPECT_EQ(std::memcmp(part.data(), a.data() + 777777, 1000), 0);
+  };
+  round_trip(31);
+  std::thread plain([&] {
+    ::setenv("HMRT_NO_IO_URING", "1", 1);
+    round_trip(32);
+    ::unsetenv("HMRT_NO_IO_URING");
+  });
+  plain.join();
+}
+
 // The storage tier keeps bytes in a file of HMRT_STORAGE_DIR (or TMPDIR):
 // a round trip of a few MiB through it, and a clear error for a folder that
 // does not exist.
@@ -515,7 +547,7 @@ TEST_F(Device, StorageTierRoundTrip) {
             HMRT_IO_ERROR);
   EXPECT_TRUE(contains(last_error(), "hmrt_buffer_alloc: cannot create a "
                                      "storage file in /nonexistent/hmrt-storage "
-                                     "(set HMRT_STORAGE_DIR)"))
+                                     "(set HMRT_STORAGE_DIR or train --nvme)"))
       << last_error();
   // An empty storage buffer needs no file.
   HMRT_ASSERT_OK(hmrt_buffer_alloc(dev_.get(), HMRT_TIER_STORAGE, 0, &b));

@@ -14,9 +14,13 @@ bool hmcc::compileHostExecutable(StringRef cppPath, StringRef exePath, StringRef
     return false;
   }
   SmallVector<std::string> args = {*cxx, "-O2", "-std=c++17", "-I" HMCC_RUNTIME_INCLUDE_DIR,
-                                   cppPath.str(), HMCC_RUNTIME_DRIVER_LIB,
-                                   HMCC_RUNTIME_LIB, HMCC_RUNTIME_SYSTEM_LIBS, "-fopenmp", "-lm",
-                                   "-o", exePath.str()};
+                                   cppPath.str(), HMCC_RUNTIME_DRIVER_LIB, HMCC_RUNTIME_LIB};
+  // The system libraries libhmrt.a needs, separated by commas (-lz,-luring).
+  SmallVector<StringRef> systemLibs;
+  StringRef(HMCC_RUNTIME_SYSTEM_LIBS).split(systemLibs, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef lib : systemLibs)
+    args.push_back(lib.str());
+  args.append({"-fopenmp", "-lm", "-o", exePath.str()});
   // What libhmrt.a needs besides (OpenBLAS, found by path), before -o EXE.
   if (StringRef(HMCC_RUNTIME_EXTRA_LIB).size()) {
     args.insert(args.end() - 2, HMCC_RUNTIME_EXTRA_LIB);
