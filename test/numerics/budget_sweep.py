@@ -10,10 +10,13 @@ and requires, for every budget:
     unconstrained program's at every step (the metrics print floats exactly
     as the runtime had them);
 that one byte less than the smallest budget fails at compile time, naming
-it; and that checkpoints do not depend on the plan: the program at the
-smallest budget, resumed from the unplanned program's checkpoint of step
-STEPS/2, goes on bit-identically. Prints one line per budget and a closing
-verdict.
+it; the same at the smallest --vram with --ram one byte below that plan's
+host arena and --nvme (a folder of OUTDIR): optimizer states spill to the
+storage tier, which the program's file uses, and every arena is within its
+budget; and that checkpoints do not depend on the plan: the programs at the
+smallest budget, with and without storage, resumed from the unplanned
+program's checkpoint of step STEPS/2, go on bit-identically. Prints one
+line per budget and a closing verdict.
 
 usage: budget_sweep.py HMCC MODEL OUTDIR STEPS TRAIN-ARG...
 """
@@ -31,12 +34,12 @@ def run(cmd, expect_ok=True):
     return p
 
 
-def compile_and_train(hmcc, model, out, tag, budget, steps, train_args):
+def compile_and_train(hmcc, model, out, tag, budget, steps, train_args, extra=()):
     exe, plan = out / tag, out / f"{tag}.json"
     cmd = [hmcc, model, "-o", exe, "--force", "--dump-schedule", plan]
     if budget is not None:
         cmd += ["--vram", str(budget)]
-    run(cmd)
+    run(cmd + list(extra))
     metrics = out / f"{tag}.jsonl"
     run([exe / "train", "--quiet", "--steps", str(steps), "--metrics", metrics, "--force"]
         + train_args)
@@ -80,15 +83,40 @@ def main():
         print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, {plan}, "
               f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
 
-    resumed = out / "resumed.jsonl"
-    run([out / f"b{len(budgets) - 1}" / "train", "--quiet", "--steps", str(steps), "--resume",
-         checkpoint, "--metrics", resumed, "--force"] + train_args)
-    rows = [json.loads(line) for line in resumed.read_text().splitlines()]
-    same = len(rows) == steps - half and all(
-        a[k] == b[k] for a, b in zip(rows, reference[half:]) for k in keys)
-    failures += not same
-    print(f"--vram {smallest}: resumed from the unplanned program's step {half}, "
-          f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
+    # The smallest budget again, with the host arena one byte too small:
+    # optimizer states spill to storage.
+    host = json.loads((out / f"b{len(budgets) - 1}.json").read_text()).get("host_arena")
+    storage_args = []
+    if host:
+        ram, nvme = host["bytes"] - 1, out / "nvme"
+        nvme.mkdir(exist_ok=True)
+        storage_args = ["--nvme", str(nvme)]
+        arena, rows, plan = compile_and_train(
+            hmcc, model, out, "spill", smallest, steps, train_args + storage_args,
+            ["--ram", str(ram), "--nvme", f"{nvme}:1G"])
+        schedule = json.loads((out / "spill.json").read_text())
+        stored = sum(t["tier"] == "storage" for t in schedule["persistent"])
+        fits = (arena <= smallest and schedule["host_arena"]["bytes"] <= ram
+                and stored > 0 and "storage_arena" in schedule)
+        same = len(rows) == len(reference) and all(
+            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        failures += not (same and fits)
+        print(f"--vram {smallest} --ram {ram}: {stored} optimizer states in storage, arenas "
+              f"{'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
+              f"{'bit-identical' if same else 'DIFFER'}")
+
+    for tag, args in [(f"b{len(budgets) - 1}", []), ("spill", storage_args)]:
+        if tag == "spill" and not host:
+            continue
+        resumed = out / f"{tag}-resumed.jsonl"
+        run([out / tag / "train", "--quiet", "--steps", str(steps), "--resume",
+             checkpoint, "--metrics", resumed, "--force"] + train_args + args)
+        rows = [json.loads(line) for line in resumed.read_text().splitlines()]
+        same = len(rows) == steps - half and all(
+            a[k] == b[k] for a, b in zip(rows, reference[half:]) for k in keys)
+        failures += not same
+        print(f"--vram {smallest}{' with storage' if args else ''}: resumed from the unplanned "
+              f"program's step {half}, {len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
 
     p = run([hmcc, model, "--vram", str(smallest - 1)], expect_ok=False)
     named = f"the smallest budget that fits is --vram {smallest} " in p.stderr

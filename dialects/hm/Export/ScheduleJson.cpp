@@ -54,6 +54,11 @@ public:
           j.attribute("name", host.getSymName());
           j.attribute("bytes", host.getBytes());
         });
+      if (auto storage = hm::arenaOfTier(module, "storage"))
+        j.attributeObject("storage_arena", [&] {
+          j.attribute("name", storage.getSymName());
+          j.attribute("bytes", storage.getBytes());
+        });
       j.attributeArray("persistent", [&] {
         for (const hm::PersistentTensor &t : hm::persistentTensors(module))
           persistent(t);
