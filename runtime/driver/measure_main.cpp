@@ -10,7 +10,8 @@
 //   memory_bandwidth    bytes read and written by a copy inside the device tier
 //   links               copies between the device and host tiers (each way,
 //                       and both at once from two threads), host to host
-//   storage             sequential O_DIRECT writes and reads of a file in DIR
+//   storage             sequential writes and reads through the runtime's storage
+//                       tier in DIR (O_DIRECT and io_uring where it can)
 //                       (without DIR: not measured, the cpu built-in's figures)
 //   host_optimizer      hmrt_adamw_step / hmrt_adamw8bit_step, parameters per s
 //   launch_overhead     a one-element kernel call
@@ -70,59 +71,31 @@ void note(const char* what, double value, const char* unit) {
   std::fprintf(stderr, "  %-34s %10.3g %s\n", what, value, unit);
 }
 
-/// An aligned host allocation for O_DIRECT.
-struct Aligned {
-  explicit Aligned(size_t bytes) {
-    if (posix_memalign(&p, 4096, bytes) != 0) die("out of memory");
-    std::memset(p, 1, bytes);
-  }
-  ~Aligned() { std::free(p); }
-  void* p = nullptr;
-};
-
-/// Sequential write and read of `bytes` in a file under `dir`, with O_DIRECT
-/// when the file system takes it; bytes per second each way, and whether
-/// O_DIRECT was used.
-void storage(const std::string& dir, size_t bytes, double* write_bw, double* read_bw,
-             bool* direct) {
-  // A new file of our own (O_EXCL: never one that is there, nor a link).
-  std::string path = dir + "/hmrt-measure." + std::to_string(getpid()) + ".tmp";
-  const size_t block = 4 << 20;
-  Aligned buf(block);
-  *direct = true;
-  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_DIRECT, 0600);
-  if (fd < 0 && errno == EINVAL) {
-    *direct = false;
-    fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
-  }
-  if (fd < 0) die("cannot create " + path + ": " + std::strerror(errno));
-  // Bytes per second of `bytes` moved through `fd` in blocks, sequentially.
+/// Sequential writes and reads of `bytes` through the runtime's storage
+/// tier (a storage buffer in `dir`, as a program's storage arena; O_DIRECT
+/// and io_uring where the runtime can, with its notice where not), in
+/// requests of 64 MiB from a host buffer, as plan-staging's copies are;
+/// bytes per second each way.
+void storage(hmrt_device* dev, const std::string& dir, uint64_t bytes, double* write_bw,
+             double* read_bw) {
+  ::setenv("HMRT_STORAGE_DIR", dir.c_str(), 1);
+  const uint64_t block = std::min<uint64_t>(bytes, uint64_t{64} << 20);
+  hmrt_buffer* file = nullptr;
+  hmrt_buffer* host = nullptr;
+  check(hmrt_buffer_alloc(dev, HMRT_TIER_STORAGE, bytes, &file), "storage buffer");
+  check(hmrt_buffer_alloc(dev, HMRT_TIER_HOST, block, &host), "host buffer");
+  check(hmrt_memset(host, 0, 1, block), "memset");
   auto pass = [&](bool write) {
     const double start = now();
-    for (size_t done = 0; done < bytes; done += block) {
-      const ssize_t n = write ? ::pwrite(fd, buf.p, block, off_t(done))
-                              : ::pread(fd, buf.p, block, off_t(done));
-      if (n != ssize_t(block)) {
-        const int e = n < 0 ? errno : EIO;
-        ::close(fd);
-        ::unlink(path.c_str());
-        die(std::string(write ? "writing " : "reading ") + path + ": " + std::strerror(e));
-      }
-    }
-    if (write) ::fsync(fd);
+    for (uint64_t done = 0; done < bytes; done += block)
+      check(write ? hmrt_copy(file, done, host, 0, block) : hmrt_copy(host, 0, file, done, block),
+            write ? "storage write" : "storage read");
     return double(bytes) / std::max(now() - start, 1e-9);
   };
   *write_bw = pass(true);
-  ::close(fd);
-  fd = ::open(path.c_str(), O_RDONLY | (*direct ? O_DIRECT : 0));
-  if (fd < 0) {
-    const int e = errno;
-    ::unlink(path.c_str());
-    die("cannot read " + path + ": " + std::strerror(e));
-  }
   *read_bw = pass(false);
-  ::close(fd);
-  ::unlink(path.c_str());
+  hmrt_buffer_free(host);
+  hmrt_buffer_free(file);
 }
 
 }  // namespace
@@ -192,15 +165,10 @@ int main(int argc, char** argv) {
   note("links.host_copy", hostCopy / 1e9, "GB/s");
   double storageWrite = 0.8e9, storageRead = 1.0e9;
   if (!dir.empty()) {
-    bool direct = false;
-    storage(dir, quick ? (64u << 20) : (1024u << 20), &storageWrite, &storageRead, &direct);
-    note(direct ? "links.storage_write (O_DIRECT)" : "links.storage_write (page cache)",
-         storageWrite / 1e9, "GB/s");
-    note(direct ? "links.storage_read (O_DIRECT)" : "links.storage_read (page cache)",
-         storageRead / 1e9, "GB/s");
-    if (!direct)
-      std::fprintf(stderr, "hmrt-measure: %s does not take O_DIRECT; storage was measured "
-                           "through the page cache\n", dir.c_str());
+    storage(device, dir, quick ? (uint64_t{64} << 20) : (uint64_t{1} << 30), &storageWrite,
+            &storageRead);
+    note("links.storage_write", storageWrite / 1e9, "GB/s");
+    note("links.storage_read", storageRead / 1e9, "GB/s");
   } else {
     std::fprintf(stderr, "  storage not measured (no --storage DIR): the cpu built-in's "
                          "figures\n");

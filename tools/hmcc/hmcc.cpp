@@ -55,7 +55,10 @@ cl::OptionCategory budgetCategory(
     "the planner homes parameters (with their gradients and optimizer states) in host\n"
     "memory and recomputes activations (the cheapest choice by --device-profile's cost\n"
     "model) until it does, or says which budget is the smallest that fits. --ram bounds\n"
-    "the host arena; --nvme is checked now, spilling to storage is not built yet.");
+    "the host arena: past it, with --nvme, the optimizer states of parameters on the host\n"
+    "live in a storage file (train --nvme DIR says where) and are updated through two\n"
+    "host staging buffers. Copies, host updates and storage run on streams of their own,\n"
+    "overlapping compute.");
 cl::OptionCategory outputCategory("Output");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx | model.onnxtxt>"),
@@ -93,7 +96,9 @@ cl::opt<std::string> ram("ram", cl::value_desc("SIZE"),
                                   "and optimizer states the planner homes there), e.g. 96G"),
                          cl::cat(budgetCategory));
 cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
-                          cl::desc("NVMe spill directory and its budget, e.g. /mnt/ssd/hm:400G"),
+                          cl::desc("Storage for optimizer states past --ram: a directory and the "
+                                   "budget of the storage arena, e.g. /mnt/ssd/hm:400G (the "
+                                   "size bounds the plan; train --nvme DIR places the file)"),
                           cl::cat(budgetCategory));
 
 cl::opt<std::string> deviceProfile(
@@ -395,6 +400,9 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   row("inputs", m.inputs, std::nullopt);
   row("activations", m.activations, std::nullopt, "at their peak");
   row("arena", m.arena, m.hostArena ? std::optional<int64_t>(m.hostArena) : std::nullopt);
+  if (m.storageArena)
+    os << "  storage: " << formatBytes(m.storageStates) << " of optimizer states (arena "
+       << formatBytes(m.storageArena) << "), updated through host staging\n";
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
     unsigned recomputed = 0, offloaded = 0;
@@ -424,6 +432,10 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   };
   link("host_to_device", "host to device");
   link("device_to_host", "device to host");
+  if (m.storageArena) {
+    link("storage_read", "storage read");
+    link("storage_write", "storage write");
+  }
   os << "  predicted step " << hmcc::formatSeconds(timeline.step) << " (streams overlapped), lower bound "
      << hmcc::formatSeconds(timeline.lowerBound) << " (" << timeline.binding << "): "
      << format("%.2f", timeline.lowerBound > 0 ? timeline.step / timeline.lowerBound : 1.0)
