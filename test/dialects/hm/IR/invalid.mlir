@@ -2,7 +2,7 @@
 // Each case breaks one rule of an hm op's verifier and checks its message.
 
 // Arenas belong to a tier hmcc knows.
-// expected-error @+1 {{tier must be "device" or "host", not "tape"}}
+// expected-error @+1 {{tier must be "device", "host" or "storage", not "tape"}}
 hm.arena @arena tier "tape" size 512
 
 // -----
@@ -50,4 +50,62 @@ func.func @f(%x: tensor<64xf32>) {
   // expected-error @+1 {{bytes [64, 320) lie beyond the 128 bytes of @arena}}
   hm.place %0 in @arena at 64 : tensor<64xf32>
   return
+}
+
+// -----
+// A stage moves a state one way or the other...
+tg.parameter @w : tensor<4xf32> {source = "w"}
+tg.state @w.m : tensor<4xf32> {hm.home = "storage", kind = "momentum_buffer", param = @w}
+func.func @f() {
+  // expected-error @+1 {{direction must be "in" or "out", not "up"}}
+  hm.stage "up" @w.m at 4096 : tensor<4xf32>
+  return
+}
+
+// -----
+// ... to a page-aligned staging buffer...
+tg.parameter @w : tensor<4xf32> {source = "w"}
+tg.state @w.m : tensor<4xf32> {hm.home = "storage", kind = "momentum_buffer", param = @w}
+func.func @f() {
+  // expected-error @+1 {{offset must be a non-negative multiple of 4096}}
+  hm.stage "in" @w.m at 64 : tensor<4xf32>
+  return
+}
+
+// -----
+// ... and only a state homed in storage.
+tg.parameter @w : tensor<4xf32> {source = "w"}
+tg.state @w.m : tensor<4xf32> {hm.home = "host", kind = "momentum_buffer", param = @w}
+func.func @f() {
+  // expected-error @+1 {{@w.m is not homed in storage}}
+  hm.stage "in" @w.m at 4096 : tensor<4xf32>
+  return
+}
+
+// -----
+// Homes are the three tiers.
+// expected-error @+1 {{hm.home must be "host", "storage" or "device"}}
+tg.parameter @w : tensor<4xf32> {hm.home = "tape", source = "w"}
+
+// -----
+// Events are numbered from 0.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{hm.wait must be an array<i64> of events >= 0}}
+  %0 = tg.exp %x {hm.wait = array<i64: -1>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{hm.event must be an integer >= 0}}
+  %0 = tg.exp %x {hm.event = "e"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// Staging offsets are page-aligned.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{hm.staged must map state names to host offsets, multiples of 4096}}
+  %0 = tg.exp %x {hm.staged = {m = 100 : i64}} : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
