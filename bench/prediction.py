@@ -2,8 +2,10 @@
 """Prediction: hmcc's predicted step against the measured one on this machine.
 
 Measures this machine's device profile (hmcc --measure-device, storage in a
-temporary directory), compiles the bundled demo model with it at three
-budgets (unplanned, half, a quarter of the unplanned arena), trains each for
+temporary directory), compiles the bundled demo model with it at four
+budgets (unplanned, half, a quarter of the unplanned arena, and the quarter
+with --ram 0.7 times that plan's host arena, so that optimizer states spill to
+storage in the temporary directory), trains each for
 STEPS steps and compares the median measured step (from the per-step
 elapsed times of --metrics, after the first 5 steps) with the predicted
 step and its lower bound LB (from --dump-schedule's timeline).
@@ -37,28 +39,36 @@ def main():
         subprocess.run([hmcc, model, "--dump-schedule", free, "--device-profile", profile],
                        check=True, capture_output=True)
         unplanned = json.loads(free.read_text())["arena"]["bytes"]
-        print(f"| budget | device arena | host arena | predicted step | LB (binding) "
-              f"| measured step | measured / predicted | measured / LB |")
-        print("|---|---|---|---|---|---|---|---|")
-        for label, budget in (("unplanned", None), ("1/2", unplanned // 2),
-                              ("1/4", unplanned // 4)):
-            exe, plan = work / f"exe-{label.replace('/', '_')}", work / "plan.json"
+        print(f"| budget | device arena | host arena | storage arena | predicted step "
+              f"| LB (binding) | measured step | measured / predicted | measured / LB |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        quarter_host = 0
+        for label in ("unplanned", "1/2", "1/4", "1/4, --ram 0.7x"):
+            exe, plan = work / f"exe-{len(label)}", work / "plan.json"
             cmd = [hmcc, model, "-o", exe, "--force", "--dump-schedule", plan,
                    "--device-profile", profile]
-            if budget:
-                cmd += ["--vram", str(budget)]
+            train = []
+            if label != "unplanned":
+                cmd += ["--vram", str(unplanned // (2 if label == "1/2" else 4))]
+            if "--ram" in label:
+                cmd += ["--ram", str(quarter_host * 7 // 10), "--nvme", f"{tmp}:1G"]
+                train = ["--nvme", tmp]
             subprocess.run(cmd, check=True, capture_output=True)
             schedule = json.loads(plan.read_text())
             t = schedule["timeline"]
             metrics = work / "metrics.jsonl"
             subprocess.run([exe / "train", "--quiet", "--data", data, "--steps", str(a.steps),
-                            "--metrics", metrics, "--force"], check=True)
+                            "--metrics", metrics, "--force"] + train, check=True)
             rows = [json.loads(line) for line in metrics.read_text().splitlines()]
             times = [b["elapsed_s"] - p["elapsed_s"] for p, b in zip(rows, rows[1:])][5:]
             measured = statistics.median(times)
             host = schedule.get("host_arena", {}).get("bytes", 0)
+            if label == "1/4":
+                quarter_host = host
+            stored = schedule.get("storage_arena", {}).get("bytes", 0)
             print(f"| {label} | {schedule['arena']['bytes'] / 2**20:.1f} MiB "
-                  f"| {host / 2**20:.1f} MiB | {t['predicted_step_seconds'] * 1e3:.1f} ms "
+                  f"| {host / 2**20:.1f} MiB | {stored / 2**20:.1f} MiB "
+                  f"| {t['predicted_step_seconds'] * 1e3:.1f} ms "
                   f"| {t['lower_bound_seconds'] * 1e3:.1f} ms ({t['binding']}) "
                   f"| {measured * 1e3:.1f} ms | {measured / t['predicted_step_seconds']:.2f} "
                   f"| {measured / t['lower_bound_seconds']:.2f} |")
