@@ -29,9 +29,9 @@ namespace {
 
 /// Where a value's bytes are, as the dump names them.
 struct Place {
-  std::string tensor; ///< "param:NAME", "state:NAME", "input:NAME", "%N" or "const"
+  std::string tensor; ///< "param:NAME", "state:NAME", "staging:NAME", "input:NAME", "%N", "const"
   int64_t offset = -1, bytes = 0;
-  bool host = false; ///< the offset is in the host arena
+  int tier = 0; ///< the arena of the offset: 0 device, 1 host, 2 storage
 };
 
 class Dumper {
@@ -144,7 +144,7 @@ private:
       auto type = cast<RankedTensorType>(cast<TypeAttr>(decl->getAttr("type")).getValue());
       return Place{(kind + ":" + name).str(),
                    decl->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
-                   tg::tensorBytes(type), hm::isHostHomed(decl)};
+                   tg::tensorBytes(type), hm::homeTier(decl)};
     };
     for (unsigned k = 0; k < fn.getNumArguments(); ++k)
       if (auto name = fn.getArgAttrOfType<StringAttr>(k, "tg.input"))
@@ -154,7 +154,7 @@ private:
     for (auto place : body.getOps<hm::PlaceOp>())
       places[place.getValue()] = Place{"%" + std::to_string(next++), place.getByteOffset(),
                                        tg::tensorBytes(place.getValue().getType()),
-                                       place.getArena() != deviceArena};
+                                       place.getArena() != deviceArena ? 1 : 0};
     auto placeOf = [&](Value v) {
       if (auto it = places.find(v); it != places.end())
         return it->second;
@@ -171,8 +171,8 @@ private:
         if (p.offset >= 0) {
           j.attribute("offset", p.offset);
           j.attribute("bytes", p.bytes);
-          if (p.host)
-            j.attribute("tier", "host");
+          if (p.tier)
+            j.attribute("tier", p.tier == 2 ? "storage" : "host");
         }
       });
     };
@@ -191,23 +191,51 @@ private:
             j.attribute("op", op.getName().getStringRef());
             if (auto name = dyn_cast<NameLoc>(op.getLoc()))
               j.attribute("node", name.getName().getValue());
+            // A stored state's staging copy in the host arena.
+            auto staging = [&](StringRef name, int64_t offset) {
+              Place p = symbolPlace("state", name);
+              return Place{("staging:" + name).str(), offset, p.bytes, 1};
+            };
+            auto stage = dyn_cast<hm::StageOp>(op);
+            auto staged = op.getAttrOfType<DictionaryAttr>(hm::kStagedAttr);
             j.attributeArray("reads", [&] {
               for (Value v : op.getOperands())
                 writePlace(placeOf(v));
+              if (stage)
+                writePlace(stage.getDirection() == "in"
+                               ? symbolPlace("state", stage.getState())
+                               : staging(stage.getState(), stage.getOffsetAttr().getInt()));
             });
             j.attributeArray("writes", [&] {
               for (Value r : op.getResults())
                 writePlace(placeOf(r));
-              // In-place updates write the parameters and states they name.
+              if (stage) {
+                writePlace(stage.getDirection() == "in"
+                               ? staging(stage.getState(), stage.getOffsetAttr().getInt())
+                               : symbolPlace("state", stage.getState()));
+                return;
+              }
+              // In-place updates write the parameters and states they name
+              // (a stored state: its staging copy).
               for (NamedAttribute a : op.getAttrs())
                 if (auto ref = dyn_cast<FlatSymbolRefAttr>(a.getValue())) {
                   Operation *decl = module.lookupSymbol(ref.getValue());
                   if (isa_and_nonnull<ParameterOp>(decl))
                     writePlace(symbolPlace("param", ref.getValue()));
+                  else if (auto at = staged ? staged.getAs<IntegerAttr>(ref.getValue())
+                                            : IntegerAttr())
+                    writePlace(staging(ref.getValue(), at.getInt()));
                   else if (isa_and_nonnull<StateOp>(decl))
                     writePlace(symbolPlace("state", ref.getValue()));
                 }
             });
+            if (auto event = op.getAttrOfType<IntegerAttr>(hm::kEventAttr))
+              j.attribute("event", event.getInt());
+            if (auto waits = op.getAttrOfType<DenseI64ArrayAttr>(hm::kWaitAttr))
+              j.attributeArray("wait", [&] {
+                for (int64_t e : waits.asArrayRef())
+                  j.value(e);
+              });
             j.attribute("live_bytes", persistentBytes + step.liveBytes);
             if (timeline)
               if (auto it = timeline->ops.find(&op); it != timeline->ops.end()) {
