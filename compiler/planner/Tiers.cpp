@@ -198,13 +198,33 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     size_t count = 0;
     for (int64_t moved = 0; count < order.size() && moved < over; ++count)
       moved += movable.lookup(order[count]);
-    // Then the fewest that fit, by bisection between what was seen to fail
-    // and what fits (all, when nothing else does).
+    // Then the fewest that fit: a galloping search from the guess (which is
+    // close: with the least activations, fewer cannot fit) for a count
+    // seen to fail below one that fits (all, when nothing else does), then
+    // a bisection between them.
     size_t lo = 0, hi = order.size();
-    if (count < hi && fits(module, fnName, order, count, budget, profile))
+    if (count >= hi) {
+      lo = hi - 1;
+    } else if (fits(module, fnName, order, count, budget, profile)) {
       hi = count;
-    else
+      for (size_t step = 1; hi > 0; step *= 2) {
+        size_t below = hi > step ? hi - step : 0;
+        if (!fits(module, fnName, order, below, budget, profile)) {
+          lo = below;
+          break;
+        }
+        hi = below;
+      }
+    } else {
       lo = count;
+      for (size_t step = 1; lo + step < order.size(); step *= 2) {
+        if (fits(module, fnName, order, lo + step, budget, profile)) {
+          hi = lo + step;
+          break;
+        }
+        lo += step;
+      }
+    }
     while (lo + 1 < hi) {
       size_t mid = lo + (hi - lo) / 2;
       (fits(module, fnName, order, mid, budget, profile) ? hi : lo) = mid;
