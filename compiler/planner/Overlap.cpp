@@ -13,6 +13,7 @@
 
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
 #include "compiler/planner/CostModel.h"
+#include "compiler/planner/Timeline.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Liveness.h"
 #include "hm/Analysis/Memory.h"
@@ -80,6 +81,30 @@ Moves planMoves(func::FuncOp fn, const DeviceProfile &profile, double scale,
 void applyMoves(ArrayRef<Operation *> ops, const Moves &m) {
   for (unsigned i = 0; i < m.fetches.size(); ++i)
     m.fetches[i]->moveBefore(ops[m.to[i]]);
+}
+
+/// Gives each op of `fn` on another stream than compute an hm.hold: the
+/// ops after it whose predicted compute adds up to its own predicted time
+/// (scaled by `scale`), so that what it reads is not reused before it ends.
+void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : fn.getBody().front())
+    ops.push_back(&op);
+  Builder b(fn.getContext());
+  for (unsigned k = 0; k < ops.size(); ++k) {
+    if (!runsInProgram(*ops[k]))
+      continue;
+    auto [stream, seconds] = streamSeconds(*ops[k], profile);
+    if (stream == "compute" || ops[k]->getNumOperands() == 0)
+      continue;
+    double covered = 0;
+    unsigned j = k + 1;
+    for (; j + 1 < ops.size() && covered < scale * seconds; ++j)
+      if (streamOf(*ops[j]) == "compute")
+        covered += predictSeconds(ops[j], profile);
+    if (j > k + 1)
+      ops[k]->setAttr(hm::kHoldAttr, b.getI64IntegerAttr(j - k - 1));
+  }
 }
 
 /// The parameter an optimizer update writes; null for other ops.
@@ -178,44 +203,51 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
       if (!budget || (arena && *arena <= *budget))
         moveUpdatesUp(fn);
     }
-    // With "max", as far as their operands allow.
+    // With "max", as far as their operands allow. The holds first with the
+    // full distances; then without, the distances halved until it fits.
     double scale = force == "max" ? 1e30 : 1.0;
-    for (int attempt = 0; attempt < 5; ++attempt, scale /= 2) {
-      OwningOpRef<ModuleOp> copy(module.clone());
-      auto trial = copy->lookupSymbol<func::FuncOp>(fn.getSymName());
-      SmallVector<Operation *> ops;
-      DenseMap<Operation *, unsigned> index;
-      for (Operation &op : trial.getBody().front()) {
-        index[&op] = ops.size();
-        ops.push_back(&op);
-      }
-      Moves moves = planMoves(trial, profile, scale, ops, index);
-      if (moves.fetches.empty())
-        return;
-      bool moved = false;
-      for (unsigned i = 0; i < moves.fetches.size(); ++i)
-        moved |= moves.to[i] != index.lookup(moves.fetches[i]);
-      if (!moved)
-        return;
-      applyMoves(ops, moves);
-      if (budget) {
-        std::optional<int64_t> arena = placedArena(*copy, fn.getSymName());
-        if (!arena || *arena > *budget)
-          continue; // holding the copies longer does not fit: move less
-      }
-      // The same moves on the real function.
-      SmallVector<Operation *> real;
-      for (Operation &op : fn.getBody().front())
-        real.push_back(&op);
-      Moves mine;
-      DenseMap<Operation *, unsigned> trialIndex = index;
-      for (unsigned i = 0; i < moves.fetches.size(); ++i) {
-        mine.fetches.push_back(real[trialIndex.lookup(moves.fetches[i])]);
-        mine.to.push_back(moves.to[i]);
-      }
-      applyMoves(real, mine);
+    if (tryMoves(module, fn, profile, budget, scale, /*holds=*/true))
       return;
+    for (int attempt = 0; attempt < 5; ++attempt, scale /= 2)
+      if (tryMoves(module, fn, profile, budget, scale, /*holds=*/false))
+        return;
+  }
+
+  /// Moves the fetches of `fn` by their distances times `scale` (and gives
+  /// the ops of other streams their hm.hold), when the program so moved
+  /// fits `budget`; whether it did.
+  bool tryMoves(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
+                std::optional<int64_t> budget, double scale, bool holds) {
+    OwningOpRef<ModuleOp> copy(module.clone());
+    auto trial = copy->lookupSymbol<func::FuncOp>(fn.getSymName());
+    SmallVector<Operation *> ops;
+    DenseMap<Operation *, unsigned> index;
+    for (Operation &op : trial.getBody().front()) {
+      index[&op] = ops.size();
+      ops.push_back(&op);
     }
+    Moves moves = planMoves(trial, profile, scale, ops, index);
+    applyMoves(ops, moves);
+    if (holds)
+      setHolds(trial, profile, std::min(scale, 1.0));
+    if (budget) {
+      std::optional<int64_t> arena = placedArena(*copy, fn.getSymName());
+      if (!arena || *arena > *budget)
+        return false; // holding the copies longer does not fit
+    }
+    // The same on the real function.
+    SmallVector<Operation *> real;
+    for (Operation &op : fn.getBody().front())
+      real.push_back(&op);
+    Moves mine;
+    for (unsigned i = 0; i < moves.fetches.size(); ++i) {
+      mine.fetches.push_back(real[index.lookup(moves.fetches[i])]);
+      mine.to.push_back(moves.to[i]);
+    }
+    applyMoves(real, mine);
+    if (holds)
+      setHolds(fn, profile, std::min(scale, 1.0));
+    return true;
   }
 };
 

@@ -16,10 +16,7 @@ using namespace hmcc::tg;
 
 namespace hmcc::planner {
 
-namespace {
-
-/// The stream an op of a scheduled function runs on, and its seconds.
-std::pair<StringRef, double> timing(Operation &op, const DeviceProfile &p) {
+std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p) {
   StringRef stream = streamOf(op);
   if (auto stage = dyn_cast<hm::StageOp>(op)) {
     int64_t bytes = tensorBytes(stage.getType());
@@ -42,8 +39,6 @@ std::pair<StringRef, double> timing(Operation &op, const DeviceProfile &p) {
   return {stream, predictSeconds(&op, p)};
 }
 
-} // namespace
-
 hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
   hm::Timeline t;
   t.profile = profile.name;
@@ -58,7 +53,7 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
   for (Operation &op : fn.getBody().front()) {
     if (!runsInProgram(op))
       continue;
-    auto [stream, seconds] = timing(op, profile);
+    auto [stream, seconds] = streamSeconds(op, profile);
     unsigned k = std::min<unsigned>(hm::streamIndex(stream), free.size() - 1);
     double start = free[k];
     if (profile.sharedHost)

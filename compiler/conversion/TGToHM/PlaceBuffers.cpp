@@ -232,11 +232,19 @@ private:
       if (!needsMemory(operand.get()))
         operand.set(IdentityOp::create(b, ret.getLoc(), operand.get().getType(), operand.get()));
 
-    // The last reader of each value; results live to the end.
+    // The last reader of each value (a reader with hm.hold holds it that
+    // many ops longer); results live to the end.
     DenseMap<Operation *, unsigned> index;
-    unsigned i = 0;
-    for (Operation &op : body)
-      index[&op] = i++;
+    SmallVector<Operation *> ops;
+    for (Operation &op : body) {
+      index[&op] = ops.size();
+      ops.push_back(&op);
+    }
+    auto until = [&](Operation *user) {
+      auto hold = user->getAttrOfType<IntegerAttr>(hm::kHoldAttr);
+      int64_t end = int64_t(index[user]) + (hold ? hold.getInt() : 0);
+      return ops[std::min<int64_t>(end, int64_t(ops.size()) - 1)];
+    };
     DenseMap<Operation *, SmallVector<Value>> dying;
     for (Operation &op : body)
       for (Value r : op.getResults()) {
@@ -244,8 +252,8 @@ private:
           continue;
         Operation *last = &op; // an unread result dies at once
         for (Operation *user : r.getUsers())
-          if (index[user] > index[last])
-            last = user;
+          if (Operation *end = until(user); index[end] > index[last])
+            last = end;
         if (!isa<func::ReturnOp>(last))
           dying[last].push_back(r);
       }

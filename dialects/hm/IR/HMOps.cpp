@@ -50,6 +50,12 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << kRecomputeAttr << " must be a dictionary on the module";
     return success();
   }
+  if (attr.getName() == kHoldAttr) {
+    auto hold = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!hold || hold.getInt() < 0)
+      return op->emitOpError() << kHoldAttr << " must be an integer >= 0";
+    return success();
+  }
   if (attr.getName() == kEventAttr) {
     auto event = dyn_cast<IntegerAttr>(attr.getValue());
     if (!event || event.getInt() < 0)

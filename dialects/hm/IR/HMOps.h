@@ -30,6 +30,10 @@ constexpr const char *kOffsetAttr = "hm.offset";
 /// runs only after those events.
 constexpr const char *kEventAttr = "hm.event";
 constexpr const char *kWaitAttr = "hm.wait";
+/// On an op of another stream than compute (plan-overlap): its operands
+/// stay in memory for this many ops after it, the compute the cost model
+/// says the op takes, so that their bytes are not reused while it runs.
+constexpr const char *kHoldAttr = "hm.hold";
 /// Where a tg.parameter or tg.state lives, and where the results of an op
 /// are placed: "host" (the host arena), "storage" (the storage arena: only
 /// optimizer states) or "device" (the default, also when absent). Set by

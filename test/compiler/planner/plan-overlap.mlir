@@ -2,6 +2,7 @@
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -plan-overlap="force=none" | FileCheck %s --check-prefix=NONE
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -plan-overlap="force=max vram=1300" -hm-place-buffers | FileCheck %s --check-prefix=TIGHT
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-overlap="force=max" | FileCheck %s --check-prefix=DEVICE
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -plan-overlap -hm-place-buffers -plan-streams -hm-verify-memory -hm-verify-streams | FileCheck %s --check-prefix=HOLD
 // RUN: not hmcc-opt %s -plan-overlap="force=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
 // plan-overlap: host updates right after their gradient, fetches moved up by their distance within the budget.
 
@@ -14,10 +15,10 @@
 // CHECK-NEXT: tg.identity %w2
 // CHECK-NEXT: tg.identity %w2
 // CHECK-NEXT: tg.matmul
-// CHECK: %[[G2:.*]] = tg.identity %{{.*}} {hm.home = "host"} : tensor<16x4xf32>
+// CHECK: %[[G2:.*]] = tg.identity %{{.*}} {{{.*}}hm.home = "host"} : tensor<16x4xf32>
 // CHECK-NEXT: tg.adamw_update @w2, %[[G2]]
 // CHECK-NEXT: tg.mul
-// CHECK: %[[G1:.*]] = tg.identity %{{.*}} {hm.home = "host"} : tensor<8x16xf32>
+// CHECK: %[[G1:.*]] = tg.identity %{{.*}} {{{.*}}hm.home = "host"} : tensor<8x16xf32>
 // CHECK-NEXT: tg.adamw_update @w1, %[[G1]]
 // CHECK-NEXT: tg.global_norm
 
@@ -37,6 +38,18 @@
 // Everything on the device: nothing to fetch, updates stay where they are.
 // DEVICE: tg.global_norm
 // DEVICE-NEXT: tg.adamw_update
+
+// Without a budget, each copy holds what it reads for the compute its own
+// predicted time covers: the device gradient @w2's copy reads is released
+// two ops after the copy, not right after it, so that no op reuses its
+// bytes while the copy may still run.
+// HOLD: %[[G:[0-9]+]] = tg.matmul %{{[0-9]+}}, %{{[0-9]+}} {{{.*}}transA}
+// HOLD: tg.identity %[[G]] {{{.*}}hm.hold = 2 : i64, hm.home = "host"{{.*}}} : tensor<16x4xf32>
+// HOLD-NOT: hm.release %[[G]]
+// HOLD: tg.adamw_update @w2
+// HOLD-NOT: hm.release %[[G]]
+// HOLD: tg.mul
+// HOLD: hm.release {{.*}}%[[G]]
 
 // BAD: error: plan-overlap: force must be none, max or fetches, not 'bogus'
 tg.parameter @w1 : tensor<8x16xf32> {source = "w1"}
