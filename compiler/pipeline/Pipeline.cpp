@@ -28,6 +28,13 @@ std::string validate(const PipelineOptions &o) {
     return "optimizer '" + o.optimizer + "' is unknown: use sgd, adamw or adamw8bit";
   if (o.lrSchedule != "constant" && o.lrSchedule != "cosine")
     return "lr-schedule '" + o.lrSchedule + "' is unknown: use constant or cosine";
+  if (o.quantizeStates != "never" && o.quantizeStates != "auto" && o.quantizeStates != "always")
+    return "quantize-states '" + o.quantizeStates + "' is unknown: use never, auto or always";
+  if (o.optimizer == "sgd" && o.quantizeStates != "never")
+    return "quantize-states " + o.quantizeStates +
+           ": only AdamW's moments can be 8-bit (the optimizer is sgd)";
+  if (o.optimizer == "adamw8bit" && o.quantizeStates == "never")
+    return "quantize-states never contradicts optimizer adamw8bit (8-bit moments): use adamw";
   return "";
 }
 
@@ -43,7 +50,9 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
     pm.addPass(createTGAutodiff());
   if (train && !o.trainingInfo) {
     TGOptimizerOptions t;
-    t.optimizer = o.optimizer;
+    // --quantize-states always is 8-bit AdamW from the start.
+    t.optimizer = o.optimizer == "adamw" && o.quantizeStates == "always" ? std::string("adamw8bit")
+                                                                         : std::string(o.optimizer);
     t.lr = o.lr;
     t.beta1 = o.beta1;
     t.beta2 = o.beta2;
@@ -81,6 +90,10 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   overlap.vram = o.vram;
   overlap.deviceProfile = o.deviceProfile;
   pm.addPass(createPlanOverlap(overlap));
+  PlanQuantizeOptions quantize;
+  quantize.mode = o.quantizeStates;
+  quantize.ram = o.ram;
+  pm.addPass(createPlanQuantize(quantize));
   PlanStorageOptions storage;
   storage.ram = o.ram;
   storage.nvme = o.nvme;

@@ -16,6 +16,7 @@
 //   plan-tiers              (vram, device-profile, host-params)
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
+//   plan-quantize           (quantize-states, ram)
 //   plan-storage            (ram, nvme)
 //   hm-place-buffers        (tg -> hm)
 //   plan-staging
@@ -79,6 +80,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                           llvm::cl::desc("Host memory budget for the host arena, e.g. 96G "
                                          "(empty: no bound)"),
                           llvm::cl::init("")};
+  Option<std::string> quantizeStates{
+      *this, "quantize-states",
+      llvm::cl::desc("AdamW moments in 8 bits: never, auto (what --ram needs) or always"),
+      llvm::cl::init("never")};
   Option<std::string> nvme{*this, "nvme",
                            llvm::cl::desc("Storage budget for the storage arena, e.g. 400G "
                                           "(empty: no storage)"),

@@ -133,6 +133,33 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanQuantize : Pass<"plan-quantize", "::mlir::ModuleOp"> {
+  let summary = "Keeps optimizer states 8-bit where the host budget needs it (--quantize-states auto)";
+  let description = [{
+    Runs after plan-tiers, plan-recompute and plan-overlap, before
+    plan-storage. With `mode=auto`, when the host arena the program would
+    be placed with exceeds `ram`, the AdamW updates of parameters homed on
+    the host become 8-bit AdamW (block-wise 8-bit moments: one code per
+    element and one absmax per 256, as tg-optimizer's adamw8bit), those of
+    the largest parameters first, until the host arena fits: each takes
+    exactly the bytes its moments shrink by out of the arena (persistent
+    tensors are packed first), and its host update and any storage traffic
+    move a quarter of the bytes. What is still over goes to storage
+    (plan-storage). Parameters under 4096 elements keep fp32 moments, as
+    with adamw8bit. `never` and `always` leave the program as it is
+    (`always` is tg-optimizer's adamw8bit); `host` quantizes every host
+    parameter's states (for tests). A checkpoint resumes only in a program
+    whose states have the same format: the loader names the state whose
+    dtype differs.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"never\"",
+           "never, auto, always (tg-optimizer's adamw8bit) or host (tests)">,
+    Option<"ram", "ram", "std::string", /*default=*/"\"\"",
+           "Host memory budget, e.g. 96G (empty: no bound, nothing quantized)">,
+  ];
+}
+
 def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
   let summary = "Homes optimizer states in storage when the host arena exceeds its budget";
   let description = [{

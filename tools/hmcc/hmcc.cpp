@@ -95,6 +95,13 @@ cl::opt<std::string> ram("ram", cl::value_desc("SIZE"),
                          cl::desc("Host memory budget for the host arena (parameters, gradients "
                                   "and optimizer states the planner homes there), e.g. 96G"),
                          cl::cat(budgetCategory));
+cl::opt<std::string> quantizeStates(
+    "quantize-states", cl::value_desc("never|auto|always"),
+    cl::desc("AdamW's moments in block-wise 8 bits (as bitsandbytes' AdamW8bit; parameters of "
+             "4096 elements or more): never (default), auto (those of the largest parameters on "
+             "the host, as --ram needs, before any go to storage), always (every parameter: "
+             "--optimizer adamw8bit)"),
+    cl::init("never"), cl::cat(budgetCategory));
 cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
                           cl::desc("Storage for optimizer states past --ram: a directory and the "
                                    "budget of the storage arena, e.g. /mnt/ssd/hm:400G (the "
@@ -710,6 +717,15 @@ int run(int argc, char **argv) {
     return error("--target cuda: the CUDA code generator is not built yet; use --target cpu");
   if (optimizerName != "sgd" && optimizerName != "adamw" && optimizerName != "adamw8bit")
     return error("--optimizer '" + optimizerName + "' is unknown: use sgd, adamw or adamw8bit");
+  if (quantizeStates != "never" && quantizeStates != "auto" && quantizeStates != "always")
+    return error("--quantize-states '" + quantizeStates + "' is unknown: use never, auto or always");
+  if (quantizeStates.getNumOccurrences() && quantizeStates != "never" && optimizerName == "sgd")
+    return error("--quantize-states " + quantizeStates +
+                 ": only AdamW's moments can be 8-bit, and --optimizer is sgd");
+  if (quantizeStates == "never" && quantizeStates.getNumOccurrences() &&
+      optimizerName == "adamw8bit")
+    return error("--quantize-states never contradicts --optimizer adamw8bit (8-bit moments): "
+                 "use --optimizer adamw");
   if (lrSchedule != "constant" && lrSchedule != "cosine")
     return error("--lr-schedule '" + lrSchedule + "' is unknown: use constant or cosine");
   if (!(lrOpt > 0))
@@ -787,6 +803,7 @@ int run(int argc, char **argv) {
   o.until = stage == Emit::Mlir ? "training" : "schedule";
   o.trainingInfo = ownAlgorithm;
   o.optimizer = optimizerName;
+  o.quantizeStates = quantizeStates;
   o.lr = lrOpt;
   o.beta1 = beta1;
   o.beta2 = beta2;
