@@ -45,6 +45,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
     t.lr = o.lr;
     pm.addPass(createTGTrainingInfo(t));
   }
+  pm.addPass(createTGFoldTransposes());
   pm.addPass(createTGExpandGradients());
   if (!forward && !o.trainingInfo)
     pm.addPass(createTGAutodiff());

@@ -5,6 +5,7 @@
 // and what `hmcc-opt --hmcc-pipeline="..."` replays.
 //
 //   tg-training-info        (training-info=true, program=train)
+//   tg-fold-transposes
 //   tg-expand-gradients
 //   tg-autodiff             (program=train|gradients, training-info=false)
 //   tg-optimizer            (program=train, training-info=false)

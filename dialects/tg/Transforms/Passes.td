@@ -81,6 +81,18 @@ def TGLegalizeCpuTypes : Pass<"tg-legalize-cpu-types", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGFoldTransposes : Pass<"tg-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "Reads a matrix transposed in the matmul instead of copying it transposed";
+  let description = [{
+    `tg.matmul %x, (tg.transpose %w {perm = [1, 0]})`, as torch.onnx exports
+    nn.Linear, becomes `tg.matmul %x, %w {transB}` when %x has rank 2 or
+    more: the GEMM reads the weight transposed where it lies, so the copy is
+    neither computed nor kept for the backward (tg-autodiff differentiates
+    such a matmul with two GEMMs on %w as it is). A transpose left without
+    readers is removed. Other transposes stay.
+  }];
+}
+
 def TGExpandGradients : Pass<"tg-expand-gradients", "::mlir::ModuleOp"> {
   let summary = "Replaces each tg.gradient by the reverse sweep that computes it";
   let description = [{

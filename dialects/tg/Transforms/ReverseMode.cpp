@@ -390,11 +390,25 @@ struct ReverseMode {
   }
 
   LogicalResult differentiateMatMul(GradBuilder &gb, MatMulOp o, Value g) {
-    if (o.getTransA() || o.getTransB())
-      return o.emitError("tg-autodiff: transposed matmul operands are not differentiated");
     Value a = o.getLhs(), b = o.getRhs();
     auto ta = typeOf(a), tb = typeOf(b);
     int64_t ra = ta.getRank(), rb = tb.getRank();
+    if (o.getTransA() || (o.getTransB() && (rb != 2 || ra < 2)))
+      return o.emitError("tg-autodiff: transposed matmul operands are differentiated only for "
+                         "a matrix read transposed on the right");
+    if (o.getTransB()) {
+      // y = a · bᵀ, b [n, k]: a weight read transposed (tg-fold-transposes).
+      if (active.contains(a))
+        accumulate(gb, a, gb.matmul(g, b, false, false)); // g · b
+      if (active.contains(b)) {
+        // dB = gᵀ · a, the batch folded into the rows: one GEMM.
+        int64_t k = ta.getDimSize(ra - 1), n = tb.getDimSize(0);
+        int64_t rows = ta.getNumElements() / k;
+        accumulate(gb, b, gb.matmul(gb.reshape(g, {rows, n}), gb.reshape(a, {rows, k}), true,
+                                    false));
+      }
+      return success();
+    }
     // View 1-D operands as matrices: a [K] as [1, K], b [K] as [K, 1]; the
     // result's dropped dimension comes back as size 1.
     Shape ga(typeOf(g).getShape());

@@ -142,3 +142,20 @@ func.func @forward() -> tensor<3xf32> {
 func.func @forward(%a: f32) -> f32 {
   return %a : f32
 }
+
+// -----
+// A weight read transposed (tg-fold-transposes): y = x · wᵀ, so dx = g · w
+// and dw = gᵀ · x with the batch folded into the rows, both on w as it is.
+// CHECK-LABEL: func.func @forward_backward
+// CHECK: %[[Y:[0-9]+]] = tg.matmul %arg0, %w {transB} : (tensor<2x3x8xf32>, tensor<16x8xf32>) -> tensor<2x3x16xf32>
+// CHECK-DAG: %[[X:[0-9]+]] = tg.reshape %arg0 : tensor<2x3x8xf32> -> tensor<6x8xf32>
+// CHECK-DAG: %[[G:[0-9]+]] = tg.reshape %{{[0-9]+}} : tensor<2x3x16xf32> -> tensor<6x16xf32>
+// CHECK: %[[DW:[0-9]+]] = tg.matmul %[[G]], %[[X]] {transA} : (tensor<6x16xf32>, tensor<6x8xf32>) -> tensor<16x8xf32>
+// CHECK: return %{{.*}}, %[[DW]]
+tg.parameter @w : tensor<16x8xf32> {source = "w"}
+func.func @forward(%x: tensor<2x3x8xf32>) -> tensor<f32> {
+  %w = tg.param @w : tensor<16x8xf32>
+  %y = tg.matmul %x, %w {transB} : (tensor<2x3x8xf32>, tensor<16x8xf32>) -> tensor<2x3x16xf32>
+  %l = tg.reduce_sum %y {axes = array<i64>} : tensor<2x3x16xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
