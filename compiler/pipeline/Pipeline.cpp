@@ -33,8 +33,6 @@ std::string validate(const PipelineOptions &o) {
   if (o.optimizer == "sgd" && o.quantizeStates != "never")
     return "quantize-states " + o.quantizeStates +
            ": only AdamW's moments can be 8-bit (the optimizer is sgd)";
-  if (o.optimizer == "adamw8bit" && o.quantizeStates == "never")
-    return "quantize-states never contradicts optimizer adamw8bit (8-bit moments): use adamw";
   return "";
 }
 

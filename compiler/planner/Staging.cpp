@@ -27,10 +27,6 @@ using namespace hmcc::tg;
 
 namespace {
 
-int64_t roundUp(int64_t n) {
-  return (n + hm::kStorageAlignment - 1) / hm::kStorageAlignment * hm::kStorageAlignment;
-}
-
 /// The states an op names by symbol that live in storage.
 SmallVector<StateOp> storedStates(Operation *op, SymbolTable &symbols) {
   SmallVector<StateOp> out;
@@ -67,14 +63,14 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
         }
         int64_t bytes = 0;
         for (StateOp s : states)
-          bytes += roundUp(tg::tensorBytes(s.getType()));
+          bytes += hm::storageBlocks(tg::tensorBytes(s.getType()));
         slot = std::max(slot, bytes);
         updates.push_back({&op, std::move(states)});
       }
     if (updates.empty())
       return;
     // Two staging buffers after everything else in the host arena.
-    int64_t base = roundUp(host.getBytes());
+    int64_t base = hm::storageBlocks(host.getBytes());
     host.setSize(base + 2 * slot);
 
     OpBuilder b(module.getContext());
@@ -93,12 +89,12 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
         hm::StageOp::create(b, update->getLoc(), "in", s.getSymName(), uint64_t(at),
                             s.getType());
         staged.push_back(b.getNamedAttr(s.getSymName(), b.getI64IntegerAttr(at)));
-        at += roundUp(tg::tensorBytes(s.getType()));
+        at += hm::storageBlocks(tg::tensorBytes(s.getType()));
       }
       update->setAttr(hm::kStagedAttr, b.getDictionaryAttr(staged));
       b.setInsertionPointAfter(update);
       for (StateOp s : llvm::reverse(states)) {
-        at -= roundUp(tg::tensorBytes(s.getType()));
+        at -= hm::storageBlocks(tg::tensorBytes(s.getType()));
         hm::StageOp::create(b, update->getLoc(), "out", s.getSymName(), uint64_t(at),
                             s.getType());
       }

@@ -29,10 +29,6 @@ using namespace hmcc::tg;
 
 namespace {
 
-int64_t roundUp(int64_t n) {
-  return (n + hm::kStorageAlignment - 1) / hm::kStorageAlignment * hm::kStorageAlignment;
-}
-
 struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
   using PlanStorageBase::PlanStorageBase;
 
@@ -77,12 +73,12 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         return signalPassFailure();
       int64_t host = scheduleMemory(*copy).hostArena, slot = 0;
       for (auto &[bytes, name] : sized) {
-        if (host == 0 || roundUp(host) + 2 * slot <= int64_t(*budget))
+        if (host == 0 || hm::storageBlocks(host) + 2 * slot <= int64_t(*budget))
           break;
         int64_t staged = 0;
         for (StateOp s : states.lookup(name)) {
           host -= hm::arenaBytes(s.getType());
-          staged += roundUp(tensorBytes(s.getType()));
+          staged += hm::storageBlocks(tensorBytes(s.getType()));
         }
         slot = std::max(slot, staged);
         chosen.insert(name);

@@ -164,12 +164,11 @@ public:
     int64_t tops[2] = {0, 0}; // device, host
     int64_t stored = 0;
     int64_t &top = tops[0];
-    auto roundUp = [](int64_t n, int64_t unit) { return (n + unit - 1) / unit * unit; };
     auto place = [&](Operation *op, Type type) {
       bool inStorage = hm::isStorageHomed(op);
       int64_t &t = inStorage ? stored : tops[hm::isHostHomed(op)];
       op->setAttr(hm::kOffsetAttr, b.getI64IntegerAttr(t));
-      t += inStorage ? roundUp(hm::arenaBytes(type), hm::kStorageAlignment) : hm::arenaBytes(type);
+      t += inStorage ? hm::storageBlocks(hm::arenaBytes(type)) : hm::arenaBytes(type);
     };
     for (auto p : module.getOps<ParameterOp>())
       place(p, p.getType());

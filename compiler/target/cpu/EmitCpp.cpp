@@ -491,8 +491,7 @@ private:
     if (auto stage = dyn_cast<hm::StageOp>(op)) {
       // Whole 4096-byte blocks (both sides are aligned and padded), so that
       // storage moves them with O_DIRECT.
-      int64_t bytes = (tg::tensorBytes(stage.getType()) + hm::kStorageAlignment - 1) /
-                      hm::kStorageAlignment * hm::kStorageAlignment;
+      int64_t bytes = hm::storageBlocks(tg::tensorBytes(stage.getType()));
       auto buffer = [&](StringRef tier) {
         return val(emitCall("hmrt_exec_arena", {val(exec), lit(tier.str())}, {pointer("hmrt_buffer")})
                        .getResult(0));

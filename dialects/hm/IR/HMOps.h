@@ -50,6 +50,10 @@ int homeTier(mlir::Operation *op);
 /// (the block size of O_DIRECT transfers), and so are the host staging
 /// buffers of stored states.
 constexpr int64_t kStorageAlignment = 4096;
+/// `bytes` rounded up to whole kStorageAlignment blocks.
+inline int64_t storageBlocks(int64_t bytes) {
+  return (bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+}
 /// On an optimizer update whose states are stored: a dictionary from each
 /// stored state's symbol name to the host arena offset of its staging copy
 /// (plan-staging), where the update finds it.
