@@ -45,11 +45,11 @@ struct Moves {
   SmallVector<unsigned> to;
 };
 
-/// The ops of `fn`'s block in order, and where each fetch could go: back
-/// from its place while the compute it passes is shorter than the copy
-/// (scaled by `scale`), never above what defines its operand.
-Moves planMoves(func::FuncOp fn, const DeviceProfile &profile, double scale,
-                ArrayRef<Operation *> ops, const DenseMap<Operation *, unsigned> &index) {
+/// Where each fetch among `ops` (a block in order, `index` their positions)
+/// could go: back from its place while the compute it passes is shorter
+/// than the copy (scaled by `scale`), never above what defines its operand.
+Moves planMoves(const DeviceProfile &profile, double scale, ArrayRef<Operation *> ops,
+                const DenseMap<Operation *, unsigned> &index) {
   Moves m;
   for (unsigned k = 0; k < ops.size(); ++k) {
     Operation *op = ops[k];
@@ -77,7 +77,7 @@ Moves planMoves(func::FuncOp fn, const DeviceProfile &profile, double scale,
   return m;
 }
 
-/// Moves the fetches of `fn` (whose block is `ops`) as `m` says.
+/// Moves the fetches of a block (`ops`, in order) as `m` says.
 void applyMoves(ArrayRef<Operation *> ops, const Moves &m) {
   for (unsigned i = 0; i < m.fetches.size(); ++i)
     m.fetches[i]->moveBefore(ops[m.to[i]]);
@@ -226,7 +226,7 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
       index[&op] = ops.size();
       ops.push_back(&op);
     }
-    Moves moves = planMoves(trial, profile, scale, ops, index);
+    Moves moves = planMoves(profile, scale, ops, index);
     applyMoves(ops, moves);
     if (holds)
       setHolds(trial, profile, std::min(scale, 1.0));
