@@ -27,6 +27,12 @@ hmrt_status fail(hmrt_status status, const char* fmt, ...)
 // Threads the kernels may use (>= 1).
 int num_threads();
 
+// Caps the threads the kernels called on this thread use at n (0: no cap).
+// A stream's worker thread runs its kernels on one thread: a second
+// OpenMP team beside the compute stream's would spin against it for the
+// same cores.
+void cap_kernel_threads_of_this_thread(int n);
+
 // True when called from inside one of our parallel regions; nested calls run
 // serially instead of oversubscribing the cores.
 inline bool in_parallel() {

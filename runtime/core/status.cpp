@@ -75,9 +75,21 @@ float* thread_scratch(int64_t floats) {
   return t_scratch.data;
 }
 
+namespace {
+thread_local int t_thread_cap = 0;  // 0: no cap on this thread
+}  // namespace
+
 int num_threads() {
   int n = g_num_threads.load(std::memory_order_relaxed);
-  return n > 0 ? n : default_num_threads();
+  n = n > 0 ? n : default_num_threads();
+  return t_thread_cap > 0 && t_thread_cap < n ? t_thread_cap : n;
+}
+
+void cap_kernel_threads_of_this_thread(int n) {
+  t_thread_cap = n;
+#ifdef HMRT_HAVE_OPENMP
+  if (n > 0) omp_set_num_threads(n);  // also what OpenBLAS uses on this thread
+#endif
 }
 
 }  // namespace hmrt

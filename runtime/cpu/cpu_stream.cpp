@@ -62,6 +62,7 @@ hmrt_status CpuStream::enqueue(Task task, bool sync) {
 }
 
 void CpuStream::run() {
+  cap_kernel_threads_of_this_thread(1);
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     work_.wait(lock, [&] { return stop_ || !queue_.empty(); });

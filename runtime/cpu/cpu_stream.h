@@ -6,6 +6,8 @@
 //    and the other streams; or
 //  - inline: the submitting thread runs each task at once (the thread that
 //    runs a generated program's compute is its compute stream).
+// A worker runs the kernels of its tasks on its own thread alone (no
+// OpenMP team of its own to compete with the compute stream's for cores).
 // A task that fails makes the stream skip the work queued after it until
 // the next synchronize, which reports the failure (status and message) on
 // the synchronizing thread and clears it.  Event records and waits are never
