@@ -116,10 +116,16 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     to the copy's predicted time on the host-to-device link, never above
     the op defining what it copies.
 
-    Moved copies hold their bytes longer and moved updates change when
+    Holds: each op of another stream than compute gets `hm.hold = N`: what
+    it reads stays in memory for the N ops after it whose predicted compute
+    covers its own predicted time, so that hm-place-buffers does not hand
+    those bytes to an op that would have to wait for it.
+
+    Moved copies and holds keep bytes longer and moved updates change when
     gradients are freed: under `vram`, the program is placed after the
-    moves, and while it does not fit every prefetch distance is halved (five
-    tries, then no fetch moves; updates move only when that fits). `force`:
+    moves, first with the holds, then without them with every prefetch
+    distance halved while it does not fit (five tries, then no fetch moves;
+    updates move only when that fits). `force`:
     "none" moves nothing, "max" moves each copy as far up as its operand
     allows (within the budget, as above), "fetches" moves only the fetches.
   }];
