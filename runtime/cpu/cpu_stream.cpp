@@ -18,10 +18,10 @@ uint64_t CpuEvent::last_mark() {
 }
 
 void CpuEvent::complete(uint64_t mark) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (mark > completed_) completed_ = mark;
-  }
+  // Notified under the lock: whoever sees the mark complete may destroy the
+  // event, and must not find this thread still inside it.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (mark > completed_) completed_ = mark;
   changed_.notify_all();
 }
 
