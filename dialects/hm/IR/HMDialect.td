@@ -21,15 +21,20 @@ def HM_Dialect : Dialect {
     the device arena (on `--target cpu` the host memory standing in for
     it) and, when plan-tiers homed tensors there (`hm.home = "host"` on a
     tg.parameter, a tg.state or an op whose results go there), a host
-    arena. Persistent tensors have fixed offsets in the arena of their home,
+    arena, and, when plan-storage homed optimizer states in storage
+    (`hm.home = "storage"`), a storage arena: a file, reached only through
+    `hm.stage` copies to and from host staging buffers (the update names
+    them with `hm.staged`). Persistent tensors have fixed offsets in the arena of their home,
     the discardable attribute `hm.offset` on `tg.parameter`, `tg.state` and
     on data-input arguments. Every other tensor that needs memory is stored
     by an `hm.place` in an arena right after the op that defines it and
     freed by an `hm.release` right after its last reader; function results
-    are never released. Each op runs on a stream (hm::streamOf: compute,
-    the copies between tiers, the host optimizer); the ops of a stream run
-    in block order, and ops of different streams are ordered only by the
-    events `hm.event` / `hm.wait` that plan-streams adds.
+    are never released, and a reader with `hm.hold = N` keeps what it reads
+    N ops longer. Each op runs on a stream (hm::streamOf: compute, the
+    copies between tiers, the host optimizer, storage reads and writes);
+    the ops of a stream run in block order, and ops of different streams
+    are ordered only by the events `hm.event` / `hm.wait` that plan-streams
+    adds.
 
     ```mlir
     hm.arena @arena tier "device" size 1024
