@@ -178,8 +178,9 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
     and gains two staging buffers, each as large as the states of the
     largest parameter moved (plan-staging adds them after placement). The
     host arena without storage comes from placing a copy of the program.
-    When moving every state is not enough, all move and hm-check-budget
-    reports what the host arena still needs. `force` replaces the choice:
+    When moving every state is not enough, all move if that makes the host
+    arena smaller (small states need not: storage moves whole pages), none
+    otherwise, and hm-check-budget reports what the host arena still needs. `force` replaces the choice:
     "all", or parameter names separated by commas.
   }];
   let options = [

@@ -71,9 +71,15 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
       OwningOpRef<ModuleOp> copy(module.clone());
       if (failed(placeBuffers(*copy, {})))
         return signalPassFailure();
-      int64_t host = scheduleMemory(*copy).hostArena, slot = 0;
+      // The host arena with the states moved so far (staging buffers after
+      // the rest, page-aligned, once anything is moved).
+      const int64_t unmoved = scheduleMemory(*copy).hostArena;
+      auto arenaWith = [&](int64_t host, int64_t slot) {
+        return slot == 0 ? host : hm::storageBlocks(host) + 2 * slot;
+      };
+      int64_t host = unmoved, slot = 0;
       for (auto &[bytes, name] : sized) {
-        if (host == 0 || hm::storageBlocks(host) + 2 * slot <= int64_t(*budget))
+        if (host == 0 || arenaWith(host, slot) <= int64_t(*budget))
           break;
         int64_t staged = 0;
         for (StateOp s : states.lookup(name)) {
@@ -83,6 +89,10 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         slot = std::max(slot, staged);
         chosen.insert(name);
       }
+      // Over the budget even so: moving is worth it only if the arena shrank
+      // (small states can grow it: storage moves whole pages).
+      if (arenaWith(host, slot) > int64_t(*budget) && arenaWith(host, slot) >= unmoved)
+        chosen.clear();
     }
     auto storage = StringAttr::get(module.getContext(), "storage");
     for (auto &[bytes, name] : sized)

@@ -49,8 +49,8 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
                "backward)") ||
         !check("ram", ram, m.hostArena, "host", describeHostSplit(m),
                nvme.empty() ? "; with --nvme DIR:SIZE, optimizer states can live in storage"
-                            : "; the optimizer states of every parameter on the host are in "
-                              "storage already") ||
+                            : "; moving optimizer states to storage (--nvme) does not bring it "
+                              "under the budget") ||
         !check("nvme", nvme, m.storageArena, "storage",
                "optimizer states " + formatBytes(m.storageStates), ""))
       signalPassFailure();
