@@ -8,17 +8,10 @@
 //    memsets and host functions in order; inline streams run them on the
 //    submitting thread;
 //  - kernels: the runtime's CPU kernels.
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <string>
 #include <system_error>
-#include <vector>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/backend.h"
 #include "core/internal.h"
@@ -62,6 +55,18 @@ struct Bounce {
   size_t size;
   uint8_t* data;
 };
+
+// step(done, n) for the kChunk pieces of [0, bytes), until one fails.
+template <class F>
+hmrt_status for_chunks(uint64_t bytes, F step) {
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t n = bytes - done < kChunk ? bytes - done : kChunk;
+    hmrt_status st = step(done, n);
+    if (st != HMRT_OK) return st;
+    done += n;
+  }
+  return HMRT_OK;
+}
 
 StorageFile* file_of(const hmrt_buffer* b) {
   return static_cast<StorageFile*>(b->impl);
@@ -122,15 +127,11 @@ class CpuBackend final : public Backend {
     if (tmp.data == nullptr)
       return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate a bounce buffer",
                   fn);
-    for (uint64_t done = 0; done < bytes;) {
-      const uint64_t n = bytes - done < kChunk ? bytes - done : kChunk;
+    return for_chunks(bytes, [&](uint64_t done, uint64_t n) {
       hmrt_status st = file_of(src.buffer)->read(tmp.data, n, src.offset + done, fn);
-      if (st == HMRT_OK)
-        st = file_of(dst.buffer)->write(tmp.data, n, dst.offset + done, fn);
-      if (st != HMRT_OK) return st;
-      done += n;
-    }
-    return HMRT_OK;
+      return st == HMRT_OK ? file_of(dst.buffer)->write(tmp.data, n, dst.offset + done, fn)
+                           : st;
+    });
   }
 
   hmrt_status memset(const char* fn, const Place& dst, int value,
@@ -148,13 +149,9 @@ class CpuBackend final : public Backend {
       return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate a bounce buffer",
                   fn);
     std::memset(tmp.data, value, tmp.size);
-    for (uint64_t done = 0; done < bytes;) {
-      const uint64_t n = bytes - done < kChunk ? bytes - done : kChunk;
-      hmrt_status st = file_of(dst.buffer)->write(tmp.data, n, dst.offset + done, fn);
-      if (st != HMRT_OK) return st;
-      done += n;
-    }
-    return HMRT_OK;
+    return for_chunks(bytes, [&](uint64_t done, uint64_t n) {
+      return file_of(dst.buffer)->write(tmp.data, n, dst.offset + done, fn);
+    });
   }
 
   hmrt_status stream_create(bool is_inline, void** impl) override {
@@ -234,7 +231,6 @@ class CpuBackend final : public Backend {
     if (st == HMRT_OK) *impl = f;
     return st;
   }
-
 };
 
 }  // namespace

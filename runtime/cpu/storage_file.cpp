@@ -21,7 +21,9 @@
 #include "core/internal.h"
 
 namespace hmrt {
+namespace {
 
+// The storage directory: $HMRT_STORAGE_DIR, else $TMPDIR, else /tmp.
 std::string storage_dir() {
   for (const char* var : {"HMRT_STORAGE_DIR", "TMPDIR"}) {
     const char* v = std::getenv(var);
@@ -29,8 +31,6 @@ std::string storage_dir() {
   }
   return "/tmp";
 }
-
-namespace {
 
 // Bytes per request and requests in flight of an io_uring transfer.
 constexpr uint64_t kRequest = uint64_t{1} << 20;
@@ -116,10 +116,12 @@ struct Ring {
 };
 thread_local Ring t_ring;
 
-// The transfer through `ring`, kDepth requests of kRequest bytes in flight;
-// false with errno on failure (after every request in flight has ended).
-bool uring_transfer(io_uring* ring, bool write, int fd, uint8_t* p,
-                    uint64_t bytes, uint64_t offset) {
+// The transfer through `ring` on `fd` (O_DIRECT), kDepth requests of
+// kRequest bytes in flight; the rest of a short request goes through
+// `plain_fd` (it need not be aligned). False with errno on failure, after
+// every request in flight has ended.
+bool uring_transfer(io_uring* ring, bool write, int fd, int plain_fd,
+                    uint8_t* p, uint64_t bytes, uint64_t offset) {
   uint64_t next = 0;  // bytes submitted
   unsigned inflight = 0;
   int error = 0;
@@ -160,7 +162,7 @@ bool uring_transfer(io_uring* ring, bool write, int fd, uint8_t* p,
         if (error == 0) error = -res;
       } else if (static_cast<uint64_t>(res) < n && error == 0) {
         // A short transfer: the rest of this request synchronously.
-        if (!sync_transfer(write, fd, p + start + res, n - res,
+        if (!sync_transfer(write, plain_fd, p + start + res, n - res,
                            offset + start + res))
           error = errno != 0 ? errno : EIO;
       }
@@ -241,8 +243,9 @@ hmrt_status StorageFile::transfer(bool write, void* data, uint64_t bytes,
   } else {
 #ifdef HMRT_HAVE_LIBURING
     io_uring* ring = t_ring.get();
-    ok = ring != nullptr ? uring_transfer(ring, write, direct_fd_, p, bytes, offset)
-                         : sync_transfer(write, direct_fd_, p, bytes, offset);
+    ok = ring != nullptr
+             ? uring_transfer(ring, write, direct_fd_, fd_, p, bytes, offset)
+             : sync_transfer(write, direct_fd_, p, bytes, offset);
 #else
     ok = sync_transfer(write, direct_fd_, p, bytes, offset);
 #endif

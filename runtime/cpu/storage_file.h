@@ -36,10 +36,6 @@ class StorageFile {
   hmrt_status write(const void* data, uint64_t bytes, uint64_t offset,
                     const char* fn);
 
-  // Whether transfers can bypass the page cache (O_DIRECT was accepted).
-  bool direct() const { return direct_fd_ >= 0; }
-  const std::string& dir() const { return dir_; }
-
  private:
   StorageFile(int fd, int direct_fd, std::string dir)
       : fd_(fd), direct_fd_(direct_fd), dir_(std::move(dir)) {}
@@ -50,9 +46,6 @@ class StorageFile {
   int direct_fd_;  // -1 without O_DIRECT
   std::string dir_;
 };
-
-// The storage directory: $HMRT_STORAGE_DIR, else $TMPDIR, else /tmp.
-std::string storage_dir();
 
 }  // namespace hmrt
 
