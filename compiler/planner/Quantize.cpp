@@ -30,16 +30,9 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// tg-optimizer's rule: smaller parameters keep fp32 moments.
-constexpr int64_t kMinQuantizedElements = 4096;
-
-/// The bytes of a parameter of `type`'s 8-bit moments: one code per
-/// element and one f32 absmax per 256, each moment.
-int64_t quantizedBytes(RankedTensorType type, Builder &b) {
-  int64_t n = type.getNumElements();
-  auto codes = RankedTensorType::get(type.getShape(), b.getIntegerType(8, /*isSigned=*/false));
-  auto absmax = RankedTensorType::get({(n + 255) / 256}, b.getF32Type());
-  return 2 * (hm::arenaBytes(codes) + hm::arenaBytes(absmax));
+/// The bytes of a parameter of `type`'s two 8-bit moments.
+int64_t quantizedBytes(RankedTensorType type) {
+  return 2 * (hm::arenaBytes(adamw8bitCodesType(type)) + hm::arenaBytes(adamw8bitAbsmaxType(type)));
 }
 
 /// Replaces `update` by 8-bit AdamW: its fp32 moments by codes and absmax
@@ -50,8 +43,7 @@ void quantize(ModuleOp module, AdamWUpdateOp update) {
   auto m = module.lookupSymbol<StateOp>(update.getExpAvg());
   auto v = module.lookupSymbol<StateOp>(update.getExpAvgSq());
   auto type = cast<RankedTensorType>(param.getType());
-  auto codes = RankedTensorType::get(type.getShape(), b.getIntegerType(8, /*isSigned=*/false));
-  auto absmax = RankedTensorType::get({(type.getNumElements() + 255) / 256}, b.getF32Type());
+  auto codes = adamw8bitCodesType(type), absmax = adamw8bitAbsmaxType(type);
   Attribute home = m->getAttr(hm::kHomeAttr);
   // The new states take the old ones' names and place.
   Operation *next = m->getNextNode();
@@ -96,7 +88,7 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
     module.walk([&](AdamWUpdateOp u) {
       auto param = module.lookupSymbol<ParameterOp>(u.getParam());
       auto type = cast<RankedTensorType>(param.getType());
-      if (hm::isHostHomed(param) && type.getNumElements() >= kMinQuantizedElements)
+      if (hm::isHostHomed(param) && type.getNumElements() >= kMin8bitElements)
         updates.push_back(u);
     });
     auto size = [&](AdamWUpdateOp u) {
@@ -117,17 +109,16 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
       module.emitError() << "plan-quantize: ram: " << llvm::toString(budget.takeError());
       return signalPassFailure();
     }
-    OwningOpRef<ModuleOp> copy(module.clone());
-    if (failed(placeBuffers(*copy, {})))
+    std::optional<ScheduleMemory> placed = placedMemory(module);
+    if (!placed)
       return signalPassFailure();
-    int64_t host = scheduleMemory(*copy).hostArena;
-    Builder b(module.getContext());
+    int64_t host = placed->hostArena;
     SmallVector<AdamWUpdateOp> chosen;
     for (AdamWUpdateOp u : updates) {
       if (host <= int64_t(*budget))
         break;
       auto type = cast<RankedTensorType>(module.lookupSymbol<ParameterOp>(u.getParam()).getType());
-      host -= 2 * hm::arenaBytes(type) - quantizedBytes(type, b);
+      host -= 2 * hm::arenaBytes(type) - quantizedBytes(type);
       chosen.push_back(u);
     }
     for (AdamWUpdateOp u : chosen)

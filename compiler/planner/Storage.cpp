@@ -68,12 +68,12 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         module.emitError() << "plan-storage: ram: " << llvm::toString(budget.takeError());
         return signalPassFailure();
       }
-      OwningOpRef<ModuleOp> copy(module.clone());
-      if (failed(placeBuffers(*copy, {})))
+      std::optional<ScheduleMemory> placed = placedMemory(module);
+      if (!placed)
         return signalPassFailure();
       // The host arena with the states moved so far (staging buffers after
       // the rest, page-aligned, once anything is moved).
-      const int64_t unmoved = scheduleMemory(*copy).hostArena;
+      const int64_t unmoved = placed->hostArena;
       auto arenaWith = [&](int64_t host, int64_t slot) {
         return slot == 0 ? host : hm::storageBlocks(host) + 2 * slot;
       };

@@ -30,25 +30,13 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// The parameter an optimizer update writes and its gradient operand; a
-/// null symbol for other ops.
-std::pair<FlatSymbolRefAttr, OpOperand *> updateOf(Operation *op) {
-  if (auto u = dyn_cast<SgdUpdateOp>(op))
-    return {u.getParamAttr(), &u.getGradMutable()};
-  if (auto u = dyn_cast<AdamWUpdateOp>(op))
-    return {u.getParamAttr(), &u.getGradMutable()};
-  if (auto u = dyn_cast<AdamW8bitUpdateOp>(op))
-    return {u.getParamAttr(), &u.getGradMutable()};
-  return {FlatSymbolRefAttr(), nullptr};
-}
-
 /// The training function of `module`: the one with optimizer updates, when
 /// every parameter is updated by one (not by the model's own algorithm).
 func::FuncOp trainingFunction(ModuleOp module) {
   for (auto fn : module.getOps<func::FuncOp>()) {
     bool updates = false, own = false;
     fn.walk([&](Operation *op) {
-      updates |= static_cast<bool>(updateOf(op).first);
+      updates |= static_cast<bool>(optimizerUpdate(op).first);
       own |= isa<OnnxOptimizerOp, AssignOp>(op);
     });
     if (updates && !own)
@@ -86,7 +74,7 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
       continue;
     }
     // The gradient to the host once complete, and the update there.
-    auto [ref, grad] = updateOf(op);
+    auto [ref, grad] = optimizerUpdate(op);
     if (!ref || !names.contains(ref.getValue()))
       continue;
     op->setAttr(hm::kHomeAttr, host);

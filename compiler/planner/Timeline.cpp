@@ -10,6 +10,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <cassert>
 
 using namespace mlir;
 using namespace hmcc::tg;
@@ -54,7 +55,8 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     if (!runsInProgram(op))
       continue;
     auto [stream, seconds] = streamSeconds(op, profile);
-    unsigned k = std::min<unsigned>(hm::streamIndex(stream), free.size() - 1);
+    unsigned k = hm::streamIndex(stream);
+    assert(k < free.size() && "hm::streamOf names a stream of hm::kStreams");
     double start = free[k];
     if (profile.sharedHost)
       start = std::max(start, free[0]);

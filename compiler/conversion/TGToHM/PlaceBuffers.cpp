@@ -356,3 +356,10 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
 LogicalResult hmcc::placeBuffers(ModuleOp module, ArrayRef<std::string> functions) {
   return Placer("").run(module, functions);
 }
+
+std::optional<ScheduleMemory> hmcc::placedMemory(ModuleOp module) {
+  OwningOpRef<ModuleOp> copy(module.clone());
+  if (failed(placeBuffers(*copy, {})))
+    return std::nullopt;
+  return scheduleMemory(*copy);
+}

@@ -7,7 +7,11 @@
 #ifndef HMCC_CONVERSION_TGTOHM_PLACEBUFFERS_H
 #define HMCC_CONVERSION_TGTOHM_PLACEBUFFERS_H
 
+#include "hm/Analysis/Memory.h"
+
 #include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
 
 #include <string>
 
@@ -16,6 +20,11 @@ namespace hmcc {
 /// Places `module` as hm-place-buffers does (every function when
 /// `functions` is empty); errors are emitted on the module.
 mlir::LogicalResult placeBuffers(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions);
+
+/// What `module` needs in each arena once placed, learned by placing a copy
+/// (`module` is left as it is); nothing when the placement fails, which
+/// emits why.
+std::optional<ScheduleMemory> placedMemory(mlir::ModuleOp module);
 
 } // namespace hmcc
 

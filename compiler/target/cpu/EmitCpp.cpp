@@ -61,7 +61,6 @@ using Args = SmallVector<Arg, 2>;
 
 Args lit(std::string text) { return {Arg{Value(), std::move(text)}}; }
 Args lit(int64_t v) { return lit(std::to_string(v)); }
-Args flag(bool v) { return lit(v ? "1" : "0"); }
 Args flt(double v) { return lit(cFloatLiteral(v)); }
 Args val(Value v) { return {Arg{v, ""}}; }
 

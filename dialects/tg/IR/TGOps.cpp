@@ -725,3 +725,23 @@ bool hmcc::tg::isView(Operation *op) {
 
 #define GET_OP_CLASSES
 #include "tg/IR/TGOps.cpp.inc"
+
+std::pair<FlatSymbolRefAttr, OpOperand *> hmcc::tg::optimizerUpdate(Operation *op) {
+  if (auto u = dyn_cast<SgdUpdateOp>(op))
+    return {u.getParamAttr(), &u.getGradMutable()};
+  if (auto u = dyn_cast<AdamWUpdateOp>(op))
+    return {u.getParamAttr(), &u.getGradMutable()};
+  if (auto u = dyn_cast<AdamW8bitUpdateOp>(op))
+    return {u.getParamAttr(), &u.getGradMutable()};
+  return {FlatSymbolRefAttr(), nullptr};
+}
+
+RankedTensorType hmcc::tg::adamw8bitCodesType(RankedTensorType param) {
+  return RankedTensorType::get(param.getShape(),
+                               IntegerType::get(param.getContext(), 8, IntegerType::Unsigned));
+}
+
+RankedTensorType hmcc::tg::adamw8bitAbsmaxType(RankedTensorType param) {
+  return RankedTensorType::get({(param.getNumElements() + 255) / 256},
+                               Float32Type::get(param.getContext()));
+}

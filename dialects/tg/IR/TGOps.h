@@ -24,6 +24,17 @@ namespace hmcc::tg {
 /// identity), so it may share the operand's memory.
 bool isView(mlir::Operation *op);
 
+/// 8-bit AdamW's moments (tg.adamw8bit_update): parameters of at least
+/// kMin8bitElements elements have them (bitsandbytes' min_8bit_size), each
+/// moment one ui8 code per element and one f32 absmax per 256 elements.
+constexpr int64_t kMin8bitElements = 4096;
+mlir::RankedTensorType adamw8bitCodesType(mlir::RankedTensorType param);
+mlir::RankedTensorType adamw8bitAbsmaxType(mlir::RankedTensorType param);
+
+/// The parameter an optimizer update (sgd, adamw, adamw8bit) writes and its
+/// gradient operand; a null symbol for other ops.
+std::pair<mlir::FlatSymbolRefAttr, mlir::OpOperand *> optimizerUpdate(mlir::Operation *op);
+
 } // namespace hmcc::tg
 
 #endif // HMCC_TG_TGOPS_H

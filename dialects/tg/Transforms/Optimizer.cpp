@@ -25,8 +25,6 @@ using namespace hmcc::tg;
 
 namespace {
 
-constexpr int64_t kMinQuantizedElements = 4096;
-
 struct OptimizerPass : hmcc::impl::TGOptimizerBase<OptimizerPass> {
   using TGOptimizerBase::TGOptimizerBase;
 
@@ -102,11 +100,8 @@ struct OptimizerPass : hmcc::impl::TGOptimizerBase<OptimizerPass> {
         continue;
       }
       auto tensor = cast<RankedTensorType>(type);
-      if (optimizer == "adamw8bit" && tensor.getNumElements() >= kMinQuantizedElements) {
-        auto codes = RankedTensorType::get(tensor.getShape(),
-                                           b.getIntegerType(8, /*isSigned=*/false));
-        auto absmax = RankedTensorType::get({(tensor.getNumElements() + 255) / 256},
-                                            b.getF32Type());
+      if (optimizer == "adamw8bit" && tensor.getNumElements() >= kMin8bitElements) {
+        auto codes = adamw8bitCodesType(tensor), absmax = adamw8bitAbsmaxType(tensor);
         auto m = declare(name, "exp_avg", codes);
         auto ma = declare(name, "exp_avg_absmax", absmax);
         auto v = declare(name, "exp_avg_sq", codes);
