@@ -107,17 +107,6 @@ void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale) {
   }
 }
 
-/// The parameter an optimizer update writes; null for other ops.
-FlatSymbolRefAttr updatedParam(Operation *op) {
-  if (auto u = dyn_cast<tg::SgdUpdateOp>(op))
-    return u.getParamAttr();
-  if (auto u = dyn_cast<tg::AdamWUpdateOp>(op))
-    return u.getParamAttr();
-  if (auto u = dyn_cast<tg::AdamW8bitUpdateOp>(op))
-    return u.getParamAttr();
-  return FlatSymbolRefAttr();
-}
-
 /// Moves each optimizer update of `fn` that runs on the host up to just
 /// after the last op it must follow: what defines its operands, and every
 /// reader of its parameter (through views of it).
@@ -127,7 +116,7 @@ void moveUpdatesUp(func::FuncOp fn) {
   for (auto p : block.getOps<tg::ParamOp>())
     params[p.getName()].push_back(p.getResult());
   for (Operation *op : llvm::to_vector(llvm::map_range(block, [](Operation &o) { return &o; }))) {
-    FlatSymbolRefAttr param = updatedParam(op);
+    FlatSymbolRefAttr param = tg::optimizerUpdate(op).first;
     if (!param || streamOf(*op) != "host_optimizer")
       continue; // on the compute stream, earlier overlaps nothing
     Operation *last = nullptr;
@@ -153,11 +142,31 @@ void moveUpdatesUp(func::FuncOp fn) {
   }
 }
 
-/// The device arena of `module` once placed (nothing when it cannot be).
-std::optional<int64_t> placedArena(ModuleOp module, StringRef fnName) {
-  if (failed(placeBuffers(module, {fnName.str()})))
-    return std::nullopt;
-  return scheduleMemory(module).arena;
+/// Moves the fetches of `fn` by their distances times `scale` and, with
+/// `holds`, gives the ops of other streams their hm.hold.
+void moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, bool holds) {
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, unsigned> index;
+  for (Operation &op : fn.getBody().front()) {
+    index[&op] = ops.size();
+    ops.push_back(&op);
+  }
+  applyMoves(ops, planMoves(profile, scale, ops, index));
+  if (holds)
+    setHolds(fn, profile, std::min(scale, 1.0));
+}
+
+/// Whether `fn` of `module`, after `change`, still fits `budget` (always,
+/// without one): tried and placed on a copy.
+bool fitsWith(ModuleOp module, func::FuncOp fn, std::optional<int64_t> budget,
+              function_ref<void(func::FuncOp)> change) {
+  if (!budget)
+    return true;
+  OwningOpRef<ModuleOp> copy(module.clone());
+  change(copy->lookupSymbol<func::FuncOp>(fn.getSymName()));
+  if (failed(placeBuffers(*copy, {fn.getSymName().str()})))
+    return false;
+  return scheduleMemory(*copy).arena <= *budget;
 }
 
 struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
@@ -195,59 +204,23 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
   /// halved until the program still fits the budget (at worst they stay).
   void planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
                     std::optional<int64_t> budget) {
-    if (force != "fetches") {
-      OwningOpRef<ModuleOp> copy(module.clone());
-      auto trial = copy->lookupSymbol<func::FuncOp>(fn.getSymName());
-      moveUpdatesUp(trial);
-      std::optional<int64_t> arena = budget ? placedArena(*copy, fn.getSymName()) : std::nullopt;
-      if (!budget || (arena && *arena <= *budget))
-        moveUpdatesUp(fn);
-    }
+    if (force != "fetches" && fitsWith(module, fn, budget, moveUpdatesUp))
+      moveUpdatesUp(fn);
     // With "max", as far as their operands allow. The holds first with the
     // full distances; then without, the distances halved until it fits.
+    auto tryScale = [&](double scale, bool holds) {
+      auto change = [&](func::FuncOp f) { moveFetches(f, profile, scale, holds); };
+      if (!fitsWith(module, fn, budget, change))
+        return false;
+      change(fn);
+      return true;
+    };
     double scale = force == "max" ? 1e30 : 1.0;
-    if (tryMoves(module, fn, profile, budget, scale, /*holds=*/true))
+    if (tryScale(scale, /*holds=*/true))
       return;
     for (int attempt = 0; attempt < 5; ++attempt, scale /= 2)
-      if (tryMoves(module, fn, profile, budget, scale, /*holds=*/false))
+      if (tryScale(scale, /*holds=*/false))
         return;
-  }
-
-  /// Moves the fetches of `fn` by their distances times `scale` (and gives
-  /// the ops of other streams their hm.hold), when the program so moved
-  /// fits `budget`; whether it did.
-  bool tryMoves(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
-                std::optional<int64_t> budget, double scale, bool holds) {
-    OwningOpRef<ModuleOp> copy(module.clone());
-    auto trial = copy->lookupSymbol<func::FuncOp>(fn.getSymName());
-    SmallVector<Operation *> ops;
-    DenseMap<Operation *, unsigned> index;
-    for (Operation &op : trial.getBody().front()) {
-      index[&op] = ops.size();
-      ops.push_back(&op);
-    }
-    Moves moves = planMoves(profile, scale, ops, index);
-    applyMoves(ops, moves);
-    if (holds)
-      setHolds(trial, profile, std::min(scale, 1.0));
-    if (budget) {
-      std::optional<int64_t> arena = placedArena(*copy, fn.getSymName());
-      if (!arena || *arena > *budget)
-        return false; // holding the copies longer does not fit
-    }
-    // The same on the real function.
-    SmallVector<Operation *> real;
-    for (Operation &op : fn.getBody().front())
-      real.push_back(&op);
-    Moves mine;
-    for (unsigned i = 0; i < moves.fetches.size(); ++i) {
-      mine.fetches.push_back(real[index.lookup(moves.fetches[i])]);
-      mine.to.push_back(moves.to[i]);
-    }
-    applyMoves(real, mine);
-    if (holds)
-      setHolds(fn, profile, std::min(scale, 1.0));
-    return true;
   }
 };
 
