@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <array>
@@ -50,20 +51,12 @@ Class classOf(Value v) {
   return Activations;
 }
 
+/// `text` safe inside HTML: control characters and invalid UTF-8 escaped
+/// (escapeText), then HTML's special characters (LLVM's printHTMLEscaped).
 std::string escape(StringRef text) {
   std::string out;
-  for (char c : escapeText(text)) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
+  llvm::raw_string_ostream os(out);
+  llvm::printHTMLEscaped(escapeText(text), os);
   return out;
 }
 
