@@ -14,11 +14,11 @@
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
 #include "compiler/planner/CostModel.h"
 #include "compiler/planner/Timeline.h"
+#include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Liveness.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
-#include "lib/support/Size.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
@@ -181,23 +181,12 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
                          << "'";
       return signalPassFailure();
     }
-    std::string error;
-    auto profile = loadDeviceProfile(deviceProfile, error);
-    if (!profile) {
-      module.emitError() << "plan-overlap: " << error;
+    auto profile = profileOption(module, "plan-overlap", deviceProfile);
+    auto budget = budgetOption(module, "plan-overlap", "vram", vram);
+    if (failed(profile) || failed(budget))
       return signalPassFailure();
-    }
-    std::optional<int64_t> budget;
-    if (!vram.empty()) {
-      auto parsed = parseSize(vram);
-      if (!parsed) {
-        module.emitError() << "plan-overlap: vram: " << llvm::toString(parsed.takeError());
-        return signalPassFailure();
-      }
-      budget = int64_t(*parsed);
-    }
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
-      planFunction(module, fn, *profile, budget);
+      planFunction(module, fn, *profile, *budget);
   }
 
   /// Moves the updates of `fn` up, then its fetches by their distance,

@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
+#include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
-#include "lib/support/Size.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
@@ -83,6 +83,9 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
                          << "'";
       return signalPassFailure();
     }
+    auto budget = planner::budgetOption(module, "plan-quantize", "ram", ram);
+    if (failed(budget))
+      return signalPassFailure();
     // The AdamW updates of parameters on the host, largest first.
     SmallVector<AdamWUpdateOp> updates;
     module.walk([&](AdamWUpdateOp u) {
@@ -102,20 +105,15 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
         quantize(module, u);
       return;
     }
-    if (ram.empty())
+    if (!*budget)
       return;
-    auto budget = parseSize(ram);
-    if (!budget) {
-      module.emitError() << "plan-quantize: ram: " << llvm::toString(budget.takeError());
-      return signalPassFailure();
-    }
     std::optional<ScheduleMemory> placed = placedMemory(module);
     if (!placed)
       return signalPassFailure();
     int64_t host = placed->hostArena;
     SmallVector<AdamWUpdateOp> chosen;
     for (AdamWUpdateOp u : updates) {
-      if (host <= int64_t(*budget))
+      if (host <= **budget)
         break;
       auto type = cast<RankedTensorType>(module.lookupSymbol<ParameterOp>(u.getParam()).getType());
       host -= 2 * hm::arenaBytes(type) - quantizedBytes(type);

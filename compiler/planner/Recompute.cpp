@@ -19,6 +19,7 @@
 #include "compiler/planner/Recompute.h"
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
 #include "compiler/planner/CostModel.h"
+#include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Liveness.h"
 #include "hm/Analysis/Memory.h"
@@ -552,21 +553,13 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string error;
-    auto profile = loadDeviceProfile(deviceProfile, error);
-    if (!profile) {
-      module.emitError() << "plan-recompute: " << error;
+    auto profile = profileOption(module, "plan-recompute", deviceProfile);
+    auto vramBudget = budgetOption(module, "plan-recompute", "vram", vram);
+    if (failed(profile) || failed(vramBudget))
       return signalPassFailure();
-    }
     std::optional<uint64_t> budget;
-    if (!vram.empty()) {
-      auto parsed = parseSize(vram);
-      if (!parsed) {
-        module.emitError() << "plan-recompute: vram: " << llvm::toString(parsed.takeError());
-        return signalPassFailure();
-      }
-      budget = *parsed;
-    }
+    if (*vramBudget)
+      budget = uint64_t(**vramBudget);
     numberDropouts(module);
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (failed(planFunction(module, fn, *profile, budget)))

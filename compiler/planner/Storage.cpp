@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
+#include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
-#include "lib/support/Size.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
@@ -63,11 +63,10 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         for (auto &[bytes, name] : sized)
           chosen.insert(name);
     } else {
-      auto budget = parseSize(ram);
-      if (!budget) {
-        module.emitError() << "plan-storage: ram: " << llvm::toString(budget.takeError());
+      auto parsed = planner::budgetOption(module, "plan-storage", "ram", ram);
+      if (failed(parsed))
         return signalPassFailure();
-      }
+      const int64_t budget = **parsed; // set: checked on entry
       std::optional<ScheduleMemory> placed = placedMemory(module);
       if (!placed)
         return signalPassFailure();
@@ -79,7 +78,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
       };
       int64_t host = unmoved, slot = 0;
       for (auto &[bytes, name] : sized) {
-        if (host == 0 || arenaWith(host, slot) <= int64_t(*budget))
+        if (host == 0 || arenaWith(host, slot) <= budget)
           break;
         int64_t staged = 0;
         for (StateOp s : states.lookup(name)) {
@@ -91,7 +90,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
       }
       // Over the budget even so: moving is worth it only if the arena shrank
       // (small states can grow it: storage moves whole pages).
-      if (arenaWith(host, slot) > int64_t(*budget) && arenaWith(host, slot) >= unmoved)
+      if (arenaWith(host, slot) > budget && arenaWith(host, slot) >= unmoved)
         chosen.clear();
     }
     auto storage = StringAttr::get(module.getContext(), "storage");

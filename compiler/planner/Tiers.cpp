@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "compiler/planner/Recompute.h"
 #include "hm/IR/HMOps.h"
-#include "lib/support/Size.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
@@ -113,18 +113,11 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       if (failed(parseForce(module, names)))
         return signalPassFailure();
     } else if (!vram.empty()) {
-      auto budget = parseSize(vram);
-      if (!budget) {
-        module.emitError() << "plan-tiers: vram: " << llvm::toString(budget.takeError());
+      auto budget = planner::budgetOption(module, "plan-tiers", "vram", vram);
+      auto profile = planner::profileOption(module, "plan-tiers", deviceProfile);
+      if (failed(budget) || failed(profile))
         return signalPassFailure();
-      }
-      std::string error;
-      auto profile = planner::loadDeviceProfile(deviceProfile, error);
-      if (!profile) {
-        module.emitError() << "plan-tiers: " << error;
-        return signalPassFailure();
-      }
-      names = choose(module, fn.getSymName(), int64_t(*budget), *profile);
+      names = choose(module, fn.getSymName(), **budget, *profile);
     }
     if (!names.empty())
       homeOnHost(module, fn, names);

@@ -3,6 +3,7 @@
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -plan-quantize="mode=auto ram=1M" | FileCheck %s --check-prefix=NONE
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize="mode=auto ram=1" | FileCheck %s --check-prefix=NONE
 // RUN: not hmcc-opt %s -plan-quantize="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not hmcc-opt %s -plan-quantize="mode=auto ram=-1" 2>&1 | FileCheck %s --check-prefix=BADRAM
 // plan-quantize: 8-bit AdamW moments for the largest parameters on the host, as far as --ram needs.
 
 // Every host parameter of 4096 elements or more: its moments become codes
@@ -27,6 +28,8 @@
 // NONE-NOT: adamw8bit
 
 // BAD: error: plan-quantize: mode must be never, auto or always, not 'bogus'
+// A malformed budget is an error also when nothing would be quantized.
+// BADRAM: error: plan-quantize: ram: invalid size '-1': sizes cannot be negative
 tg.parameter @w1 : tensor<64x128xf32> {source = "w1"}
 tg.parameter @w2 : tensor<128x32xf32> {source = "w2"}
 tg.parameter @b : tensor<32xf32> {source = "b"}

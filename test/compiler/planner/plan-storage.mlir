@@ -3,6 +3,7 @@
 // RUN: not hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -plan-storage="ram=3071 nvme=1G" -hm-place-buffers -plan-staging -hm-check-budget="ram=3071 nvme=1G" 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -plan-storage="ram=3071" -hm-place-buffers | FileCheck %s --check-prefix=NONVME
 // RUN: not hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=all" -plan-storage="force=w3" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not hmcc-opt %s -plan-storage="ram=1x nvme=1G" 2>&1 | FileCheck %s --check-prefix=BADRAM
 // plan-storage homes optimizer states in storage past --ram; plan-staging updates them through two host staging buffers.
 
 // @w1's states in a storage arena, in whole 4096-byte blocks; @w2's stay on
@@ -34,6 +35,7 @@
 // Without storage nothing can move.
 // NONVME-NOT: storage
 
+// BADRAM: error: plan-storage: ram: invalid size '1x': unknown unit 'x'
 // BAD: error: plan-storage: force: 'w3' is not a parameter on the host with optimizer states
 tg.parameter @w1 : tensor<8x16xf32> {source = "w1"}
 tg.parameter @w2 : tensor<16x4xf32> {source = "w2"}
