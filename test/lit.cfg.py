@@ -22,6 +22,7 @@ config.substitutions.append(("%fixtures", os.path.join(config.hmcc_src_root, "te
 config.substitutions.append(("%hmcc_src", config.hmcc_src_root))
 config.substitutions.append(("%hmcc_bin", config.hmcc_tools_dir))
 # The bundled demo dataset, made at build time (target demo-data).
+config.substitutions.append(("%hmrt_measure", os.path.join(config.hmcc_obj_root, "runtime", "hmrt-measure")))
 config.substitutions.append(("%demo_data", os.path.join(config.hmcc_obj_root, "data", "demo.bin")))
 
 # Tests that need ONNX's backend test data (Debian: libonnx-testdata).

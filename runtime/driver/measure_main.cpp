@@ -3,7 +3,7 @@
 // hmcc --device-profile reads; docs/device-profile.md).  hmcc
 // --measure-device runs it.
 //
-//   hmrt-measure -o FILE.json [--storage DIR] [--quick]
+//   hmrt-measure -o FILE.json [--storage DIR] [--quick] [--force]
 //
 // Each figure is the best of a few timed repetitions after a warm-up:
 //   peak_flops.f32      hmrt_sgemm on a large square problem
@@ -36,6 +36,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -102,7 +103,7 @@ void storage(hmrt_device* dev, const std::string& dir, uint64_t bytes, double* w
 
 int main(int argc, char** argv) {
   std::string out, dir;
-  bool quick = false;
+  bool quick = false, force = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-o" && i + 1 < argc)
@@ -111,14 +112,20 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     else if (a == "--quick")
       quick = true;
+    else if (a == "--force")
+      force = true;
     else if (a == "--help" || a == "-h") {
-      std::printf("usage: hmrt-measure -o FILE.json [--storage DIR] [--quick]\n");
+      std::printf("usage: hmrt-measure -o FILE.json [--storage DIR] [--quick] [--force]\n"
+                  "  --force replaces FILE.json when it exists\n");
       return 0;
     } else {
       die("unknown argument '" + a + "' (hmrt-measure --help)");
     }
   }
   if (out.empty()) die("no output: give -o FILE.json");
+  struct stat existing;
+  if (!force && ::lstat(out.c_str(), &existing) == 0)
+    die(out + " exists; pass --force to replace it");
 
   hmrt_device* device = nullptr;
   check(hmrt_device_open("cpu", &device), "opening the cpu backend");

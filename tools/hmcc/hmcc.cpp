@@ -158,9 +158,9 @@ cl::opt<std::string> outputFile(
     cl::desc("Output: the directory for --emit=exe, a file for the others (default: stdout)"),
     cl::cat(outputCategory));
 cl::opt<bool> force("force",
-                    cl::desc("Replace outputs (-o, --dump-schedule, --dump-trace, --memory-plot) that exist; "
-                             "a directory is "
-                             "replaced only when it holds nothing but hmcc's own output"),
+                    cl::desc("Replace outputs (-o, --dump-schedule, --dump-trace, --memory-plot) "
+                             "that exist; a directory is replaced only when it holds nothing but "
+                             "hmcc's own output"),
                     cl::cat(outputCategory));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print errors whole (ONNX's checker and MLIR's diagnostics "
@@ -236,7 +236,7 @@ cl::opt<std::string> memoryPlot(
     cl::cat(outputCategory));
 cl::opt<bool> explain(
     "explain", cl::desc("Print what the planner decided as a short table: where each tensor class "
-                        "lives (device, host), recompute, bytes per link per step, predicted step "
+                        "lives (device, host, storage), recompute, bytes per link per step, predicted step "
                         "against its lower bound"),
     cl::init(false), cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
@@ -661,6 +661,8 @@ int run(int argc, char **argv) {
     }
     if (quickMeasure)
       args.push_back("--quick");
+    if (force)
+      args.push_back("--force"); // -o was checked above
     std::string why;
     int rc = sys::ExecuteAndWait(HMCC_MEASURE_TOOL, args, std::nullopt, {}, 0, 0, &why);
     if (rc != 0)
