@@ -19,18 +19,18 @@
 #endif
 
 #include "core/internal.h"
+#include "hmrt/device.h"
 
-namespace hmrt {
-namespace {
-
-// The storage directory: $HMRT_STORAGE_DIR, else $TMPDIR, else /tmp.
-std::string storage_dir() {
+extern "C" const char* hmrt_storage_dir(void) {
   for (const char* var : {"HMRT_STORAGE_DIR", "TMPDIR"}) {
     const char* v = std::getenv(var);
     if (v != nullptr && v[0] != '\0') return v;
   }
   return "/tmp";
 }
+
+namespace hmrt {
+namespace {
 
 // Bytes per request and requests in flight of an io_uring transfer.
 constexpr uint64_t kRequest = uint64_t{1} << 20;
@@ -179,7 +179,7 @@ hmrt_status StorageFile::create(uint64_t bytes, const char* fn,
                                 StorageFile** out) {
   std::string dir;
   try {
-    dir = storage_dir();
+    dir = hmrt_storage_dir();
   } catch (const std::bad_alloc&) {
     return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
   }

@@ -1201,13 +1201,12 @@ int Trainer::train() {
   // The memory of each tier: the arenas the plan sized, allocated whole
   // (nothing else is allocated per step).
   if (p_->storage_arena_bytes) {
-    const char* dir = std::getenv("HMRT_STORAGE_DIR");
-    if (dir == nullptr || dir[0] == '\0') dir = std::getenv("TMPDIR");
+    const char* dir = hmrt_storage_dir();
     log("memory: device arena %s, host arena %s, storage arena %s in %s (as planned)\n",
         human_bytes(double(p_->arena_bytes)).c_str(),
         human_bytes(double(p_->host_arena_bytes)).c_str(),
         human_bytes(double(p_->storage_arena_bytes)).c_str(),
-        dir != nullptr && dir[0] != '\0' ? dir : "/tmp");
+        dir);
   } else if (p_->host_arena_bytes) {
     log("memory: device arena %s, host arena %s (as planned)\n",
         human_bytes(double(p_->arena_bytes)).c_str(),

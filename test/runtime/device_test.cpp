@@ -542,6 +542,7 @@ TEST_F(Device, StorageTierRoundTrip) {
   const char* old = std::getenv("HMRT_STORAGE_DIR");
   const std::string saved = old ? old : "";
   ::setenv("HMRT_STORAGE_DIR", "/nonexistent/hmrt-storage", 1);
+  EXPECT_STREQ(hmrt_storage_dir(), "/nonexistent/hmrt-storage");
   hmrt_buffer* b = nullptr;
   EXPECT_EQ(hmrt_buffer_alloc(dev_.get(), HMRT_TIER_STORAGE, 10, &b),
             HMRT_IO_ERROR);

@@ -16,8 +16,9 @@
  *    64-byte aligned host memory.
  *  - HMRT_TIER_STORAGE: files (NVMe), large and slow, not addressable: only
  *    copies and memset reach it.  CPU: one unlinked temporary file per
- *    buffer in $HMRT_STORAGE_DIR (else $TMPDIR, else /tmp), read and written
- *    with pread/pwrite.
+ *    buffer in hmrt_storage_dir(), opened with O_DIRECT as well: page-aligned
+ *    transfers go through io_uring, the rest through pread/pwrite (one line
+ *    on stderr where O_DIRECT or io_uring is refused).
  * A new buffer's contents are unspecified (a storage buffer reads as zeros).
  *
  * Copies.  hmrt_copy* move bytes between any two buffers of one device, or
@@ -70,6 +71,11 @@ typedef enum hmrt_tier {
 
 /* "device", "host", "storage"; "unknown" for other values. */
 const char* hmrt_tier_name(int32_t tier);
+
+/* The folder new storage buffers' files go in: $HMRT_STORAGE_DIR, else
+ * $TMPDIR, else /tmp, as the environment says at the call (the pointer is
+ * valid until the environment changes). */
+const char* hmrt_storage_dir(void);
 
 /* ---- backends and devices ----------------------------------------------- */
 
