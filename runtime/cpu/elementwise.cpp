@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/internal.h"
+#include "cpu/ew_ops.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
 
@@ -129,9 +130,7 @@ hmrt_status hmrt_relu_backward(const float* x, const float* dy, float* dx,
                                int64_t n) {
   hmrt_status st = hmrt::check_binary("hmrt_relu_backward", x, dy, dx, n);
   if (st != HMRT_OK) return st;
-  hmrt::vmap2(x, dy, dx, n, [](hmrt::v4f v, hmrt::v4f g) {
-    return v > 0.0f ? g : hmrt::vsplat(0.0f);
-  });
+  hmrt::map2(x, dy, dx, n, hmrt::ew::relu_grad);
   return HMRT_OK;
 }
 

@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "core/internal.h"
+#include "cpu/ew_ops.h"
+#include "cpu/shape_check.h"
 #include "cpu/vec.h"
 
 #ifdef __SSE2__
@@ -42,46 +44,6 @@ constexpr int64_t kGrain = 1 << 14;        // elements per thread at least
 constexpr int64_t kByteGrain = 1 << 16;    // bytes per thread at least (copies)
 
 // ---- argument checks --------------------------------------------------------
-
-// "[2,3,4]" for messages.
-struct ShapeText {
-  char s[128];
-  ShapeText(int32_t rank, const int64_t* dims) {
-    int p = std::snprintf(s, sizeof(s), "[");
-    for (int32_t d = 0; d < rank && p < (int)sizeof(s); ++d)
-      p += std::snprintf(s + p, sizeof(s) - p, d ? ",%lld" : "%lld",
-                         (long long)dims[d]);
-    if (p < (int)sizeof(s)) std::snprintf(s + p, sizeof(s) - p, "]");
-  }
-};
-#define HMRT_SHAPE(r, d) (::hmrt::ShapeText((r), (d)).s)
-
-hmrt_status check_shape(const char* fn, const char* name, int32_t rank,
-                        const int64_t* dims, int64_t* numel) {
-  HMRT_CHECK_ARG(rank >= 0 && rank <= kMaxRank,
-                 "%s: rank of %s must be in [0, %d], got %d", fn, name,
-                 kMaxRank, (int)rank);
-  HMRT_CHECK_ARG(rank == 0 || dims != nullptr,
-                 "%s: shape of %s is NULL but its rank is %d", fn, name,
-                 (int)rank);
-  // The product of the nonzero dims must fit, so that any partial product
-  // of the dims does too.
-  int64_t n = 1;
-  bool empty = false;
-  for (int32_t d = 0; d < rank; ++d) {
-    HMRT_CHECK_ARG(dims[d] >= 0, "%s: %s has a negative dim: shape %s", fn,
-                   name, HMRT_SHAPE(rank, dims));
-    if (dims[d] == 0) {
-      empty = true;
-      continue;
-    }
-    HMRT_CHECK_ARG(!__builtin_mul_overflow(n, dims[d], &n),
-                   "%s: the element count of %s overflows: shape %s", fn,
-                   name, HMRT_SHAPE(rank, dims));
-  }
-  *numel = empty ? 0 : n;
-  return HMRT_OK;
-}
 
 hmrt_status check_elem_size(const char* fn, size_t elem_size, int64_t numel) {
   HMRT_CHECK_ARG(elem_size >= 1, "%s: elem_size must be >= 1", fn);
@@ -443,15 +405,11 @@ void map_f32(const float* x, float* y, int64_t n, F f) {
   });
 }
 
-// y[i] = f(x[i]) with f on 4-lane vectors; the tail runs f on a splatted
-// scalar, so every element gets the same bits wherever the split falls.
-template <class F>
-void vmap_f32(const float* x, float* y, int64_t n, F f) {
-  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    int64_t i = lo;
-    for (; i + 4 <= hi; i += 4) vstore(y + i, f(vload(x + i)));
-    for (; i < hi; ++i) y[i] = f(vsplat(x[i]))[0];
-  });
+// y[i] = f(x[i]) where f maps a whole array (cpu/ew_ops.h), in pieces.
+void array_map_f32(const float* x, float* y, int64_t n,
+                   void (*f)(const float*, float*, int64_t)) {
+  parallel_for(n, kGrain,
+               [&](int64_t lo, int64_t hi) { f(x + lo, y + lo, hi - lo); });
 }
 
 // y = op(a, b) over a plan (0: y, 1: a, 2: b); y's inner stride is 1 and
@@ -902,10 +860,10 @@ hmrt_status hmrt_unary_f32(hmrt_unary_op op, const float* x, float* y,
   HMRT_CHECK_DATA(fn, y, n);
   switch (op) {
     case HMRT_UNARY_EXP:  // vectorised Cephes expf, < 2 ulp (cpu/vec.h)
-      vmap_f32(x, y, n, [](v4f v) { return vexp(v); });
+      array_map_f32(x, y, n, ew::exp);
       break;
-    case HMRT_UNARY_LOG:
-      map_f32(x, y, n, [](float v) { return std::log(v); });
+    case HMRT_UNARY_LOG:  // SLEEF, <= 1 ulp (cpu/vmath.h), as TANH and ERF
+      array_map_f32(x, y, n, ew::log);
       break;
     case HMRT_UNARY_SQRT:
       map_f32(x, y, n, [](float v) { return std::sqrt(v); });
@@ -917,16 +875,16 @@ hmrt_status hmrt_unary_f32(hmrt_unary_op op, const float* x, float* y,
       map_f32(x, y, n, [](float v) { return 1.0f / v; });
       break;
     case HMRT_UNARY_TANH:
-      map_f32(x, y, n, [](float v) { return std::tanh(v); });
+      array_map_f32(x, y, n, ew::tanh);
       break;
     case HMRT_UNARY_SIGMOID:
-      vmap_f32(x, y, n, [](v4f v) { return 1.0f / (1.0f + vexp(-v)); });
+      array_map_f32(x, y, n, ew::sigmoid);
       break;
     case HMRT_UNARY_ERF:
-      map_f32(x, y, n, [](float v) { return std::erf(v); });
+      array_map_f32(x, y, n, ew::erf);
       break;
     case HMRT_UNARY_RELU:
-      map_f32(x, y, n, [](float v) { return v > 0.0f || v != v ? v : 0.0f; });
+      map_f32(x, y, n, ew::relu);
       break;
     case HMRT_UNARY_IDENTITY:
       if (x != y)
@@ -938,9 +896,7 @@ hmrt_status hmrt_unary_f32(hmrt_unary_op op, const float* x, float* y,
       map_f32(x, y, n, [](float v) { return std::fabs(v); });
       break;
     case HMRT_UNARY_SIGN:
-      map_f32(x, y, n, [](float v) {
-        return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v);
-      });
+      map_f32(x, y, n, ew::sign);
       break;
     default:
       return fail(HMRT_INVALID_ARGUMENT, "%s: unknown op %d", fn, (int)op);
@@ -990,12 +946,10 @@ hmrt_status hmrt_binary_f32(hmrt_binary_op op, const float* a, int32_t ra,
       binary_plan(p, a, b, y, [](float u, float v) { return std::pow(u, v); });
       break;
     case HMRT_BINARY_MAX:
-      binary_plan(p, a, b, y,
-                  [](float u, float v) { return u > v || u != u ? u : v; });
+      binary_plan(p, a, b, y, ew::max);
       break;
     case HMRT_BINARY_MIN:
-      binary_plan(p, a, b, y,
-                  [](float u, float v) { return u < v || u != u ? u : v; });
+      binary_plan(p, a, b, y, ew::min);
       break;
   }
   return HMRT_OK;

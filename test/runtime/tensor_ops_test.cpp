@@ -90,16 +90,6 @@ std::vector<float> to_float(const std::vector<double>& v) {
   return std::vector<float>(v.begin(), v.end());
 }
 
-std::string last_error() { return hmrt_last_error(); }
-
-#define EXPECT_FAILS(expr, status, text)                                \
-  do {                                                                  \
-    hmrt_clear_error();                                                 \
-    EXPECT_EQ((expr), (status)) << #expr;                               \
-    EXPECT_NE(last_error().find(text), std::string::npos)              \
-        << "message: " << last_error();                                 \
-  } while (0)
-
 // ---- unary --------------------------------------------------------------
 
 TEST(TensorOpsUnary, MatchesReference) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "hmrt/kernels.h"
@@ -125,6 +126,15 @@ inline std::vector<int> thread_counts() { return {1, 2, 3}; }
     ASSERT_EQ(hmrt_test_st_, HMRT_OK)                                 \
         << #expr << ": " << hmrt_status_string(hmrt_test_st_) << ": " \
         << hmrt_last_error();                                         \
+  } while (0)
+
+// expr fails with `status` and a message containing `text`.
+#define EXPECT_FAILS(expr, status, text)                                   \
+  do {                                                                     \
+    hmrt_clear_error();                                                    \
+    EXPECT_EQ((expr), (status)) << #expr;                                  \
+    EXPECT_NE(std::string(hmrt_last_error()).find(text), std::string::npos) \
+        << "message: " << hmrt_last_error();                               \
   } while (0)
 
 #endif  // HMRT_TEST_UTIL_H

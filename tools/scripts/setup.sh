@@ -15,6 +15,8 @@ packages=(
   chromium
   # io_uring for the storage tier (the runtime falls back to pread/pwrite without it)
   liburing-dev
+  # vectorised erf, tanh and log for the elementwise kernels
+  libsleef-dev
 )
 
 missing=()

@@ -53,7 +53,8 @@ typedef enum hmrt_unary_op {
 } hmrt_unary_op;
 
 /* y[i] = op(x[i]) for n elements, in float: EXP and SIGMOID with the
- * runtime's vectorised exp (< 2 ulp), LOG, TANH and ERF with the C library's,
+ * runtime's vectorised exp (< 2 ulp), LOG, TANH and ERF with SLEEF's (<= 1
+ * ulp, the same bits on every x86-64 CPU),
  * the others exact (IEEE results for invalid inputs: log(-1) = NaN,
  * 1/0 = inf).
  * In place OK (y == x). */
@@ -91,6 +92,46 @@ hmrt_status hmrt_binary_i64(hmrt_binary_op op, const int64_t* a, int32_t ra,
                             const int64_t* sy);
 /* Pow with an exponent of another type: cast it to f32 (hmrt_cast), then
  * hmrt_binary_f32. */
+
+/* ---- fused elementwise programs ------------------------------------------ */
+
+/* The instructions of a fused program.  Each computes, element by element,
+ * what its one-op kernel computes, with the same bits: */
+typedef enum hmrt_fused_op {
+  HMRT_FUSED_ADD,        /* a + b, and so on: hmrt_binary_f32's ops */
+  HMRT_FUSED_SUB,
+  HMRT_FUSED_MUL,
+  HMRT_FUSED_DIV,
+  HMRT_FUSED_POW,
+  HMRT_FUSED_MAX,
+  HMRT_FUSED_MIN,
+  HMRT_FUSED_EXP,        /* op(a): hmrt_unary_f32's ops */
+  HMRT_FUSED_LOG,
+  HMRT_FUSED_SQRT,
+  HMRT_FUSED_NEG,
+  HMRT_FUSED_RECIPROCAL,
+  HMRT_FUSED_TANH,
+  HMRT_FUSED_SIGMOID,
+  HMRT_FUSED_ERF,
+  HMRT_FUSED_RELU,
+  HMRT_FUSED_ABS,
+  HMRT_FUSED_SIGN,
+  HMRT_FUSED_WHERE,      /* a != 0 ? b : c (hmrt_where with a bool a) */
+  HMRT_FUSED_RELU_GRAD   /* a > 0 ? b : 0 (hmrt_relu_backward, x = a) */
+} hmrt_fused_op;
+
+/* y = the value of the last of n_code instructions (1..256), element by
+ * element over y's shape (rank, dims).  code holds 4 int64 per instruction:
+ * op (hmrt_fused_op), then its operands a, b, c, each naming an input
+ * (0 .. n_in-1) or an earlier instruction's value (n_in + its index), -1
+ * for an operand the op does not take.  Input j (n_in <= 64) is at in[j]:
+ * float, or bool bytes (0/1) where in_bool[j] is nonzero; its shape is
+ * in_dims[j*rank .. j*rank+rank-1], each dim 1 (broadcast) or y's.
+ * In place OK when y is a float input of y's shape. */
+hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
+                           const void* const* in, const int64_t* in_bool,
+                           const int64_t* in_dims, float* y, int32_t rank,
+                           const int64_t* dims);
 
 /* y = (a == b) as bool bytes (0/1), broadcasting; dtype (hmrt_dtype) is the
  * element type of both a and b.  Floats (F16 and BF16 too) compare by value

@@ -1,0 +1,228 @@
+// Fused elementwise programs (hmrt_fused_f32): a chain of elementwise ops
+// evaluated in one pass over the output, a block of kBlock elements at a
+// time, every intermediate in a register block that stays in the L1 cache
+// instead of a tensor in memory.
+//
+// Each instruction runs the per-element function of its one-op kernel
+// (cpu/ew_ops.h) over the block, so the program's result has the same bits
+// as its ops run one by one.  Inputs of the output's shape are read in
+// place; broadcast inputs are gathered into a register block (a scalar
+// once per thread), bool inputs widened to 0/1.  The last instruction
+// writes the output block directly.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/internal.h"
+#include "cpu/ew_ops.h"
+#include "cpu/shape_check.h"
+#include "hmrt/tensor_ops.h"
+
+namespace hmrt {
+namespace {
+
+constexpr int64_t kBlock = 512;  // elements per register block
+constexpr int64_t kGrain = 1 << 13;
+constexpr int64_t kMaxInputs = 64;
+constexpr int64_t kMaxCode = 256;
+
+int arity(int64_t op) {
+  switch (op) {
+    case HMRT_FUSED_ADD: case HMRT_FUSED_SUB: case HMRT_FUSED_MUL:
+    case HMRT_FUSED_DIV: case HMRT_FUSED_POW: case HMRT_FUSED_MAX:
+    case HMRT_FUSED_MIN: case HMRT_FUSED_RELU_GRAD:
+      return 2;
+    case HMRT_FUSED_WHERE:
+      return 3;
+    case HMRT_FUSED_EXP: case HMRT_FUSED_LOG: case HMRT_FUSED_SQRT:
+    case HMRT_FUSED_NEG: case HMRT_FUSED_RECIPROCAL: case HMRT_FUSED_TANH:
+    case HMRT_FUSED_SIGMOID: case HMRT_FUSED_ERF: case HMRT_FUSED_RELU:
+    case HMRT_FUSED_ABS: case HMRT_FUSED_SIGN:
+      return 1;
+    default:
+      return -1;
+  }
+}
+
+// How an input is read: in place (the output's shape, float), one value,
+// or gathered through per-dim strides (0 where broadcast).
+struct Input {
+  enum Kind { Dense, Splat, Gather } kind;
+  const float* f32;
+  const uint8_t* u8;  // a bool input
+  int64_t st[HMRT_MAX_RANK];
+};
+
+// The bool or float element at flat offset `off` of input `in`, as float.
+inline float load(const Input& in, int64_t off) {
+  return in.u8 ? (in.u8[off] ? 1.0f : 0.0f) : in.f32[off];
+}
+
+// dst[i] = input element of output index lo + i, for i in [0, len).
+void gather(const Input& in, int32_t rank, const int64_t* dims, int64_t lo,
+            int64_t len, float* dst) {
+  int64_t idx[HMRT_MAX_RANK], off = 0, rem = lo;
+  for (int d = rank - 1; d >= 0; --d) {
+    idx[d] = rem % dims[d];
+    rem /= dims[d];
+    off += idx[d] * in.st[d];
+  }
+  const int64_t inner = in.st[rank - 1];
+  for (int64_t i = 0; i < len;) {
+    const int64_t run = std::min(dims[rank - 1] - idx[rank - 1], len - i);
+    for (int64_t j = 0; j < run; ++j) dst[i + j] = load(in, off + j * inner);
+    i += run;
+    // Carry into the outer dims.
+    off += run * inner;
+    idx[rank - 1] += run;
+    for (int d = rank - 1; d > 0 && idx[d] == dims[d]; --d) {
+      off -= dims[d] * in.st[d];
+      idx[d] = 0;
+      ++idx[d - 1];
+      off += in.st[d - 1];
+    }
+  }
+}
+
+template <class F>
+inline void map1(const float* a, float* y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i]);
+}
+template <class F>
+inline void map2(const float* a, const float* b, float* y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+}
+
+// y[0, n) = op over the operand blocks a, b, c.
+void run(int64_t op, const float* a, const float* b, const float* c, float* y,
+         int64_t n) {
+  switch (op) {
+    case HMRT_FUSED_ADD: map2(a, b, y, n, [](float u, float v) { return u + v; }); break;
+    case HMRT_FUSED_SUB: map2(a, b, y, n, [](float u, float v) { return u - v; }); break;
+    case HMRT_FUSED_MUL: map2(a, b, y, n, [](float u, float v) { return u * v; }); break;
+    case HMRT_FUSED_DIV: map2(a, b, y, n, [](float u, float v) { return u / v; }); break;
+    case HMRT_FUSED_POW:
+      map2(a, b, y, n, [](float u, float v) { return std::pow(u, v); });
+      break;
+    case HMRT_FUSED_MAX: map2(a, b, y, n, ew::max); break;
+    case HMRT_FUSED_MIN: map2(a, b, y, n, ew::min); break;
+    case HMRT_FUSED_RELU_GRAD: map2(a, b, y, n, ew::relu_grad); break;
+    case HMRT_FUSED_WHERE:
+      for (int64_t i = 0; i < n; ++i) y[i] = a[i] != 0.0f ? b[i] : c[i];
+      break;
+    case HMRT_FUSED_EXP: ew::exp(a, y, n); break;
+    case HMRT_FUSED_LOG: ew::log(a, y, n); break;
+    case HMRT_FUSED_SQRT: map1(a, y, n, [](float v) { return std::sqrt(v); }); break;
+    case HMRT_FUSED_NEG: map1(a, y, n, [](float v) { return -v; }); break;
+    case HMRT_FUSED_RECIPROCAL: map1(a, y, n, [](float v) { return 1.0f / v; }); break;
+    case HMRT_FUSED_TANH: ew::tanh(a, y, n); break;
+    case HMRT_FUSED_SIGMOID: ew::sigmoid(a, y, n); break;
+    case HMRT_FUSED_ERF: ew::erf(a, y, n); break;
+    case HMRT_FUSED_RELU: map1(a, y, n, ew::relu); break;
+    case HMRT_FUSED_ABS: map1(a, y, n, [](float v) { return std::fabs(v); }); break;
+    case HMRT_FUSED_SIGN: map1(a, y, n, ew::sign); break;
+  }
+}
+
+}  // namespace
+}  // namespace hmrt
+
+extern "C" {
+
+using namespace hmrt;
+
+hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
+                           const void* const* in, const int64_t* in_bool,
+                           const int64_t* in_dims, float* y, int32_t rank,
+                           const int64_t* dims) {
+  const char* fn = "hmrt_fused_f32";
+  HMRT_CHECK_ARG(n_code >= 1 && n_code <= kMaxCode,
+                 "%s: n_code must be in [1, %lld], got %lld", fn,
+                 (long long)kMaxCode, (long long)n_code);
+  HMRT_CHECK_ARG(n_in >= 0 && n_in <= kMaxInputs,
+                 "%s: n_in must be in [0, %lld], got %lld", fn,
+                 (long long)kMaxInputs, (long long)n_in);
+  HMRT_CHECK_ARG(code != nullptr, "%s: code is NULL", fn);
+  HMRT_CHECK_ARG(n_in == 0 || (in && in_bool && (rank == 0 || in_dims)),
+                 "%s: inputs, in_bool or in_dims is NULL", fn);
+  int64_t n = 0;
+  hmrt_status st = check_shape(fn, "y", rank, dims, &n);
+  if (st != HMRT_OK) return st;
+  for (int64_t i = 0; i < n_code; ++i) {
+    const int64_t* ins = code + 4 * i;
+    const int k = arity(ins[0]);
+    HMRT_CHECK_ARG(k > 0, "%s: instruction %lld has unknown op %lld", fn,
+                   (long long)i, (long long)ins[0]);
+    for (int j = 0; j < 3; ++j) {
+      const bool used = j < k;
+      HMRT_CHECK_ARG(used ? ins[1 + j] >= 0 && ins[1 + j] < n_in + i
+                          : ins[1 + j] == -1,
+                     "%s: instruction %lld operand %d is %lld: it must name "
+                     "an input or an earlier instruction (-1 when unused)",
+                     fn, (long long)i, j, (long long)ins[1 + j]);
+    }
+  }
+  std::vector<Input> inputs(static_cast<size_t>(n_in));
+  for (int64_t j = 0; j < n_in; ++j) {
+    Input& x = inputs[size_t(j)];
+    const int64_t* xd = in_dims + j * rank;
+    int64_t nx = 1;
+    bool full = !in_bool[j];
+    for (int d = 0; d < rank; ++d) {
+      HMRT_CHECK_ARG(xd[d] == 1 || xd[d] == dims[d],
+                     "%s: input %lld has dim %d of %lld, which does not "
+                     "broadcast to the output's %lld",
+                     fn, (long long)j, d, (long long)xd[d], (long long)dims[d]);
+      full = full && xd[d] == dims[d];
+      nx *= xd[d];
+    }
+    for (int64_t s = 1, d = rank - 1; d >= 0; --d) {
+      x.st[d] = xd[d] == 1 ? 0 : s;
+      s *= xd[d];
+    }
+    HMRT_CHECK_ARG(in[j] != nullptr || n == 0,
+                   "%s: input %lld is NULL but has %lld elements", fn,
+                   (long long)j, (long long)nx);
+    x.f32 = in_bool[j] ? nullptr : static_cast<const float*>(in[j]);
+    x.u8 = in_bool[j] ? static_cast<const uint8_t*>(in[j]) : nullptr;
+    x.kind = full ? Input::Dense : nx == 1 ? Input::Splat : Input::Gather;
+  }
+  HMRT_CHECK_PTR(fn, y, n);
+  if (n == 0) return HMRT_OK;
+
+  const int64_t slots = n_in + n_code;
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    // One register block per input and instruction.
+    std::vector<float> regs(static_cast<size_t>(slots * kBlock));
+    std::vector<const float*> src(static_cast<size_t>(slots));
+    for (int64_t j = 0; j < n_in; ++j)
+      if (inputs[size_t(j)].kind == Input::Splat)
+        std::fill_n(&regs[size_t(j * kBlock)], kBlock, load(inputs[size_t(j)], 0));
+    for (int64_t b = lo; b < hi; b += kBlock) {
+      const int64_t len = std::min(kBlock, hi - b);
+      for (int64_t j = 0; j < n_in; ++j) {
+        const Input& x = inputs[size_t(j)];
+        float* r = &regs[size_t(j * kBlock)];
+        if (x.kind == Input::Dense) {
+          src[size_t(j)] = x.f32 + b;
+          continue;
+        }
+        if (x.kind == Input::Gather) gather(x, rank, dims, b, len, r);
+        src[size_t(j)] = r;
+      }
+      for (int64_t i = 0; i < n_code; ++i) {
+        const int64_t* ins = code + 4 * i;
+        float* out = i + 1 == n_code ? y + b : &regs[size_t((n_in + i) * kBlock)];
+        auto operand = [&](int j) {
+          return ins[1 + j] >= 0 ? src[size_t(ins[1 + j])] : nullptr;
+        };
+        run(ins[0], operand(0), operand(1), operand(2), out, len);
+        src[size_t(n_in + i)] = out;
+      }
+    }
+  });
+  return HMRT_OK;
+}
+
+}  // extern "C"
