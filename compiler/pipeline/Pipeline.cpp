@@ -75,6 +75,8 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   entries.functions = {entryFunction(o.program).str()};
   pm.addPass(createTGSelectEntries(entries));
   pm.addPass(createTGInputRoles());
+  if (o.fuse)
+    pm.addPass(createTGFuseElementwise());
   PlanTiersOptions tiers;
   tiers.vram = o.vram;
   tiers.deviceProfile = o.deviceProfile;

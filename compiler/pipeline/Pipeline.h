@@ -14,6 +14,7 @@
 //   tg-legalize-cpu-types
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
+//   tg-fuse-elementwise     (fuse=true)
 //   plan-tiers              (vram, device-profile, host-params)
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
@@ -98,6 +99,9 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("auto (what the budget needs), none, all, or parameter names: homed in host "
                      "memory"),
       llvm::cl::init("auto")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse chains of elementwise ops (tg-fuse-elementwise)"),
+                    llvm::cl::init(true)};
   Option<std::string> recompute{
       *this, "recompute",
       llvm::cl::desc("auto (what the budget needs), none, all, or segments such as 1-3,5"),

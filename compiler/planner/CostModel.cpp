@@ -29,6 +29,12 @@ StringRef opKind(Operation *op) {
           [](auto) { return "optimizer"; })
       .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp>(
           [](auto) { return "transcendental"; })
+      .Case([](FusedOp o) {
+        for (StringRef name : o.getOps().getAsValueRange<StringAttr>())
+          if (llvm::is_contained({"exp", "log", "erf", "tanh", "sigmoid", "pow"}, name))
+            return "transcendental";
+        return "elementwise";
+      })
       .Default([](Operation *o) {
         return opCost(o).flops == 0 ? StringRef("data") : StringRef("elementwise");
       });

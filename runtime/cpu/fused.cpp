@@ -3,9 +3,9 @@
 // time, every intermediate in a register block that stays in the L1 cache
 // instead of a tensor in memory.
 //
-// Each instruction runs the per-element function of its one-op kernel
-// (cpu/ew_ops.h) over the block, so the program's result has the same bits
-// as its ops run one by one.  Inputs of the output's shape are read in
+// Each instruction runs over the block through cpu/vmath, as the one-op
+// kernels do, so the program's result has the same bits as its ops run one
+// by one.  Inputs of the output's shape are read in
 // place; broadcast inputs are gathered into a register block (a scalar
 // once per thread), bool inputs widened to 0/1.  The last instruction
 // writes the output block directly.
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/internal.h"
-#include "cpu/ew_ops.h"
 #include "cpu/shape_check.h"
+#include "cpu/vmath.h"
 #include "hmrt/tensor_ops.h"
 
 namespace hmrt {
@@ -82,46 +82,6 @@ void gather(const Input& in, int32_t rank, const int64_t* dims, int64_t lo,
       ++idx[d - 1];
       off += in.st[d - 1];
     }
-  }
-}
-
-template <class F>
-inline void map1(const float* a, float* y, int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i]);
-}
-template <class F>
-inline void map2(const float* a, const float* b, float* y, int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
-}
-
-// y[0, n) = op over the operand blocks a, b, c.
-void run(int64_t op, const float* a, const float* b, const float* c, float* y,
-         int64_t n) {
-  switch (op) {
-    case HMRT_FUSED_ADD: map2(a, b, y, n, [](float u, float v) { return u + v; }); break;
-    case HMRT_FUSED_SUB: map2(a, b, y, n, [](float u, float v) { return u - v; }); break;
-    case HMRT_FUSED_MUL: map2(a, b, y, n, [](float u, float v) { return u * v; }); break;
-    case HMRT_FUSED_DIV: map2(a, b, y, n, [](float u, float v) { return u / v; }); break;
-    case HMRT_FUSED_POW:
-      map2(a, b, y, n, [](float u, float v) { return std::pow(u, v); });
-      break;
-    case HMRT_FUSED_MAX: map2(a, b, y, n, ew::max); break;
-    case HMRT_FUSED_MIN: map2(a, b, y, n, ew::min); break;
-    case HMRT_FUSED_RELU_GRAD: map2(a, b, y, n, ew::relu_grad); break;
-    case HMRT_FUSED_WHERE:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] != 0.0f ? b[i] : c[i];
-      break;
-    case HMRT_FUSED_EXP: ew::exp(a, y, n); break;
-    case HMRT_FUSED_LOG: ew::log(a, y, n); break;
-    case HMRT_FUSED_SQRT: map1(a, y, n, [](float v) { return std::sqrt(v); }); break;
-    case HMRT_FUSED_NEG: map1(a, y, n, [](float v) { return -v; }); break;
-    case HMRT_FUSED_RECIPROCAL: map1(a, y, n, [](float v) { return 1.0f / v; }); break;
-    case HMRT_FUSED_TANH: ew::tanh(a, y, n); break;
-    case HMRT_FUSED_SIGMOID: ew::sigmoid(a, y, n); break;
-    case HMRT_FUSED_ERF: ew::erf(a, y, n); break;
-    case HMRT_FUSED_RELU: map1(a, y, n, ew::relu); break;
-    case HMRT_FUSED_ABS: map1(a, y, n, [](float v) { return std::fabs(v); }); break;
-    case HMRT_FUSED_SIGN: map1(a, y, n, ew::sign); break;
   }
 }
 
@@ -217,7 +177,7 @@ hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
         auto operand = [&](int j) {
           return ins[1 + j] >= 0 ? src[size_t(ins[1 + j])] : nullptr;
         };
-        run(ins[0], operand(0), operand(1), operand(2), out, len);
+        vmath::map(ins[0], operand(0), operand(1), operand(2), out, len);
         src[size_t(n_in + i)] = out;
       }
     }

@@ -27,6 +27,7 @@
 #include "core/internal.h"
 #include "cpu/ew_ops.h"
 #include "cpu/shape_check.h"
+#include "cpu/vmath.h"
 #include "cpu/vec.h"
 
 #ifdef __SSE2__
@@ -398,18 +399,12 @@ void zero_f32(float* x, int64_t n) {
 
 // ---- elementwise ------------------------------------------------------------
 
-template <class F>
-void map_f32(const float* x, float* y, int64_t n, F f) {
+// y[i] = op(x[i]) through cpu/vmath (op an hmrt_fused_op), in pieces.
+hmrt_status vmath_map_f32(int64_t op, const float* x, float* y, int64_t n) {
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) y[i] = f(x[i]);
+    vmath::map(op, x + lo, nullptr, nullptr, y + lo, hi - lo);
   });
-}
-
-// y[i] = f(x[i]) where f maps a whole array (cpu/ew_ops.h), in pieces.
-void array_map_f32(const float* x, float* y, int64_t n,
-                   void (*f)(const float*, float*, int64_t)) {
-  parallel_for(n, kGrain,
-               [&](int64_t lo, int64_t hi) { f(x + lo, y + lo, hi - lo); });
+  return HMRT_OK;
 }
 
 // y = op(a, b) over a plan (0: y, 1: a, 2: b); y's inner stride is 1 and
@@ -859,45 +854,23 @@ hmrt_status hmrt_unary_f32(hmrt_unary_op op, const float* x, float* y,
   HMRT_CHECK_DATA(fn, x, n);
   HMRT_CHECK_DATA(fn, y, n);
   switch (op) {
-    case HMRT_UNARY_EXP:  // vectorised Cephes expf, < 2 ulp (cpu/vec.h)
-      array_map_f32(x, y, n, ew::exp);
-      break;
-    case HMRT_UNARY_LOG:  // SLEEF, <= 1 ulp (cpu/vmath.h), as TANH and ERF
-      array_map_f32(x, y, n, ew::log);
-      break;
-    case HMRT_UNARY_SQRT:
-      map_f32(x, y, n, [](float v) { return std::sqrt(v); });
-      break;
-    case HMRT_UNARY_NEG:
-      map_f32(x, y, n, [](float v) { return -v; });
-      break;
-    case HMRT_UNARY_RECIPROCAL:
-      map_f32(x, y, n, [](float v) { return 1.0f / v; });
-      break;
-    case HMRT_UNARY_TANH:
-      array_map_f32(x, y, n, ew::tanh);
-      break;
-    case HMRT_UNARY_SIGMOID:
-      array_map_f32(x, y, n, ew::sigmoid);
-      break;
-    case HMRT_UNARY_ERF:
-      array_map_f32(x, y, n, ew::erf);
-      break;
-    case HMRT_UNARY_RELU:
-      map_f32(x, y, n, ew::relu);
-      break;
     case HMRT_UNARY_IDENTITY:
       if (x != y)
         parallel_for(n, kGrain * 4, [&](int64_t lo, int64_t hi) {
           std::memcpy(y + lo, x + lo, size_t(hi - lo) * sizeof(float));
         });
       break;
-    case HMRT_UNARY_ABS:
-      map_f32(x, y, n, [](float v) { return std::fabs(v); });
-      break;
-    case HMRT_UNARY_SIGN:
-      map_f32(x, y, n, ew::sign);
-      break;
+    case HMRT_UNARY_EXP: return vmath_map_f32(HMRT_FUSED_EXP, x, y, n);
+    case HMRT_UNARY_LOG: return vmath_map_f32(HMRT_FUSED_LOG, x, y, n);
+    case HMRT_UNARY_SQRT: return vmath_map_f32(HMRT_FUSED_SQRT, x, y, n);
+    case HMRT_UNARY_NEG: return vmath_map_f32(HMRT_FUSED_NEG, x, y, n);
+    case HMRT_UNARY_RECIPROCAL: return vmath_map_f32(HMRT_FUSED_RECIPROCAL, x, y, n);
+    case HMRT_UNARY_TANH: return vmath_map_f32(HMRT_FUSED_TANH, x, y, n);
+    case HMRT_UNARY_SIGMOID: return vmath_map_f32(HMRT_FUSED_SIGMOID, x, y, n);
+    case HMRT_UNARY_ERF: return vmath_map_f32(HMRT_FUSED_ERF, x, y, n);
+    case HMRT_UNARY_RELU: return vmath_map_f32(HMRT_FUSED_RELU, x, y, n);
+    case HMRT_UNARY_ABS: return vmath_map_f32(HMRT_FUSED_ABS, x, y, n);
+    case HMRT_UNARY_SIGN: return vmath_map_f32(HMRT_FUSED_SIGN, x, y, n);
     default:
       return fail(HMRT_INVALID_ARGUMENT, "%s: unknown op %d", fn, (int)op);
   }

@@ -32,22 +32,25 @@ inline v4f vsqrt(v4f x) {
   return r;
 }
 
-// Lane-wise exp(x) with the Cephes expf polynomial: relative error below
-// 2 ulp for normal results, gradual underflow to 0 below ~ -104, +inf above
+// Lane-wise exp(x) with the Cephes expf polynomial, for a generic vector
+// of floats VF and of int32 VI of any width: relative error below 2 ulp for
+// normal results, gradual underflow to 0 below ~ -104, +inf above
 // ln(FLT_MAX), NaN stays NaN.  Each lane's result depends only on that
-// lane, so the scalar form vexp1 gives the same bits as any vector lane.
-inline v4f vexp(v4f x) {
-  const v4f hi = vsplat(88.72283905206835f), lo = vsplat(-103.972084f);
-  v4f xc = x > hi ? hi : x;
+// lane (no fused multiply-add: the runtime builds with -ffp-contract=off),
+// so every width and the scalar form vexp1 give the same bits.
+template <class VF, class VI>
+__attribute__((always_inline)) inline VF vexp_any(VF x) {
+  const VF hi = VF{} + 88.72283905206835f, lo = VF{} + -103.972084f;
+  VF xc = x > hi ? hi : x;
   xc = xc < lo ? lo : xc;
-  xc = xc == xc ? xc : vsplat(0.0f);  // NaN lanes: keep the integer math defined
+  xc = xc == xc ? xc : VF{};  // NaN lanes: keep the integer math defined
   // n = floor(x / ln 2 + 1/2), r = x - n ln 2 in [-ln2/2, ln2/2]
-  const v4f fx = xc * 1.44269504088896341f + 0.5f;
-  v4i n = __builtin_convertvector(fx, v4i);  // truncates toward zero
-  n += (__builtin_convertvector(n, v4f) > fx);  // true is -1: floor
-  const v4f nf = __builtin_convertvector(n, v4f);
-  const v4f r = (xc - nf * 0.693359375f) - nf * -2.12194440e-4f;
-  v4f p = vsplat(1.9875691500e-4f);
+  const VF fx = xc * 1.44269504088896341f + 0.5f;
+  VI n = __builtin_convertvector(fx, VI);  // truncates toward zero
+  n += (__builtin_convertvector(n, VF) > fx);  // true is -1: floor
+  const VF nf = __builtin_convertvector(n, VF);
+  const VF r = (xc - nf * 0.693359375f) - nf * -2.12194440e-4f;
+  VF p = VF{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
@@ -55,16 +58,17 @@ inline v4f vexp(v4f x) {
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
   // 2^n as two normal factors so that n in [-150, 128] needs no special case.
-  const v4i n1 = n >> 1, n2 = n - n1;
-  const v4i b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
-  v4f s1, s2;
+  const VI n1 = n >> 1, n2 = n - n1;
+  const VI b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
+  VF s1, s2;
   std::memcpy(&s1, &b1, sizeof(s1));
   std::memcpy(&s2, &b2, sizeof(s2));
-  v4f res = p * s1 * s2;
-  res = x < lo ? vsplat(0.0f) : res;
-  res = x > hi ? vsplat(HUGE_VALF) : res;
+  VF res = p * s1 * s2;
+  res = x < lo ? VF{} : res;
+  res = x > hi ? VF{} + HUGE_VALF : res;
   return x == x ? res : x;
 }
+inline v4f vexp(v4f x) { return vexp_any<v4f, v4i>(x); }
 inline float vexp1(float x) { return vexp(vsplat(x))[0]; }
 
 // y[i] = exp(x[i] - c) for i in [0, n), returning the sum of the y[i]

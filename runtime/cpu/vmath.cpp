@@ -1,73 +1,85 @@
-// SLEEF's consistent (cinz) variants at three widths, picked once from what
-// the CPU supports.  sleef.h declares each width only when the compiler
-// targets it (-mavx512f ...); the runtime is built for baseline x86-64 and
-// compiles each width's loop with a target attribute instead, so the few
-// functions used are declared here.
+// cpu/vmath at three widths, each compiled for its instruction set with a
+// target pragma (the runtime itself is built for baseline x86-64), and the
+// widest one the CPU supports picked once.  sleef.h declares each width's
+// functions only when the compiler targets it, so the four used are
+// declared here.
 #include "cpu/vmath.h"
+
+// The lambdas of vmath_impl.inc pass wide vectors by value; GCC warns that
+// their ABI differs from a build without the instruction set, which cannot
+// matter here: they are called only inside this file, at their own width.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
+#include "cpu/vec.h"
+#include "hmrt/tensor_ops.h"
+
 extern "C" {
-__m128 Sleef_cinz_erff4_u10sse2(__m128);
 __m128 Sleef_cinz_tanhf4_u10sse2(__m128);
 __m128 Sleef_cinz_logf4_u10sse2(__m128);
-__m256 Sleef_cinz_erff8_u10avx(__m256);
 __m256 Sleef_cinz_tanhf8_u10avx(__m256);
 __m256 Sleef_cinz_logf8_u10avx(__m256);
-__m512 Sleef_cinz_erff16_u10avx512fnofma(__m512);
 __m512 Sleef_cinz_tanhf16_u10avx512fnofma(__m512);
 __m512 Sleef_cinz_logf16_u10avx512fnofma(__m512);
 }
 
 namespace hmrt::vmath {
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#define HMRT_VMATH_NS w16
+#define HMRT_VMATH_W 16
+#define HMRT_VMATH_NATIVE __m512
+#define HMRT_SLEEF(f) Sleef_cinz_##f##f16_u10avx512fnofma
+#include "cpu/vmath_impl.inc"
+#undef HMRT_VMATH_NS
+#undef HMRT_VMATH_W
+#undef HMRT_VMATH_NATIVE
+#undef HMRT_SLEEF
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx")
+#define HMRT_VMATH_NS w8
+#define HMRT_VMATH_W 8
+#define HMRT_VMATH_NATIVE __m256
+#define HMRT_SLEEF(f) Sleef_cinz_##f##f8_u10avx
+#include "cpu/vmath_impl.inc"
+#undef HMRT_VMATH_NS
+#undef HMRT_VMATH_W
+#undef HMRT_VMATH_NATIVE
+#undef HMRT_SLEEF
+#pragma GCC pop_options
+
+#define HMRT_VMATH_NS w4
+#define HMRT_VMATH_W 4
+#define HMRT_VMATH_NATIVE __m128
+#define HMRT_SLEEF(f) Sleef_cinz_##f##f4_u10sse2
+#include "cpu/vmath_impl.inc"
+#undef HMRT_VMATH_NS
+#undef HMRT_VMATH_W
+#undef HMRT_VMATH_NATIVE
+#undef HMRT_SLEEF
+
 namespace {
 
-using MapFn = void (*)(const float*, float*, int64_t);
-
-// One width: whole vectors, then the tail through a zero-padded vector, so
-// every element goes through the same vector function.
-#define HMRT_VMATH_MAP(NAME, TARGET, VEC, W, LOAD, STORE, FN)          \
-  __attribute__((target(TARGET))) void NAME(const float* x, float* y,  \
-                                            int64_t n) {               \
-    int64_t i = 0;                                                     \
-    for (; i + W <= n; i += W) STORE(y + i, FN(LOAD(x + i)));          \
-    if (i < n) {                                                       \
-      alignas(64) float t[W] = {};                                     \
-      std::memcpy(t, x + i, size_t(n - i) * sizeof(float));            \
-      STORE(t, FN(LOAD(t)));                                           \
-      std::memcpy(y + i, t, size_t(n - i) * sizeof(float));            \
-    }                                                                  \
-  }
-
-HMRT_VMATH_MAP(erf4, "sse2", __m128, 4, _mm_loadu_ps, _mm_storeu_ps, Sleef_cinz_erff4_u10sse2)
-HMRT_VMATH_MAP(tanh4, "sse2", __m128, 4, _mm_loadu_ps, _mm_storeu_ps, Sleef_cinz_tanhf4_u10sse2)
-HMRT_VMATH_MAP(log4, "sse2", __m128, 4, _mm_loadu_ps, _mm_storeu_ps, Sleef_cinz_logf4_u10sse2)
-HMRT_VMATH_MAP(erf8, "avx", __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, Sleef_cinz_erff8_u10avx)
-HMRT_VMATH_MAP(tanh8, "avx", __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, Sleef_cinz_tanhf8_u10avx)
-HMRT_VMATH_MAP(log8, "avx", __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, Sleef_cinz_logf8_u10avx)
-HMRT_VMATH_MAP(erf16, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
-               Sleef_cinz_erff16_u10avx512fnofma)
-HMRT_VMATH_MAP(tanh16, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
-               Sleef_cinz_tanhf16_u10avx512fnofma)
-HMRT_VMATH_MAP(log16, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
-               Sleef_cinz_logf16_u10avx512fnofma)
-#undef HMRT_VMATH_MAP
-
+using MapFn = void (*)(int64_t, const float*, const float*, const float*,
+                       float*, int64_t);
 struct Table {
   int width;
   const char* isa;
-  MapFn erf, tanh, log;
+  MapFn map;
 };
 
 Table choose() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
-    return {16, "avx512f", erf16, tanh16, log16};
-  if (__builtin_cpu_supports("avx"))
-    return {8, "avx", erf8, tanh8, log8};
-  return {4, "sse2", erf4, tanh4, log4};
+  if (__builtin_cpu_supports("avx512f")) return {16, "avx512f", w16::map};
+  if (__builtin_cpu_supports("avx")) return {8, "avx", w8::map};
+  return {4, "sse2", w4::map};
 }
 
 const Table& table() {
@@ -77,9 +89,10 @@ const Table& table() {
 
 }  // namespace
 
-void erf(const float* x, float* y, int64_t n) { table().erf(x, y, n); }
-void tanh(const float* x, float* y, int64_t n) { table().tanh(x, y, n); }
-void log(const float* x, float* y, int64_t n) { table().log(x, y, n); }
+void map(int64_t op, const float* a, const float* b, const float* c, float* y,
+         int64_t n) {
+  table().map(op, a, b, c, y, n);
+}
 int width() { return table().width; }
 const char* isa() { return table().isa; }
 

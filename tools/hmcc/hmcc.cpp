@@ -171,6 +171,12 @@ cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(T
                        cl::values(clEnumValN(Target::Cpu, "cpu", "the host CPU (default)"),
                                   clEnumValN(Target::Cuda, "cuda", "NVIDIA GPUs (not built yet)")),
                        cl::cat(outputCategory));
+cl::opt<bool> fuse("fuse",
+                   cl::desc("Compute each chain of elementwise ops (bias + GELU, its gradient, "
+                            "mask + scale, ...) as one kernel that keeps no intermediates "
+                            "(default true; --fuse=false runs them op by op, with the same "
+                            "results)"),
+                   cl::init(true), cl::cat(outputCategory));
 enum class Program { Train, Forward, Gradients };
 cl::opt<Program> programKind(
     "program", cl::desc("What the generated program computes:"), cl::init(Program::Train),
@@ -806,6 +812,7 @@ int run(int argc, char **argv) {
   o.trainingInfo = ownAlgorithm;
   o.optimizer = optimizerName;
   o.quantizeStates = quantizeStates;
+  o.fuse = fuse;
   o.lr = lrOpt;
   o.beta1 = beta1;
   o.beta2 = beta2;

@@ -4,6 +4,9 @@
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
+#include "hmrt/tensor_ops.h"
+
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -108,6 +111,28 @@ Arg lossReduction(StringRef r) {
   return text(r == "mean" ? "HMRT_LOSS_MEAN" : r == "sum" ? "HMRT_LOSS_SUM" : "HMRT_LOSS_NONE");
 }
 
+/// The runtime's opcode (hmrt_fused_op) of an op of tg.fused.
+int64_t fusedOpcode(StringRef name) {
+  return llvm::StringSwitch<int64_t>(name)
+      .Case("add", HMRT_FUSED_ADD)
+      .Case("sub", HMRT_FUSED_SUB)
+      .Case("mul", HMRT_FUSED_MUL)
+      .Case("div", HMRT_FUSED_DIV)
+      .Case("pow", HMRT_FUSED_POW)
+      .Case("exp", HMRT_FUSED_EXP)
+      .Case("log", HMRT_FUSED_LOG)
+      .Case("sqrt", HMRT_FUSED_SQRT)
+      .Case("neg", HMRT_FUSED_NEG)
+      .Case("reciprocal", HMRT_FUSED_RECIPROCAL)
+      .Case("tanh", HMRT_FUSED_TANH)
+      .Case("sigmoid", HMRT_FUSED_SIGMOID)
+      .Case("erf", HMRT_FUSED_ERF)
+      .Case("relu", HMRT_FUSED_RELU)
+      .Case("where", HMRT_FUSED_WHERE)
+      .Case("relu_grad", HMRT_FUSED_RELU_GRAD)
+      .Default(-1); // the verifier admits only the names above
+}
+
 } // namespace
 
 LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
@@ -143,6 +168,24 @@ LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
       .Case([&](LogOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_LOG"); })
       .Case([&](TanhOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_TANH"); })
       .Case([&](SigmoidOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SIGMOID"); })
+      .Case([&](FusedOp o) {
+        auto result = typeOf(o.getResult());
+        SmallVector<int64_t> code, isBool, dims;
+        for (auto [i, name] : llvm::enumerate(o.getOps().getAsValueRange<StringAttr>())) {
+          code.push_back(fusedOpcode(name));
+          code.append(o.getArgs().begin() + 3 * i, o.getArgs().begin() + 3 * i + 3);
+        }
+        for (Value v : o.getInputs()) {
+          auto type = typeOf(v);
+          isBool.push_back(type.getElementType().isInteger(1));
+          dims.append(result.getRank() - type.getRank(), 1); // aligned on the trailing dims
+          dims.append(type.getShape().begin(), type.getShape().end());
+        }
+        return call("hmrt_fused_f32", {integer(o.getOps().size()), ints(code),
+                                       integer(o.getInputs().size()),
+                                       dataArray(o.getInputs(), "const void"), ints(isBool),
+                                       ints(dims), f32Out(o.getResult()), shape(o.getResult())});
+      })
       .Case([&](ErfOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_ERF"); })
       .Case([&](ReluOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_RELU"); })
       .Case([&](NegOp o) -> LogicalResult {

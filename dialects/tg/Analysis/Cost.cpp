@@ -49,6 +49,7 @@ int64_t flopsOf(Operation *op) {
       .Case<SqrtOp, ReciprocalOp, NegOp, ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, ReluOp, AddOp,
             SubOp, MulOp, DivOp, PowOp, EqualOp, WhereOp, ReluGradOp, DropoutOp, DropoutGradOp,
             ClipCoefficientOp>([&](Operation *) { return out(); })
+      .Case([&](FusedOp o) { return int64_t(o.getOps().size()) * out(); })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, GatherGradOp, ReduceMaxGradOp>(
           [&](Operation *) { return in(); })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) { return 5 * out(); })

@@ -12,6 +12,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
@@ -148,6 +149,63 @@ LogicalResult WhereOp::verify() {
   if (!all)
     return emitOpError("operand shapes do not broadcast");
   return expectType(*this, getResult(), *all, getX().getType().getElementType());
+}
+
+int hmcc::tg::fusedArity(StringRef name) {
+  return llvm::StringSwitch<int>(name)
+      .Cases({"add", "sub", "mul", "div", "pow", "relu_grad"}, 2)
+      .Cases({"exp", "log", "sqrt", "neg", "reciprocal", "tanh", "sigmoid", "erf", "relu"}, 1)
+      .Case("where", 3)
+      .Default(0);
+}
+
+LogicalResult FusedOp::verify() {
+  auto result = getResult().getType();
+  if (!result.getElementType().isF32())
+    return emitOpError("result must be f32");
+  ArrayRef<int64_t> args = getArgs();
+  int64_t nIn = getInputs().size(), nCode = getOps().size();
+  if (nCode == 0)
+    return emitOpError("has no ops");
+  if (int64_t(args.size()) != 3 * nCode)
+    return emitOpError() << "has " << args.size() << " args for " << nCode
+                         << " ops: it needs 3 per op";
+  for (auto [j, v] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(v.getType());
+    Type e = type.getElementType();
+    if (!e.isF32() && !e.isInteger(1))
+      return emitOpError() << "input " << j << " must be f32 or i1, not " << e;
+    auto shape = broadcastShapes(type.getShape(), result.getShape());
+    if (!shape || ArrayRef<int64_t>(*shape) != result.getShape())
+      return emitOpError() << "input " << j << " of type " << type
+                           << " does not broadcast to the result";
+  }
+  for (int64_t i = 0; i < nCode; ++i) {
+    StringRef name = cast<StringAttr>(getOps()[i]).getValue();
+    int arity = fusedArity(name);
+    if (arity == 0)
+      return emitOpError() << "op " << i << " '" << name << "' is not an elementwise op it knows";
+    for (int k = 0; k < 3; ++k) {
+      int64_t a = args[3 * i + k];
+      if (k >= arity) {
+        if (a != -1)
+          return emitOpError() << "op " << i << " (" << name << ") takes " << arity
+                               << " operands but arg " << k << " is " << a << ", not -1";
+        continue;
+      }
+      if (a < 0 || a >= nIn + i)
+        return emitOpError() << "op " << i << " (" << name << ") arg " << k << " is " << a
+                             << ": it must name an input or an earlier op";
+      bool isBool = a < nIn && cast<RankedTensorType>(getInputs()[a].getType())
+                                   .getElementType()
+                                   .isInteger(1);
+      if (isBool != (name == "where" && k == 0))
+        return emitOpError() << "op " << i << " (" << name << ") arg " << k
+                             << (isBool ? " is a bool input" : " must be a bool input")
+                             << (isBool ? ": only where's condition may be" : "");
+    }
+  }
+  return success();
 }
 
 LogicalResult CastOp::verify() {

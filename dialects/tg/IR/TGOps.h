@@ -35,6 +35,10 @@ mlir::RankedTensorType adamw8bitAbsmaxType(mlir::RankedTensorType param);
 /// gradient operand; a null symbol for other ops.
 std::pair<mlir::FlatSymbolRefAttr, mlir::OpOperand *> optimizerUpdate(mlir::Operation *op);
 
+/// The operand count of an op of tg.fused (`ops` entries: "add", "erf",
+/// "where", ...); 0 for a name it does not know.
+int fusedArity(llvm::StringRef name);
+
 } // namespace hmcc::tg
 
 #endif // HMCC_TG_TGOPS_H

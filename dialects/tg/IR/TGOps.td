@@ -158,6 +158,35 @@ def TG_WhereOp : TG_Op<"where", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TG_FusedOp : TG_Op<"fused", [Pure]> {
+  let summary = "a chain of elementwise ops computed in one pass";
+  let description = [{
+    A small program over `inputs`, evaluated element by element over the
+    result's shape; tg-fuse-elementwise forms it from chains of elementwise
+    ops so that their intermediates never become tensors. Instruction `i` is
+    `ops[i]` applied to its operands `args[3i]`, `args[3i+1]`, `args[3i+2]`:
+    an index below the number of inputs names an input, index
+    `#inputs + k` names instruction k's value (k < i), and -1 fills the
+    places an op does not take. The result is the last instruction's value.
+
+    Ops: `add`, `sub`, `mul`, `div`, `pow` (binary); `exp`, `log`, `sqrt`,
+    `neg`, `reciprocal`, `tanh`, `sigmoid`, `erf`, `relu` (unary);
+    `where` (condition, x, y) and `relu_grad` (x, grad), as the tg ops of
+    those names. Every value is f32; an input is f32 or a bool (i1)
+    condition of `where`, and broadcasts to the result's shape (each dim 1
+    or the result's, aligned on the trailing dims).
+
+    ```mlir
+    // x * 0.5, then erf
+    %y = tg.fused %x, %half {ops = ["mul", "erf"], args = array<i64: 0, 1, -1, 2, -1, -1>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TG_Tensor>:$inputs, StrArrayAttr:$ops, DenseI64ArrayAttr:$args);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
 def TG_CastOp : TG_Op<"cast", [Pure]> {
   let summary = "converts the element type";
   let description = [{

@@ -93,6 +93,25 @@ def TGFoldTransposes : Pass<"tg-fold-transposes", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Computes chains of elementwise ops as one tg.fused op each";
+  let description = [{
+    Runs on the training graph (forward, backward and optimizer together).
+    Each elementwise op (add, sub, mul, div, pow, exp, log, sqrt, neg,
+    reciprocal, tanh, sigmoid, erf, relu, where, relu_grad, on f32) whose
+    users are all elementwise ops of its shape is *inlined*: computed inside
+    its users' fused ops rather than stored as a tensor, provided it is then
+    computed in at most 4 fused ops and keeps no more memory alive than
+    storing it would (its expression reads at most one tensor of its size,
+    or its users follow it with nothing else in between). A cheap forward op
+    that the backward reads (the erf of GELU, say) is so computed again in
+    the backward's fused op instead of kept for it. Each op that is not
+    inlined becomes a `tg.fused` of its expression (at most 64 ops; inputs
+    are the tensors it reads, broadcast ones included), and the inlined ops
+    go. The fused op computes the same bits as the ops one by one.
+  }];
+}
+
 def TGExpandGradients : Pass<"tg-expand-gradients", "::mlir::ModuleOp"> {
   let summary = "Replaces each tg.gradient by the reverse sweep that computes it";
   let description = [{

@@ -608,3 +608,59 @@ func.func @f(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %h: tensor<3xf
   %0:2 = tg.onnx_optimizer %r, %t, %x, %x, %h {kind = "adagrad"} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<2xf32>, tensor<2xf32>)
   return
 }
+
+// -----
+// tg.fused: three args per op.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has 2 args for 1 ops: it needs 3 per op}}
+  %0 = tg.fused %x {ops = ["neg"], args = array<i64: 0, -1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// tg.fused: only the elementwise ops it knows.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{op 0 'softmax' is not an elementwise op it knows}}
+  %0 = tg.fused %x {ops = ["softmax"], args = array<i64: 0, -1, -1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// tg.fused: an arg names an input or an earlier op, never a later one.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{op 0 (add) arg 1 is 1: it must name an input or an earlier op}}
+  %0 = tg.fused %x {ops = ["add", "neg"], args = array<i64: 0, 1, -1, 1, -1, -1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// tg.fused: the places an op does not take hold -1.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{op 0 (neg) takes 1 operands but arg 1 is 0, not -1}}
+  %0 = tg.fused %x {ops = ["neg"], args = array<i64: 0, 0, -1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// tg.fused: inputs broadcast to the result.
+func.func @f(%x: tensor<3xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{input 0 of type 'tensor<3xf32>' does not broadcast to the result}}
+  %0 = tg.fused %x {ops = ["neg"], args = array<i64: 0, -1, -1>} : (tensor<3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// tg.fused: a bool input is where's condition and nothing else.
+func.func @f(%m: tensor<4xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{op 0 (add) arg 0 is a bool input: only where's condition may be}}
+  %0 = tg.fused %m, %x {ops = ["add"], args = array<i64: 0, 1, -1>} : (tensor<4xi1>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// tg.fused: where's condition is a bool input.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{op 0 (where) arg 0 must be a bool input}}
+  %0 = tg.fused %x {ops = ["where"], args = array<i64: 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

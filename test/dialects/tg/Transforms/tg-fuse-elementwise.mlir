@@ -1,0 +1,133 @@
+// RUN: hmcc-opt %s -split-input-file -tg-fuse-elementwise | FileCheck %s
+// tg-fuse-elementwise: chains of elementwise ops become one tg.fused each; cheap forward ops the backward reads are computed again there; near misses stay as they are.
+
+// GELU (erf form, as torch exports it) with its bias, and its derivative:
+// the forward is one fused op on the matmul's output and the bias; the
+// backward recomputes erf from the same two instead of keeping the forward's
+// intermediates, so only %mm and %dy are read by both.
+// CHECK-LABEL: func.func @gelu
+// CHECK-NOT: tg.erf
+// CHECK: %[[Y:.*]] = tg.fused %b, %arg0, %{{.*}}, %{{.*}}, %{{.*}} {args = array<i64: 0, 1, -1, 5, 2, -1, 6, -1, -1, 7, 3, -1, 5, 8, -1, 9, 4, -1>, ops = ["add", "div", "erf", "add", "mul", "mul"]} : (tensor<16xf32>, tensor<4x16xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<4x16xf32>
+// CHECK: %[[DX:.*]] = tg.fused %arg1, %{{.*}}, %b, %arg0, {{.*}} ops = ["mul", "add", "div", "erf", "add", "mul", "mul", "mul", "neg", "exp", "mul", "mul", "div", "add"]}
+// CHECK-NOT: tg.mul
+// CHECK: return %[[Y]], %[[DX]]
+tg.parameter @b : tensor<16xf32> {source = "b"}
+func.func @gelu(%mm: tensor<4x16xf32>, %dy: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %b = tg.param @b : tensor<16xf32>
+  %x = tg.add %b, %mm : (tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %s2 = tg.constant dense<1.41421354> : tensor<f32>
+  %t = tg.div %x, %s2 : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %e = tg.erf %t : tensor<4x16xf32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %e1 = tg.add %e, %one : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %xe = tg.mul %x, %e1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %half = tg.constant dense<0.5> : tensor<f32>
+  %y = tg.mul %xe, %half : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  // backward
+  %g = tg.mul %dy, %half : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %g1 = tg.mul %g, %e1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %g2 = tg.mul %g, %x : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %tt = tg.mul %t, %t : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %ntt = tg.neg %tt : tensor<4x16xf32>
+  %ex = tg.exp %ntt : tensor<4x16xf32>
+  %k = tg.constant dense<1.12837923> : tensor<f32>
+  %de = tg.mul %ex, %k : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %g3 = tg.mul %g2, %de : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %g4 = tg.div %g3, %s2 : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %dx = tg.add %g1, %g4 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y, %dx : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+// A value read by a non-elementwise op (here the return) is stored, and the
+// chain after it reads it as an input.
+// CHECK-LABEL: func.func @stored
+// CHECK: %[[A:.*]] = tg.fused %arg0, %arg1 {args = array<i64: 0, 1, -1, 2, -1, -1>, ops = ["mul", "tanh"]}
+// CHECK: %[[B:.*]] = tg.fused %[[A]], %arg1 {args = array<i64: 0, -1, -1, 2, 1, -1>, ops = ["exp", "add"]}
+// CHECK: return %[[A]], %[[B]]
+func.func @stored(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %m = tg.mul %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %t = tg.tanh %m : tensor<8xf32>
+  %e = tg.exp %t : tensor<8xf32>
+  %s = tg.add %e, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %t, %s : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+// Near misses: one op alone stays; an op of a smaller shape (computed on the
+// bias) is not repeated for every element of its user; integer arithmetic
+// does not fuse.
+// CHECK-LABEL: func.func @near_misses
+// CHECK-NOT: tg.fused
+// CHECK: tg.mul %arg1, %arg1 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+// CHECK: tg.add %arg0, %{{.*}} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK: tg.add %arg2, %arg2 : (tensor<4xi64>, tensor<4xi64>)
+// CHECK: tg.neg
+// CHECK-NOT: tg.fused
+func.func @near_misses(%x: tensor<4x16xf32>, %b: tensor<16xf32>, %i: tensor<4xi64>) -> (tensor<4x16xf32>, tensor<4xi64>) {
+  %bb = tg.mul %b, %b : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %y = tg.add %x, %bb : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %j = tg.add %i, %i : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %k = tg.neg %j : tensor<4xi64>
+  return %y, %k : tensor<4x16xf32>, tensor<4xi64>
+}
+
+// -----
+// An op that reads two tensors of its size and has a user past another op
+// (the matmul) is stored rather than computed again there: computing it
+// late would keep both its inputs alive instead of it. Both its users' chains
+// read it as an input.
+// CHECK-LABEL: func.func @two_inputs_far
+// CHECK: %[[P:.*]] = tg.mul %arg0, %arg1
+// CHECK: tg.fused %[[P]] {{.*}}ops = ["exp", "neg"]
+// CHECK: tg.matmul
+// CHECK: tg.fused %[[P]], %{{.*}} {{.*}}ops = ["sigmoid", "mul"]
+func.func @two_inputs_far(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %p = tg.mul %a, %b : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e = tg.exp %p : tensor<4x4xf32>
+  %n = tg.neg %e : tensor<4x4xf32>
+  %m = tg.matmul %n, %n : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = tg.sigmoid %p : tensor<4x4xf32>
+  %r = tg.mul %s, %m : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %n, %r : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+// The same op read by five stored values is stored itself (it would be
+// computed five times); read by two, it is computed in both.
+// CHECK-LABEL: func.func @copies
+// CHECK: %[[E:.*]] = tg.exp %arg0
+// CHECK-COUNT-5: tg.fused %[[E]]
+// CHECK: tg.fused %arg1 {args = array<i64: 0, -1, -1, 1, -1, -1>, ops = ["erf", "neg"]}
+// CHECK: tg.fused %arg1 {args = array<i64: 0, -1, -1, 1, -1, -1>, ops = ["erf", "relu"]}
+func.func @copies(%x: tensor<8xf32>, %z: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %e = tg.exp %x : tensor<8xf32>
+  %a = tg.neg %e : tensor<8xf32>
+  %a2 = tg.neg %a : tensor<8xf32>
+  %b = tg.relu %e : tensor<8xf32>
+  %b2 = tg.neg %b : tensor<8xf32>
+  %c = tg.tanh %e : tensor<8xf32>
+  %c2 = tg.neg %c : tensor<8xf32>
+  %d = tg.sigmoid %e : tensor<8xf32>
+  %d2 = tg.neg %d : tensor<8xf32>
+  %f = tg.sqrt %e : tensor<8xf32>
+  %f2 = tg.neg %f : tensor<8xf32>
+  %q = tg.erf %z : tensor<8xf32>
+  %q1 = tg.neg %q : tensor<8xf32>
+  %q2 = tg.relu %q : tensor<8xf32>
+  return %a2, %b2, %c2, %d2, %f2, %q1, %q2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+// A causal mask and a scale: the bool mask is an input of the fused op,
+// broadcast over batch and heads.
+// CHECK-LABEL: func.func @mask_scale
+// CHECK: tg.fused %arg0, %{{.*}}, %arg1, %{{.*}} {args = array<i64: 0, 1, -1, 2, 4, 3, 5, -1, -1>, ops = ["mul", "where", "exp"]} : (tensor<2x3x4x4xf32>, tensor<f32>, tensor<1x1x4x4xi1>, tensor<f32>) -> tensor<2x3x4x4xf32>
+func.func @mask_scale(%s: tensor<2x3x4x4xf32>, %m: tensor<1x1x4x4xi1>) -> tensor<2x3x4x4xf32> {
+  %k = tg.constant dense<0.125> : tensor<f32>
+  %ss = tg.mul %s, %k : (tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+  %ninf = tg.constant dense<-1.0e30> : tensor<f32>
+  %w = tg.where %m, %ss, %ninf : (tensor<1x1x4x4xi1>, tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+  %e = tg.exp %w : tensor<2x3x4x4xf32>
+  return %e : tensor<2x3x4x4xf32>
+}
