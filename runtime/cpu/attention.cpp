@@ -1,15 +1,17 @@
-// Causal scaled-dot-product attention for (batch, heads, seq, head_dim)
-// tensors, forward and backward, composed from the blocked GEMM.
+// Scaled-dot-product attention, forward and backward, flash-style: the
+// (q_len x kv_len) probabilities are never stored, only each row's
+// log-sum-exp.  Composed from the blocked GEMM on blocks of kQB query rows.
 //
-// Forward works on blocks of kQB query rows: S = scale * Q_blk K^T over the
-// keys the block may see, masked softmax (saving the row log-sum-exp), then
-// O_blk = P V.  Backward recomputes P = exp(S - lse) per query block instead
-// of storing the (seq x seq) probabilities:
+// Forward, per (batch, head, query block): S = scale * Q_blk K^T (+ bias)
+// over the keys the block may see (causal: keys up to the block's last
+// row), the masked softmax of each row (saving its log-sum-exp), then
+// O_blk = P V.  Backward recomputes P = exp(S - lse) per query block:
 //   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)),
 //   dQ = scale * dS K,  dK += scale * dS^T Q.
-// Forward tasks are (batch, head, query block); backward tasks are
-// (batch, head), walking query blocks in order so dK and dV accumulate in a
-// fixed order.
+// Grouped heads: query head h reads kv head h / (heads / kv_heads).
+// Backward tasks are (batch, kv head), walking the group's query heads and
+// their query blocks in order, so dK and dV accumulate in a fixed order and
+// results never depend on the thread count.
 #include <algorithm>
 #include <cmath>
 
@@ -23,51 +25,122 @@ namespace {
 
 constexpr int64_t kQB = 64;  // query rows per block
 
-hmrt_status check_attention(const char* fn, int64_t batch, int64_t heads,
-                            int64_t seq, int64_t head_dim) {
-  HMRT_CHECK_SIZE(fn, batch);
-  HMRT_CHECK_SIZE(fn, heads);
-  HMRT_CHECK_SIZE(fn, seq);
-  HMRT_CHECK_SIZE(fn, head_dim);
+struct Attn {
+  int64_t B, H, Hk, T, S, D, group;
+  float scale;
+  bool causal;
+  const float* bias;
+  int64_t bst[4];  // bias element strides over (b, h, i, j), 0 if broadcast
+
+  const float* q_head(const float* q, int64_t b, int64_t h) const {
+    return q + (b * H + h) * T * D;
+  }
+  const float* kv_head(const float* k, int64_t b, int64_t h) const {
+    return k + (b * Hk + h / group) * S * D;
+  }
+  // Keys a block of rows [i0, i1) may see.
+  int64_t kend(int64_t i1) const { return causal ? std::min(S, i1) : S; }
+};
+
+hmrt_status check(const char* fn, const Attn& a, const int64_t* bias_dims) {
+  HMRT_CHECK_SIZE(fn, a.B);
+  HMRT_CHECK_SIZE(fn, a.T);
+  HMRT_CHECK_SIZE(fn, a.S);
+  HMRT_CHECK_ARG(a.H >= 1 && a.Hk >= 1 && a.H % a.Hk == 0,
+                 "%s: heads (%lld) must be a positive multiple of kv_heads (%lld)",
+                 fn, (long long)a.H, (long long)a.Hk);
+  HMRT_CHECK_ARG(a.D >= 1, "%s: head_dim must be >= 1, got %lld", fn,
+                 (long long)a.D);
+  HMRT_CHECK_ARG(!a.causal || a.T == a.S,
+                 "%s: causal attention needs q_len == kv_len (%lld, %lld)", fn,
+                 (long long)a.T, (long long)a.S);
+  if (a.bias) {
+    HMRT_CHECK_ARG(bias_dims != nullptr, "%s: bias without bias_dims", fn);
+    const int64_t full[4] = {a.B, a.H, a.T, a.S};
+    for (int d = 0; d < 4; ++d)
+      HMRT_CHECK_ARG(bias_dims[d] == 1 || bias_dims[d] == full[d],
+                     "%s: bias dim %d is %lld: it must be 1 or %lld", fn, d,
+                     (long long)bias_dims[d], (long long)full[d]);
+  }
   return HMRT_OK;
 }
 
-// Scratch per thread: `tiles` (kQB x seq) tiles plus GEMM packing space.
+Attn make(const float* bias, const int64_t* bias_dims, int64_t B, int64_t H,
+          int64_t Hk, int64_t T, int64_t S, int64_t D, float scale,
+          int32_t causal) {
+  Attn a{B, H, Hk, T, S, D, Hk > 0 ? H / Hk : 1, scale, causal != 0, bias, {0, 0, 0, 0}};
+  if (bias && bias_dims) {
+    for (int64_t s = 1, d = 3; d >= 0; --d) {
+      a.bst[d] = bias_dims[d] == 1 ? 0 : s;
+      s *= bias_dims[d];
+    }
+  }
+  return a;
+}
+
+// Scratch per thread: `tiles` (kQB x S) tiles plus GEMM packing space.
 struct Scratch {
   int64_t tile_floats, gemm_floats, per_thread;
-  Scratch(int64_t seq, int64_t d, int tiles) {
-    tile_floats = (kQB * seq + 15) / 16 * 16;  // keep 64-byte alignment
-    const int64_t qb = std::min(kQB, seq);
-    gemm_floats = std::max({gemm_workspace_floats(qb, seq, d),
-                            gemm_workspace_floats(qb, d, seq),
-                            gemm_workspace_floats(seq, d, qb)});
+  Scratch(int64_t S, int64_t D, int tiles) {
+    tile_floats = (kQB * S + 15) / 16 * 16;  // keep 64-byte alignment
+    gemm_floats = std::max({gemm_workspace_floats(kQB, S, D),
+                            gemm_workspace_floats(kQB, D, S),
+                            gemm_workspace_floats(S, D, kQB)});
     gemm_floats = (gemm_floats + 15) / 16 * 16;
     per_thread = tiles * tile_floats + gemm_floats;
   }
 };
+
+// s (qb x kend, row stride S) = scale * Q_blk K^T + bias, for query rows
+// [i0, i0 + qb) of head (b, h).
+void scores(const Attn& a, const float* q, const float* k, int64_t b,
+            int64_t h, int64_t i0, int64_t qb, int64_t kend, float* s,
+            float* gws) {
+  sgemm_serial(false, true, qb, kend, a.D, a.scale, a.q_head(q, b, h) + i0 * a.D,
+               a.D, a.kv_head(k, b, h), a.D, 0.0f, s, a.S, gws);
+  if (!a.bias) return;
+  for (int64_t r = 0; r < qb; ++r) {
+    const float* br = a.bias + b * a.bst[0] + h * a.bst[1] + (i0 + r) * a.bst[2];
+    float* sr = s + r * a.S;
+    if (a.bst[3] == 1)
+      for (int64_t j = 0; j < kend; ++j) sr[j] += br[j];
+    else
+      for (int64_t j = 0; j < kend; ++j) sr[j] += br[0];
+  }
+}
+
+// Keys row r of a block starting at i0 sees: all, or up to its own index.
+inline int64_t visible(const Attn& a, int64_t i, int64_t kend) {
+  return a.causal ? i + 1 : kend;
+}
 
 }  // namespace
 }  // namespace hmrt
 
 extern "C" {
 
-hmrt_status hmrt_causal_attention_forward(const float* q, const float* k,
-                                          const float* v, float* out,
-                                          float* lse, int64_t batch,
-                                          int64_t heads, int64_t seq,
-                                          int64_t head_dim, float scale) {
+hmrt_status hmrt_attention_forward(const float* q, const float* k,
+                                   const float* v, const float* bias,
+                                   const int64_t* bias_dims, float* out,
+                                   float* lse, int64_t batch, int64_t heads,
+                                   int64_t kv_heads, int64_t q_len,
+                                   int64_t kv_len, int64_t head_dim,
+                                   float scale, int32_t causal) {
   using namespace hmrt;
-  const char* fn = "hmrt_causal_attention_forward";
-  hmrt_status st = check_attention(fn, batch, heads, seq, head_dim);
+  const char* fn = "hmrt_attention_forward";
+  const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
+                      head_dim, scale, causal);
+  hmrt_status st = check(fn, a, bias_dims);
   if (st != HMRT_OK) return st;
-  const int64_t bh = batch * heads, T = seq, D = head_dim;
-  HMRT_CHECK_PTR(fn, q, bh * T * D);
-  HMRT_CHECK_PTR(fn, k, bh * T * D);
-  HMRT_CHECK_PTR(fn, v, bh * T * D);
-  HMRT_CHECK_PTR(fn, out, bh * T * D);
+  const int64_t T = a.T, S = a.S, D = a.D;
+  HMRT_CHECK_PTR(fn, q, a.B * a.H * T * D);
+  HMRT_CHECK_PTR(fn, k, a.B * a.Hk * S * D);
+  HMRT_CHECK_PTR(fn, v, a.B * a.Hk * S * D);
+  HMRT_CHECK_PTR(fn, out, a.B * a.H * T * D);
+  const int64_t bh = a.B * a.H;
   if (bh == 0 || T == 0) return HMRT_OK;
 
-  const Scratch sc(T, D, 1);
+  const Scratch sc(S, D, 1);
   const int64_t qblocks = ceil_div(T, kQB);
   const int threads =
       static_cast<int>(std::min<int64_t>(num_threads(), bh * qblocks));
@@ -76,22 +149,18 @@ hmrt_status hmrt_causal_attention_forward(const float* q, const float* k,
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %lld floats of scratch",
                 fn, (long long)(threads * sc.per_thread));
 
-  // Later query blocks see more keys: hand them out first.
+  // Under a causal mask later query blocks see more keys: hand them out first.
   parallel_tasks_indexed(bh * qblocks, threads, [&](int64_t task, int tid) {
     const int64_t head = task % bh, blk = qblocks - 1 - task / bh;
+    const int64_t b = head / a.H, h = head % a.H;
     const int64_t i0 = blk * kQB, i1 = std::min(T, i0 + kQB), qb = i1 - i0;
-    const int64_t kend = i1;  // keys [0, i1) may be visible
-    const float* qh = q + head * T * D;
-    const float* kh = k + head * T * D;
-    const float* vh = v + head * T * D;
-    float* s = ws + tid * sc.per_thread;  // qb x kend, row stride T
+    const int64_t kend = a.kend(i1);
+    float* s = ws + tid * sc.per_thread;  // qb x kend, row stride S
     float* gws = s + sc.tile_floats;
-
-    sgemm_serial(false, true, qb, kend, D, scale, qh + i0 * D, D, kh, D, 0.0f,
-                 s, T, gws);
+    scores(a, q, k, b, h, i0, qb, kend, s, gws);
     for (int64_t r = 0; r < qb; ++r) {
-      float* sr = s + r * T;
-      const int64_t nvis = i0 + r + 1;  // keys 0..i visible
+      float* sr = s + r * S;
+      const int64_t nvis = visible(a, i0 + r, kend);
       const float m = hmrt::max(sr, nvis);
       const float sum = exp_sub_sum(sr, m, sr, nvis);
       const float inv = 1.0f / sum;
@@ -99,81 +168,96 @@ hmrt_status hmrt_causal_attention_forward(const float* q, const float* k,
       for (int64_t j = nvis; j < kend; ++j) sr[j] = 0.0f;
       if (lse) lse[head * T + i0 + r] = m + std::log(sum);
     }
-    sgemm_serial(false, false, qb, D, kend, 1.0f, s, T, vh, D, 0.0f,
-                 out + head * T * D + i0 * D, D, gws);
+    sgemm_serial(false, false, qb, D, kend, 1.0f, s, S, a.kv_head(v, b, h), D,
+                 0.0f, out + head * T * D + i0 * D, D, gws);
   });
   return HMRT_OK;
 }
 
-hmrt_status hmrt_causal_attention_backward(
-    const float* q, const float* k, const float* v, const float* out,
-    const float* lse, const float* dout, float* dq, float* dk, float* dv,
-    int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, float scale) {
+hmrt_status hmrt_attention_backward(
+    const float* q, const float* k, const float* v, const float* bias,
+    const int64_t* bias_dims, const float* out, const float* lse,
+    const float* dout, float* dq, float* dk, float* dv, int64_t batch,
+    int64_t heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
+    int64_t head_dim, float scale, int32_t causal) {
   using namespace hmrt;
-  const char* fn = "hmrt_causal_attention_backward";
-  hmrt_status st = check_attention(fn, batch, heads, seq, head_dim);
+  const char* fn = "hmrt_attention_backward";
+  const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
+                      head_dim, scale, causal);
+  hmrt_status st = check(fn, a, bias_dims);
   if (st != HMRT_OK) return st;
-  const int64_t bh = batch * heads, T = seq, D = head_dim;
-  const int64_t n = bh * T * D;
-  HMRT_CHECK_PTR(fn, q, n);
-  HMRT_CHECK_PTR(fn, k, n);
-  HMRT_CHECK_PTR(fn, v, n);
-  HMRT_CHECK_PTR(fn, out, n);
-  HMRT_CHECK_PTR(fn, lse, bh * T);
-  HMRT_CHECK_PTR(fn, dout, n);
-  HMRT_CHECK_PTR(fn, dq, n);
-  HMRT_CHECK_PTR(fn, dk, n);
-  HMRT_CHECK_PTR(fn, dv, n);
-  if (bh == 0 || T == 0) return HMRT_OK;
+  const int64_t T = a.T, S = a.S, D = a.D;
+  const int64_t nq = a.B * a.H * T * D, nk = a.B * a.Hk * S * D;
+  HMRT_CHECK_PTR(fn, q, nq);
+  HMRT_CHECK_PTR(fn, k, nk);
+  HMRT_CHECK_PTR(fn, v, nk);
+  HMRT_CHECK_PTR(fn, out, nq);
+  HMRT_CHECK_PTR(fn, lse, a.B * a.H * T);
+  HMRT_CHECK_PTR(fn, dout, nq);
+  HMRT_CHECK_PTR(fn, dq, nq);
+  HMRT_CHECK_PTR(fn, dk, nk);
+  HMRT_CHECK_PTR(fn, dv, nk);
+  const int64_t tasks = a.B * a.Hk;
+  if (tasks == 0 || S == 0) return HMRT_OK;
+  if (T == 0) {
+    std::fill(dk, dk + nk, 0.0f);
+    std::fill(dv, dv + nk, 0.0f);
+    return HMRT_OK;
+  }
 
-  const Scratch sc(T, D, 2);
-  const int threads = static_cast<int>(std::min<int64_t>(num_threads(), bh));
+  const Scratch sc(S, D, 2);
+  const int threads = static_cast<int>(std::min<int64_t>(num_threads(), tasks));
   float* ws = thread_scratch(threads * sc.per_thread);
   if (ws == nullptr)
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %lld floats of scratch",
                 fn, (long long)(threads * sc.per_thread));
 
-  parallel_tasks_indexed(bh, threads, [&](int64_t head, int tid) {
-    const int64_t off = head * T * D;
-    const float *qh = q + off, *kh = k + off, *vh = v + off;
-    const float *oh = out + off, *doh = dout + off, *lh = lse + head * T;
-    float *dqh = dq + off, *dkh = dk + off, *dvh = dv + off;
+  parallel_tasks_indexed(tasks, threads, [&](int64_t task, int tid) {
+    const int64_t b = task / a.Hk, kvh = task % a.Hk;
+    const float* kh = k + task * S * D;
+    const float* vh = v + task * S * D;
+    float *dkh = dk + task * S * D, *dvh = dv + task * S * D;
     float* p = ws + tid * sc.per_thread;  // probabilities, then dS
     float* dp = p + sc.tile_floats;
     float* gws = dp + sc.tile_floats;
-    std::fill(dkh, dkh + T * D, 0.0f);
-    std::fill(dvh, dvh + T * D, 0.0f);
+    std::fill(dkh, dkh + S * D, 0.0f);
+    std::fill(dvh, dvh + S * D, 0.0f);
 
-    for (int64_t i0 = 0; i0 < T; i0 += kQB) {
-      const int64_t i1 = std::min(T, i0 + kQB), qb = i1 - i0, kend = i1;
-      // P = exp(scale * Q K^T - lse), zero above the diagonal.
-      sgemm_serial(false, true, qb, kend, D, scale, qh + i0 * D, D, kh, D,
-                   0.0f, p, T, gws);
-      for (int64_t r = 0; r < qb; ++r) {
-        float* pr = p + r * T;
-        const int64_t nvis = i0 + r + 1;
-        const float l = lh[i0 + r];
-        exp_sub_scale(pr, l, 1.0f, pr, nvis);
-        for (int64_t j = nvis; j < kend; ++j) pr[j] = 0.0f;
+    for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
+      const int64_t head = b * a.H + h, off = head * T * D;
+      const float *qh = q + off, *oh = out + off, *doh = dout + off;
+      const float* lh = lse + head * T;
+      float* dqh = dq + off;
+      for (int64_t i0 = 0; i0 < T; i0 += kQB) {
+        const int64_t i1 = std::min(T, i0 + kQB), qb = i1 - i0;
+        const int64_t kend = a.kend(i1);
+        // P = exp(scale * Q K^T + bias - lse), zero where masked.
+        scores(a, q, k, b, h, i0, qb, kend, p, gws);
+        for (int64_t r = 0; r < qb; ++r) {
+          float* pr = p + r * S;
+          const int64_t nvis = visible(a, i0 + r, kend);
+          exp_sub_scale(pr, lh[i0 + r], 1.0f, pr, nvis);
+          for (int64_t j = nvis; j < kend; ++j) pr[j] = 0.0f;
+        }
+        // dV[0:kend] += P^T dO_blk
+        sgemm_serial(true, false, kend, D, qb, 1.0f, p, S, doh + i0 * D, D,
+                     1.0f, dvh, D, gws);
+        // dP = dO_blk V^T
+        sgemm_serial(false, true, qb, kend, D, 1.0f, doh + i0 * D, D, vh, D,
+                     0.0f, dp, S, gws);
+        // dS = P * (dP - rowsum(dO * O)), written over P.
+        for (int64_t r = 0; r < qb; ++r) {
+          const float di = dot(doh + (i0 + r) * D, oh + (i0 + r) * D, D);
+          float* pr = p + r * S;
+          const float* dpr = dp + r * S;
+          for (int64_t j = 0; j < kend; ++j) pr[j] *= dpr[j] - di;
+        }
+        // dQ_blk = scale * dS K,  dK[0:kend] += scale * dS^T Q_blk
+        sgemm_serial(false, false, qb, D, kend, a.scale, p, S, kh, D, 0.0f,
+                     dqh + i0 * D, D, gws);
+        sgemm_serial(true, false, kend, D, qb, a.scale, p, S, qh + i0 * D, D,
+                     1.0f, dkh, D, gws);
       }
-      // dV[0:kend] += P^T dO_blk
-      sgemm_serial(true, false, kend, D, qb, 1.0f, p, T, doh + i0 * D, D,
-                   1.0f, dvh, D, gws);
-      // dP = dO_blk V^T
-      sgemm_serial(false, true, qb, kend, D, 1.0f, doh + i0 * D, D, vh, D,
-                   0.0f, dp, T, gws);
-      // dS = P * (dP - rowsum(dO * O)), written over P.
-      for (int64_t r = 0; r < qb; ++r) {
-        const float di = dot(doh + (i0 + r) * D, oh + (i0 + r) * D, D);
-        float* pr = p + r * T;
-        const float* dpr = dp + r * T;
-        for (int64_t j = 0; j < kend; ++j) pr[j] *= dpr[j] - di;
-      }
-      // dQ_blk = scale * dS K,  dK[0:kend] += scale * dS^T Q_blk
-      sgemm_serial(false, false, qb, D, kend, scale, p, T, kh, D, 0.0f,
-                   dqh + i0 * D, D, gws);
-      sgemm_serial(true, false, kend, D, qb, scale, p, T, qh + i0 * D, D,
-                   1.0f, dkh, D, gws);
     }
   });
   return HMRT_OK;

@@ -178,86 +178,99 @@ void log_softmax_backward(const double* y, const double* dy, double* dx,
 }
 
 namespace {
-// Masked probabilities P (seq x seq) of one head; row lse into lse.
-void attention_probs(const double* q, const double* k, int64_t T, int64_t D,
-                     double scale, double* p, double* lse) {
+// Probabilities P (T x S) of query head h of batch b; row lse into lse.
+// Masked scores are -inf (causal: key j > query i); a fully masked row
+// gives NaN, as the float kernel and PyTorch do.
+void attention_probs(const double* q, const double* k, const AttentionShape& a,
+                     int64_t b, int64_t h, double* p, double* lse) {
+  const int64_t T = a.q_len, S = a.kv_len, D = a.head_dim;
+  const double* qh = q + (b * a.heads + h) * T * D;
+  const double* kh = k + (b * a.kv_heads + h / (a.heads / a.kv_heads)) * S * D;
   for (int64_t i = 0; i < T; ++i) {
     double m = -INFINITY;
-    for (int64_t j = 0; j <= i; ++j) {
+    for (int64_t j = 0; j < S; ++j) {
       double s = 0.0;
-      for (int64_t d = 0; d < D; ++d) s += q[i * D + d] * k[j * D + d];
-      p[i * T + j] = scale * s;
-      m = std::max(m, p[i * T + j]);
+      for (int64_t d = 0; d < D; ++d) s += qh[i * D + d] * kh[j * D + d];
+      s *= a.scale;
+      if (a.bias)
+        s += a.bias[b * a.bias_strides[0] + h * a.bias_strides[1] +
+                    i * a.bias_strides[2] + j * a.bias_strides[3]];
+      if (a.causal && j > i) s = -INFINITY;
+      p[i * S + j] = s;
+      m = std::max(m, s);
     }
     double sum = 0.0;
-    for (int64_t j = 0; j <= i; ++j) sum += std::exp(p[i * T + j] - m);
-    for (int64_t j = 0; j < T; ++j)
-      p[i * T + j] = j <= i ? std::exp(p[i * T + j] - m) / sum : 0.0;
-    if (lse) lse[i] = m + std::log(sum);
+    for (int64_t j = 0; j < S; ++j) sum += std::exp(p[i * S + j] - m);
+    for (int64_t j = 0; j < S; ++j) p[i * S + j] = std::exp(p[i * S + j] - m) / sum;
+    if (lse) lse[(b * a.heads + h) * T + i] = m + std::log(sum);
   }
 }
 }  // namespace
 
 void attention_forward(const double* q, const double* k, const double* v,
-                       double* out, double* lse, int64_t batch, int64_t heads,
-                       int64_t seq, int64_t head_dim, double scale) {
-  const int64_t T = seq, D = head_dim;
-  std::vector<double> p(T * T);
-  for (int64_t h = 0; h < batch * heads; ++h) {
-    const int64_t off = h * T * D;
-    attention_probs(q + off, k + off, T, D, scale, p.data(),
-                    lse ? lse + h * T : nullptr);
-    for (int64_t i = 0; i < T; ++i)
-      for (int64_t d = 0; d < D; ++d) {
-        double s = 0.0;
-        for (int64_t j = 0; j < T; ++j) s += p[i * T + j] * v[off + j * D + d];
-        out[off + i * D + d] = s;
-      }
-  }
+                       double* out, double* lse, const AttentionShape& a) {
+  const int64_t T = a.q_len, S = a.kv_len, D = a.head_dim;
+  std::vector<double> p(T * S);
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t h = 0; h < a.heads; ++h) {
+      attention_probs(q, k, a, b, h, p.data(), lse);
+      const double* vh = v + (b * a.kv_heads + h / (a.heads / a.kv_heads)) * S * D;
+      double* oh = out + (b * a.heads + h) * T * D;
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t d = 0; d < D; ++d) {
+          double s = 0.0;
+          for (int64_t j = 0; j < S; ++j) s += p[i * S + j] * vh[j * D + d];
+          oh[i * D + d] = s;
+        }
+    }
 }
 
 void attention_backward(const double* q, const double* k, const double* v,
-                        const double* dout, double* dq, double* dk,
-                        double* dv, int64_t batch, int64_t heads, int64_t seq,
-                        int64_t head_dim, double scale) {
-  const int64_t T = seq, D = head_dim;
-  std::vector<double> p(T * T), dp(T * T), ds(T * T);
-  for (int64_t h = 0; h < batch * heads; ++h) {
-    const int64_t off = h * T * D;
-    attention_probs(q + off, k + off, T, D, scale, p.data(), nullptr);
-    const double* doh = dout + off;
-    // dV = P^T dO, dP = dO V^T
-    for (int64_t j = 0; j < T; ++j)
-      for (int64_t d = 0; d < D; ++d) {
+                        const double* dout, double* dq, double* dk, double* dv,
+                        const AttentionShape& a) {
+  const int64_t T = a.q_len, S = a.kv_len, D = a.head_dim;
+  const int64_t group = a.heads / a.kv_heads;
+  std::fill(dk, dk + a.batch * a.kv_heads * S * D, 0.0);
+  std::fill(dv, dv + a.batch * a.kv_heads * S * D, 0.0);
+  std::vector<double> p(T * S), dp(T * S), ds(T * S);
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t h = 0; h < a.heads; ++h) {
+      attention_probs(q, k, a, b, h, p.data(), nullptr);
+      const int64_t qo = (b * a.heads + h) * T * D;
+      const int64_t ko = (b * a.kv_heads + h / group) * S * D;
+      const double* doh = dout + qo;
+      // dV += P^T dO, dP = dO V^T
+      for (int64_t j = 0; j < S; ++j)
+        for (int64_t d = 0; d < D; ++d) {
+          double s = 0.0;
+          for (int64_t i = 0; i < T; ++i) s += p[i * S + j] * doh[i * D + d];
+          dv[ko + j * D + d] += s;
+        }
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < S; ++j) {
+          double s = 0.0;
+          for (int64_t d = 0; d < D; ++d) s += doh[i * D + d] * v[ko + j * D + d];
+          dp[i * S + j] = s;
+        }
+      // softmax backward per row: dS = P * (dP - sum_j P dP)
+      for (int64_t i = 0; i < T; ++i) {
         double s = 0.0;
-        for (int64_t i = 0; i < T; ++i) s += p[i * T + j] * doh[i * D + d];
-        dv[off + j * D + d] = s;
+        for (int64_t j = 0; j < S; ++j) s += p[i * S + j] * dp[i * S + j];
+        for (int64_t j = 0; j < S; ++j) ds[i * S + j] = p[i * S + j] * (dp[i * S + j] - s);
       }
-    for (int64_t i = 0; i < T; ++i)
-      for (int64_t j = 0; j < T; ++j) {
-        double s = 0.0;
-        for (int64_t d = 0; d < D; ++d) s += doh[i * D + d] * v[off + j * D + d];
-        dp[i * T + j] = s;
-      }
-    // softmax backward per row: dS = P * (dP - sum_j P dP)
-    for (int64_t i = 0; i < T; ++i) {
-      double s = 0.0;
-      for (int64_t j = 0; j < T; ++j) s += p[i * T + j] * dp[i * T + j];
-      for (int64_t j = 0; j < T; ++j) ds[i * T + j] = p[i * T + j] * (dp[i * T + j] - s);
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t d = 0; d < D; ++d) {
+          double s = 0.0;
+          for (int64_t j = 0; j < S; ++j) s += ds[i * S + j] * k[ko + j * D + d];
+          dq[qo + i * D + d] = a.scale * s;
+        }
+      for (int64_t j = 0; j < S; ++j)
+        for (int64_t d = 0; d < D; ++d) {
+          double s = 0.0;
+          for (int64_t i = 0; i < T; ++i) s += ds[i * S + j] * q[qo + i * D + d];
+          dk[ko + j * D + d] += a.scale * s;
+        }
     }
-    for (int64_t i = 0; i < T; ++i)
-      for (int64_t d = 0; d < D; ++d) {
-        double s = 0.0;
-        for (int64_t j = 0; j < T; ++j) s += ds[i * T + j] * k[off + j * D + d];
-        dq[off + i * D + d] = scale * s;
-      }
-    for (int64_t j = 0; j < T; ++j)
-      for (int64_t d = 0; d < D; ++d) {
-        double s = 0.0;
-        for (int64_t i = 0; i < T; ++i) s += ds[i * T + j] * q[off + i * D + d];
-        dk[off + j * D + d] = scale * s;
-      }
-  }
 }
 
 void rope_forward(const double* x, const double* cos, const double* sin,

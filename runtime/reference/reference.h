@@ -45,13 +45,24 @@ void log_softmax_backward(const double* y, const double* dy, double* dx,
                           int64_t rows, int64_t cols);
 
 // Materialises the full (seq x seq) masked probabilities per head.
+// Scaled-dot-product attention: q, out (batch, heads, q_len, head_dim);
+// k, v (batch, kv_heads, kv_len, head_dim), query head h reading kv head
+// h / (heads / kv_heads); lse (batch, heads, q_len). Scores are
+// scale * q.k + bias[b, h, i, j] (element strides bias_strides, 0 where
+// broadcast; no bias when null), -inf where causal and j > i.
+struct AttentionShape {
+  int64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
+  double scale;
+  bool causal;
+  const double* bias = nullptr;
+  int64_t bias_strides[4] = {0, 0, 0, 0};
+};
 void attention_forward(const double* q, const double* k, const double* v,
-                       double* out, double* lse, int64_t batch, int64_t heads,
-                       int64_t seq, int64_t head_dim, double scale);
+                       double* out, double* lse, const AttentionShape& a);
+// dk, dv sum over the query heads that share a kv head.
 void attention_backward(const double* q, const double* k, const double* v,
-                        const double* dout, double* dq, double* dk,
-                        double* dv, int64_t batch, int64_t heads, int64_t seq,
-                        int64_t head_dim, double scale);
+                        const double* dout, double* dq, double* dk, double* dv,
+                        const AttentionShape& a);
 
 void rope_forward(const double* x, const double* cos, const double* sin,
                   double* y, int64_t outer, int64_t seq, int64_t head_dim,

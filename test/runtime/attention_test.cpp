@@ -1,11 +1,12 @@
-// Causal attention forward/backward against the double reference, which
-// materialises the full (seq x seq) probabilities.
+// Attention forward/backward (hmrt_attention_*) against the double
+// reference, which materialises the full (q_len x kv_len) probabilities.
 //
 // Tolerance: a score s_ij = scale * q_i.k_j has float error up to
 // D*u*scale*sum_d |q_id k_jd| <= D*u*scale*|q_i||k_j|; through exp that is a
 // relative error of the probabilities; the output and gradient rows are then
 // float sums over at most seq keys or D dims.  So we allow
-//   (reduction_tol(seq + D) + D*u*scale*max|q||k|) * scale_of_tensor.
+//   (reduction_tol(kv_len * group + D) + D*u*scale*max|q||k|) * scale_of_tensor
+// (dk and dv sum over the group's query heads too).
 #include <cmath>
 
 #include "reference/reference.h"
@@ -16,9 +17,12 @@ namespace {
 using hmrt_test::all_close;
 using hmrt_test::max_abs;
 using hmrt_test::to_double;
+using Dims = std::vector<int64_t>;
 
-struct Shape {
-  int64_t batch, heads, seq, dim;
+struct Case {
+  int64_t batch, heads, kv_heads, q_len, kv_len, dim;
+  bool causal;
+  int bias;  // 0: none, 1: (1, 1, q_len, kv_len), 2: (batch, heads, q_len, kv_len)
 };
 
 double max_row_norm(const std::vector<float>& x, int64_t dim) {
@@ -31,47 +35,85 @@ double max_row_norm(const std::vector<float>& x, int64_t dim) {
   return m;
 }
 
-TEST(CausalAttention, MatchesReference) {
-  const Shape shapes[] = {{1, 1, 1, 1},  {1, 2, 5, 3},   {2, 3, 17, 8},
-                          {1, 1, 64, 16}, {1, 2, 65, 32}, {2, 1, 130, 64}};
-  for (const Shape& s : shapes) {
+// An additive mask: random values, and -inf on about a quarter of the
+// entries except key 0, so no row is fully masked.
+std::vector<float> make_bias(const Case& c, Dims* dims) {
+  *dims = c.bias == 1 ? Dims{1, 1, c.q_len, c.kv_len}
+                      : Dims{c.batch, c.heads, c.q_len, c.kv_len};
+  const int64_t n = (*dims)[0] * (*dims)[1] * c.q_len * c.kv_len;
+  auto b = hmrt_test::normal_vec(n, 72);
+  for (int64_t i = 0; i < n; ++i)
+    if (i % c.kv_len != 0 && (i * 2654435761u) % 4 == 0) b[i] = -INFINITY;
+  return b;
+}
+
+// Forward and backward against the double reference, which materialises
+// the full probabilities: causal and not, T not a multiple of the 64-row
+// block, grouped kv heads, q_len != kv_len, additive masks broadcast or not.
+TEST(Attention, MatchesReference) {
+  const Case cases[] = {
+      {1, 1, 1, 1, 1, 1, true, 0},     {1, 2, 2, 5, 5, 3, true, 0},
+      {2, 3, 3, 17, 17, 8, true, 0},   {1, 1, 1, 64, 64, 16, true, 0},
+      {1, 2, 2, 65, 65, 32, true, 0},  {2, 1, 1, 130, 130, 64, true, 0},
+      {2, 4, 2, 70, 70, 16, true, 0},  {1, 6, 2, 33, 33, 8, true, 1},
+      {2, 2, 2, 17, 40, 8, false, 0},  {1, 4, 1, 66, 129, 16, false, 1},
+      {2, 2, 1, 9, 9, 4, false, 2},    {1, 2, 2, 70, 70, 8, true, 2}};
+  for (const Case& c : cases) {
+    Dims bias_dims;
+    std::vector<float> bias;
+    if (c.bias) bias = make_bias(c, &bias_dims);
+    std::vector<double> biasd = to_double(bias);
+    hmrt::ref::AttentionShape shape{c.batch, c.heads, c.kv_heads, c.q_len, c.kv_len,
+                                    c.dim, 0, c.causal};
+    if (c.bias) {
+      shape.bias = biasd.data();
+      const int64_t full[4] = {c.batch, c.heads, c.q_len, c.kv_len};
+      for (int64_t st = 1, d = 3; d >= 0; --d) {
+        shape.bias_strides[d] = bias_dims[d] == 1 && full[d] != 1 ? 0 : st;
+        st *= bias_dims[d];
+      }
+    }
     for (int threads : hmrt_test::thread_counts()) {
-      SCOPED_TRACE(testing::Message() << "B=" << s.batch << " H=" << s.heads
-                                      << " T=" << s.seq << " D=" << s.dim
+      SCOPED_TRACE(testing::Message() << "B=" << c.batch << " H=" << c.heads
+                                      << " Hk=" << c.kv_heads << " T=" << c.q_len
+                                      << " S=" << c.kv_len << " D=" << c.dim
+                                      << " causal=" << c.causal << " bias=" << c.bias
                                       << " threads=" << threads);
       hmrt_test::ThreadScope scope(threads);
-      const int64_t n = s.batch * s.heads * s.seq * s.dim;
-      const int64_t nl = s.batch * s.heads * s.seq;
-      const float scale = 1.0f / std::sqrt(float(s.dim));
-      auto q = hmrt_test::normal_vec(n, 61), k = hmrt_test::normal_vec(n, 62);
-      auto v = hmrt_test::normal_vec(n, 63), dout = hmrt_test::normal_vec(n, 64);
+      const int64_t nq = c.batch * c.heads * c.q_len * c.dim;
+      const int64_t nk = c.batch * c.kv_heads * c.kv_len * c.dim;
+      const int64_t nl = c.batch * c.heads * c.q_len;
+      const float scale = 1.0f / std::sqrt(float(c.dim));
+      shape.scale = scale;
+      auto q = hmrt_test::normal_vec(nq, 61), k = hmrt_test::normal_vec(nk, 62);
+      auto v = hmrt_test::normal_vec(nk, 63), dout = hmrt_test::normal_vec(nq, 64);
       auto qd = to_double(q), kd = to_double(k), vd = to_double(v);
+      const float* bp = c.bias ? bias.data() : nullptr;
+      const int64_t* bd = c.bias ? bias_dims.data() : nullptr;
 
-      std::vector<double> out_ref(n), lse_ref(nl);
-      hmrt::ref::attention_forward(qd.data(), kd.data(), vd.data(),
-                                   out_ref.data(), lse_ref.data(), s.batch,
-                                   s.heads, s.seq, s.dim, scale);
-      std::vector<float> out(n), lse(nl);
-      HMRT_ASSERT_OK(hmrt_causal_attention_forward(
-          q.data(), k.data(), v.data(), out.data(), lse.data(), s.batch,
-          s.heads, s.seq, s.dim, scale));
-      const double tol =
-          hmrt_test::reduction_tol(s.seq + s.dim) +
-          s.dim * hmrt_test::kU * scale * max_row_norm(q, s.dim) * max_row_norm(k, s.dim);
+      std::vector<double> out_ref(nq), lse_ref(nl);
+      hmrt::ref::attention_forward(qd.data(), kd.data(), vd.data(), out_ref.data(),
+                                   lse_ref.data(), shape);
+      std::vector<float> out(nq), lse(nl);
+      HMRT_ASSERT_OK(hmrt_attention_forward(
+          q.data(), k.data(), v.data(), bp, bd, out.data(), lse.data(), c.batch,
+          c.heads, c.kv_heads, c.q_len, c.kv_len, c.dim, scale, c.causal));
+      const double tol = hmrt_test::reduction_tol(c.kv_len * (c.heads / c.kv_heads) + c.dim) +
+                         c.dim * hmrt_test::kU * scale * max_row_norm(q, c.dim) *
+                             max_row_norm(k, c.dim);
       EXPECT_TRUE(all_close(out, out_ref, tol * max_abs(out_ref), 0));
       EXPECT_TRUE(all_close(lse, lse_ref, tol * (max_abs(lse_ref) + 1), 0));
 
-      std::vector<double> dq_ref(n), dk_ref(n), dv_ref(n);
+      std::vector<double> dq_ref(nq), dk_ref(nk), dv_ref(nk);
       hmrt::ref::attention_backward(qd.data(), kd.data(), vd.data(),
                                     to_double(dout).data(), dq_ref.data(),
-                                    dk_ref.data(), dv_ref.data(), s.batch,
-                                    s.heads, s.seq, s.dim, scale);
+                                    dk_ref.data(), dv_ref.data(), shape);
       // Outputs start as garbage: backward overwrites them.
-      std::vector<float> dq(n, NAN), dk(n, NAN), dv(n, NAN);
-      HMRT_ASSERT_OK(hmrt_causal_attention_backward(
-          q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
-          dq.data(), dk.data(), dv.data(), s.batch, s.heads, s.seq, s.dim,
-          scale));
+      std::vector<float> dq(nq, NAN), dk(nk, NAN), dv(nk, NAN);
+      HMRT_ASSERT_OK(hmrt_attention_backward(
+          q.data(), k.data(), v.data(), bp, bd, out.data(), lse.data(), dout.data(),
+          dq.data(), dk.data(), dv.data(), c.batch, c.heads, c.kv_heads, c.q_len,
+          c.kv_len, c.dim, scale, c.causal));
       EXPECT_TRUE(all_close(dq, dq_ref, tol * max_abs(dq_ref), 0));
       EXPECT_TRUE(all_close(dk, dk_ref, tol * max_abs(dk_ref), 0));
       EXPECT_TRUE(all_close(dv, dv_ref, tol * max_abs(dv_ref), 0));
@@ -79,34 +121,34 @@ TEST(CausalAttention, MatchesReference) {
   }
 }
 
-TEST(CausalAttention, FirstRowCopiesV) {
+TEST(Attention, FirstCausalRowCopiesV) {
   // Query 0 sees only key 0, so out[0] = v[0] exactly and lse[0] = s_00.
   const int64_t T = 4, D = 3;
   auto q = hmrt_test::normal_vec(T * D, 65), k = hmrt_test::normal_vec(T * D, 66);
   auto v = hmrt_test::normal_vec(T * D, 67);
   std::vector<float> out(T * D), lse(T);
-  HMRT_ASSERT_OK(hmrt_causal_attention_forward(q.data(), k.data(), v.data(),
-                                               out.data(), lse.data(), 1, 1, T,
-                                               D, 0.5f));
+  HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), nullptr,
+                                        nullptr, out.data(), lse.data(), 1, 1, 1,
+                                        T, T, D, 0.5f, 1));
   for (int d = 0; d < D; ++d) EXPECT_EQ(out[d], v[d]);
   const double s00 = 0.5 * (double(q[0]) * k[0] + double(q[1]) * k[1] + double(q[2]) * k[2]);
   EXPECT_NEAR(lse[0], s00, 1e-5);
 }
 
-TEST(CausalAttention, IndependentOfThreads) {
-  const int64_t B = 2, H = 3, T = 70, D = 16, n = B * H * T * D;
-  auto q = hmrt_test::normal_vec(n, 68), k = hmrt_test::normal_vec(n, 69);
-  auto v = hmrt_test::normal_vec(n, 70), dout = hmrt_test::normal_vec(n, 71);
+TEST(Attention, IndependentOfThreads) {
+  const int64_t B = 2, H = 4, Hk = 2, T = 70, D = 16, n = B * H * T * D, nk = n / 2;
+  auto q = hmrt_test::normal_vec(n, 68), k = hmrt_test::normal_vec(nk, 69);
+  auto v = hmrt_test::normal_vec(nk, 70), dout = hmrt_test::normal_vec(n, 71);
   std::vector<float> first;
   for (int threads : {1, 2, 4}) {
     hmrt_test::ThreadScope scope(threads);
-    std::vector<float> out(n), lse(B * H * T), dq(n), dk(n), dv(n);
-    HMRT_ASSERT_OK(hmrt_causal_attention_forward(q.data(), k.data(), v.data(),
-                                                 out.data(), lse.data(), B, H,
-                                                 T, D, 0.25f));
-    HMRT_ASSERT_OK(hmrt_causal_attention_backward(
-        q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
-        dq.data(), dk.data(), dv.data(), B, H, T, D, 0.25f));
+    std::vector<float> out(n), lse(B * H * T), dq(n), dk(nk), dv(nk);
+    HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), nullptr,
+                                          nullptr, out.data(), lse.data(), B, H,
+                                          Hk, T, T, D, 0.25f, 1));
+    HMRT_ASSERT_OK(hmrt_attention_backward(
+        q.data(), k.data(), v.data(), nullptr, nullptr, out.data(), lse.data(),
+        dout.data(), dq.data(), dk.data(), dv.data(), B, H, Hk, T, T, D, 0.25f, 1));
     std::vector<float> all = out;
     for (auto* t : {&dq, &dk, &dv}) all.insert(all.end(), t->begin(), t->end());
     if (first.empty())
@@ -116,14 +158,24 @@ TEST(CausalAttention, IndependentOfThreads) {
   }
 }
 
-TEST(CausalAttention, RejectsBadArguments) {
+TEST(Attention, RejectsBadArguments) {
   float x = 0;
-  EXPECT_EQ(hmrt_causal_attention_forward(&x, &x, &x, &x, nullptr, 1, 1, -1,
-                                          1, 1.0f),
-            HMRT_INVALID_ARGUMENT);
-  EXPECT_EQ(hmrt_causal_attention_backward(&x, &x, &x, &x, nullptr, &x, &x,
-                                           &x, &x, 1, 1, 1, 1, 1.0f),
-            HMRT_INVALID_ARGUMENT);  // lse is required
+  const int64_t dims[4] = {1, 1, 2, 1};
+  EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
+                                      1, 1, 1, -1, -1, 1, 1.0f, 0),
+               HMRT_INVALID_ARGUMENT, "must be >= 0");
+  EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
+                                      1, 3, 2, 1, 1, 1, 1.0f, 0),
+               HMRT_INVALID_ARGUMENT, "heads (3) must be a positive multiple of kv_heads (2)");
+  EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
+                                      1, 1, 1, 1, 2, 1, 1.0f, 1),
+               HMRT_INVALID_ARGUMENT, "causal attention needs q_len == kv_len (1, 2)");
+  EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, &x, dims, &x, nullptr, 1, 1, 1,
+                                      1, 1, 1, 1.0f, 0),
+               HMRT_INVALID_ARGUMENT, "bias dim 2 is 2: it must be 1 or 1");
+  EXPECT_FAILS(hmrt_attention_backward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
+                                       &x, &x, &x, &x, 1, 1, 1, 1, 1, 1, 1.0f, 1),
+               HMRT_INVALID_ARGUMENT, "lse is NULL");
 }
 
 }  // namespace

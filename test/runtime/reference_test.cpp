@@ -127,23 +127,30 @@ TEST(ReferenceGradients, SoftmaxAndLogSoftmax) {
   }, x, dy, dx, 80);
 }
 
-TEST(ReferenceGradients, CausalAttention) {
-  const int64_t B = 1, H = 2, T = 6, D = 4, n = B * H * T * D;
-  const double scale = 0.5;
-  Vec q = rand_d(n, 13), k = rand_d(n, 14), v = rand_d(n, 15), dout = rand_d(n, 16);
-  Vec dq(n), dk(n), dv(n);
-  hmrt::ref::attention_backward(q.data(), k.data(), v.data(), dout.data(),
-                                dq.data(), dk.data(), dv.data(), B, H, T, D,
-                                scale);
-  auto run = [&](const Vec& qq, const Vec& kk, const Vec& vv) {
-    Vec out(n);
-    hmrt::ref::attention_forward(qq.data(), kk.data(), vv.data(), out.data(),
-                                 nullptr, B, H, T, D, scale);
-    return out;
-  };
-  check_directional("dq", [&](const Vec& x) { return run(x, k, v); }, q, dout, dq, 90);
-  check_directional("dk", [&](const Vec& x) { return run(q, x, v); }, k, dout, dk, 100);
-  check_directional("dv", [&](const Vec& x) { return run(q, k, x); }, v, dout, dv, 110);
+// Causal, and grouped kv heads over longer keys with an additive mask.
+TEST(ReferenceGradients, Attention) {
+  Vec bias = rand_d(5 * 7, 17);
+  hmrt::ref::AttentionShape shapes[2] = {{1, 2, 2, 6, 6, 4, 0.5, true},
+                                         {2, 4, 2, 5, 7, 3, 0.7, false}};
+  shapes[1].bias = bias.data();  // (1, 1, 5, 7)
+  shapes[1].bias_strides[2] = 7;
+  shapes[1].bias_strides[3] = 1;
+  for (const auto& a : shapes) {
+    const int64_t nq = a.batch * a.heads * a.q_len * a.head_dim;
+    const int64_t nk = a.batch * a.kv_heads * a.kv_len * a.head_dim;
+    Vec q = rand_d(nq, 13), k = rand_d(nk, 14), v = rand_d(nk, 15), dout = rand_d(nq, 16);
+    Vec dq(nq), dk(nk), dv(nk);
+    hmrt::ref::attention_backward(q.data(), k.data(), v.data(), dout.data(), dq.data(),
+                                  dk.data(), dv.data(), a);
+    auto run = [&](const Vec& qq, const Vec& kk, const Vec& vv) {
+      Vec out(nq);
+      hmrt::ref::attention_forward(qq.data(), kk.data(), vv.data(), out.data(), nullptr, a);
+      return out;
+    };
+    check_directional("dq", [&](const Vec& x) { return run(x, k, v); }, q, dout, dq, 90);
+    check_directional("dk", [&](const Vec& x) { return run(q, x, v); }, k, dout, dk, 100);
+    check_directional("dv", [&](const Vec& x) { return run(q, k, x); }, v, dout, dv, 110);
+  }
 }
 
 TEST(ReferenceGradients, Rope) {

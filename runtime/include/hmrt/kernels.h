@@ -107,22 +107,34 @@ hmrt_status hmrt_log_softmax_forward(const float* x, float* y, int64_t rows,
 hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
                                       float* dx, int64_t rows, int64_t cols);
 
-/* ---- causal self-attention (cpu/attention.cpp) --------------------------------
- * q, k, v, out, dout, dq, dk, dv: (batch, heads, seq, head_dim).
- * lse: (batch, heads, seq), the log-sum-exp of each row of the masked scores,
- *   saved by forward (may be NULL there) and required by backward, which
- *   recomputes the probabilities from it instead of storing (seq x seq).
- * out[i] = sum_{j <= i} softmax_j(scale * q[i].k[j]) v[j].
+/* ---- scaled-dot-product attention (cpu/attention.cpp) ----------------------
+ * q, out, dout, dq: (batch, heads, q_len, head_dim); k, v, dk, dv:
+ *   (batch, kv_heads, kv_len, head_dim).  Query head h reads kv head
+ *   h / (heads / kv_heads) (grouped heads: heads a multiple of kv_heads);
+ *   dk and dv sum over the query heads of their group.
+ * Scores s_ij = scale * q_i.k_j + bias[b, h, i, j]; bias is NULL or an
+ *   additive float mask (-inf masks) whose 4 dims bias_dims are each 1
+ *   (broadcast) or the full (batch, heads, q_len, kv_len) one.  causal
+ *   nonzero also masks every key j > i (then q_len == kv_len).
+ * out[i] = sum_j softmax_j(s_ij) v[j]; a row with every key masked is NaN.
+ * lse: (batch, heads, q_len), the log-sum-exp of each row of the masked
+ *   scores, saved by forward (may be NULL there) and required by backward,
+ *   which recomputes the probabilities from it instead of storing
+ *   (q_len x kv_len) per head.
  * scale is usually 1/sqrt(head_dim). */
-hmrt_status hmrt_causal_attention_forward(const float* q, const float* k,
-                                          const float* v, float* out,
-                                          float* lse, int64_t batch,
-                                          int64_t heads, int64_t seq,
-                                          int64_t head_dim, float scale);
-hmrt_status hmrt_causal_attention_backward(
-    const float* q, const float* k, const float* v, const float* out,
-    const float* lse, const float* dout, float* dq, float* dk, float* dv,
-    int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, float scale);
+hmrt_status hmrt_attention_forward(const float* q, const float* k,
+                                   const float* v, const float* bias,
+                                   const int64_t* bias_dims, float* out,
+                                   float* lse, int64_t batch, int64_t heads,
+                                   int64_t kv_heads, int64_t q_len,
+                                   int64_t kv_len, int64_t head_dim,
+                                   float scale, int32_t causal);
+hmrt_status hmrt_attention_backward(
+    const float* q, const float* k, const float* v, const float* bias,
+    const int64_t* bias_dims, const float* out, const float* lse,
+    const float* dout, float* dq, float* dk, float* dv, int64_t batch,
+    int64_t heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
+    int64_t head_dim, float scale, int32_t causal);
 
 /* ---- rotary position embedding (cpu/rope.cpp) ----------------------------------
  * x, y, dy, dx: (outer, seq, head_dim), e.g. (batch*heads, seq, head_dim) for
