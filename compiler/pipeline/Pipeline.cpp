@@ -28,6 +28,8 @@ std::string validate(const PipelineOptions &o) {
     return "optimizer '" + o.optimizer + "' is unknown: use sgd, adamw or adamw8bit";
   if (o.lrSchedule != "constant" && o.lrSchedule != "cosine")
     return "lr-schedule '" + o.lrSchedule + "' is unknown: use constant or cosine";
+  if (o.fuse != "all" && o.fuse != "elementwise" && o.fuse != "none")
+    return "fuse '" + o.fuse + "' is unknown: use all, elementwise or none";
   if (o.quantizeStates != "never" && o.quantizeStates != "auto" && o.quantizeStates != "always")
     return "quantize-states '" + o.quantizeStates + "' is unknown: use never, auto or always";
   if (o.optimizer == "sgd" && o.quantizeStates != "never")
@@ -44,6 +46,8 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
     pm.addPass(createTGTrainingInfo(t));
   }
   pm.addPass(createTGFoldTransposes());
+  if (o.fuse == "all")
+    pm.addPass(createTGFuseAttention());
   pm.addPass(createTGExpandGradients());
   if (!forward && !o.trainingInfo)
     pm.addPass(createTGAutodiff());
@@ -75,7 +79,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   entries.functions = {entryFunction(o.program).str()};
   pm.addPass(createTGSelectEntries(entries));
   pm.addPass(createTGInputRoles());
-  if (o.fuse)
+  if (o.fuse != "none")
     pm.addPass(createTGFuseElementwise());
   PlanTiersOptions tiers;
   tiers.vram = o.vram;

@@ -6,6 +6,7 @@
 //
 //   tg-training-info        (training-info=true, program=train)
 //   tg-fold-transposes
+//   tg-fuse-attention       (fuse=all)
 //   tg-expand-gradients
 //   tg-autodiff             (program=train|gradients, training-info=false)
 //   tg-optimizer            (program=train, training-info=false)
@@ -14,7 +15,7 @@
 //   tg-legalize-cpu-types
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
-//   tg-fuse-elementwise     (fuse=true)
+//   tg-fuse-elementwise     (fuse=all|elementwise)
 //   plan-tiers              (vram, device-profile, host-params)
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
@@ -99,9 +100,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("auto (what the budget needs), none, all, or parameter names: homed in host "
                      "memory"),
       llvm::cl::init("auto")};
-  Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Fuse chains of elementwise ops (tg-fuse-elementwise)"),
-                    llvm::cl::init(true)};
+  Option<std::string> fuse{
+      *this, "fuse",
+      llvm::cl::desc("all (tg-fuse-attention and tg-fuse-elementwise), elementwise or none"),
+      llvm::cl::init("all")};
   Option<std::string> recompute{
       *this, "recompute",
       llvm::cl::desc("auto (what the budget needs), none, all, or segments such as 1-3,5"),

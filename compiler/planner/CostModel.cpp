@@ -19,7 +19,7 @@ StringRef opKind(Operation *op) {
   if (isView(op))
     return "data";
   return TypeSwitch<Operation *, StringRef>(op)
-      .Case<MatMulOp, GemmOp>([](auto) { return "matmul"; })
+      .Case<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>([](auto) { return "matmul"; })
       .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp, SoftmaxCrossEntropyLossOp,
             SoftmaxCrossEntropyLossGradOp>([](auto) { return "softmax"; })
       .Case<LayerNormOp, LayerNormGradOp>([](auto) { return "norm"; })

@@ -8,7 +8,10 @@
 // O_blk = P V.  Backward recomputes P = exp(S - lse) per query block:
 //   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)),
 //   dQ = scale * dS K,  dK += scale * dS^T Q.
-// Grouped heads: query head h reads kv head h / (heads / kv_heads).
+// Grouped heads: query head h reads kv head h / (heads / kv_heads).  With
+// HMRT_ATTENTION_BTHD the tensors are (batch, seq, heads, head_dim), as the
+// projections make them: a head's rows are strided, which the GEMM takes as
+// its leading dimension, so no transpose is needed on either side.
 // Backward tasks are (batch, kv head), walking the group's query heads and
 // their query blocks in order, so dK and dV accumulate in a fixed order and
 // results never depend on the thread count.
@@ -31,13 +34,22 @@ struct Attn {
   bool causal;
   const float* bias;
   int64_t bst[4];  // bias element strides over (b, h, i, j), 0 if broadcast
+  bool bthd;       // tensors are (batch, seq, heads, head_dim)
 
-  const float* q_head(const float* q, int64_t b, int64_t h) const {
-    return q + (b * H + h) * T * D;
+  // Row strides of the query-side and kv-side tensors.
+  int64_t ldq() const { return bthd ? H * D : D; }
+  int64_t ldk() const { return bthd ? Hk * D : D; }
+  // Row 0 of query head h (q, out, dout, dq) and of its kv head (k, v, dk, dv).
+  int64_t q_off(int64_t b, int64_t h) const {
+    return bthd ? b * T * H * D + h * D : (b * H + h) * T * D;
   }
-  const float* kv_head(const float* k, int64_t b, int64_t h) const {
-    return k + (b * Hk + h / group) * S * D;
+  int64_t kv_off(int64_t b, int64_t kvh) const {
+    return bthd ? b * S * Hk * D + kvh * D : (b * Hk + kvh) * S * D;
   }
+  template <class F>
+  F* q_head(F* q, int64_t b, int64_t h) const { return q + q_off(b, h); }
+  template <class F>
+  F* kv_head(F* k, int64_t b, int64_t h) const { return k + kv_off(b, h / group); }
   // Keys a block of rows [i0, i1) may see.
   int64_t kend(int64_t i1) const { return causal ? std::min(S, i1) : S; }
 };
@@ -67,8 +79,9 @@ hmrt_status check(const char* fn, const Attn& a, const int64_t* bias_dims) {
 
 Attn make(const float* bias, const int64_t* bias_dims, int64_t B, int64_t H,
           int64_t Hk, int64_t T, int64_t S, int64_t D, float scale,
-          int32_t causal) {
-  Attn a{B, H, Hk, T, S, D, Hk > 0 ? H / Hk : 1, scale, causal != 0, bias, {0, 0, 0, 0}};
+          int32_t flags) {
+  Attn a{B,    H,    Hk, T, S, D, Hk > 0 ? H / Hk : 1, scale, (flags & HMRT_ATTENTION_CAUSAL) != 0,
+         bias, {0, 0, 0, 0}, (flags & HMRT_ATTENTION_BTHD) != 0};
   if (bias && bias_dims) {
     for (int64_t s = 1, d = 3; d >= 0; --d) {
       a.bst[d] = bias_dims[d] == 1 ? 0 : s;
@@ -96,8 +109,8 @@ struct Scratch {
 void scores(const Attn& a, const float* q, const float* k, int64_t b,
             int64_t h, int64_t i0, int64_t qb, int64_t kend, float* s,
             float* gws) {
-  sgemm_serial(false, true, qb, kend, a.D, a.scale, a.q_head(q, b, h) + i0 * a.D,
-               a.D, a.kv_head(k, b, h), a.D, 0.0f, s, a.S, gws);
+  sgemm_serial(false, true, qb, kend, a.D, a.scale, a.q_head(q, b, h) + i0 * a.ldq(),
+               a.ldq(), a.kv_head(k, b, h), a.ldk(), 0.0f, s, a.S, gws);
   if (!a.bias) return;
   for (int64_t r = 0; r < qb; ++r) {
     const float* br = a.bias + b * a.bst[0] + h * a.bst[1] + (i0 + r) * a.bst[2];
@@ -125,11 +138,11 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
                                    float* lse, int64_t batch, int64_t heads,
                                    int64_t kv_heads, int64_t q_len,
                                    int64_t kv_len, int64_t head_dim,
-                                   float scale, int32_t causal) {
+                                   float scale, int32_t flags) {
   using namespace hmrt;
   const char* fn = "hmrt_attention_forward";
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
-                      head_dim, scale, causal);
+                      head_dim, scale, flags);
   hmrt_status st = check(fn, a, bias_dims);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
@@ -168,8 +181,8 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
       for (int64_t j = nvis; j < kend; ++j) sr[j] = 0.0f;
       if (lse) lse[head * T + i0 + r] = m + std::log(sum);
     }
-    sgemm_serial(false, false, qb, D, kend, 1.0f, s, S, a.kv_head(v, b, h), D,
-                 0.0f, out + head * T * D + i0 * D, D, gws);
+    sgemm_serial(false, false, qb, D, kend, 1.0f, s, S, a.kv_head(v, b, h), a.ldk(),
+                 0.0f, a.q_head(out, b, h) + i0 * a.ldq(), a.ldq(), gws);
   });
   return HMRT_OK;
 }
@@ -179,11 +192,11 @@ hmrt_status hmrt_attention_backward(
     const int64_t* bias_dims, const float* out, const float* lse,
     const float* dout, float* dq, float* dk, float* dv, int64_t batch,
     int64_t heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
-    int64_t head_dim, float scale, int32_t causal) {
+    int64_t head_dim, float scale, int32_t flags) {
   using namespace hmrt;
   const char* fn = "hmrt_attention_backward";
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
-                      head_dim, scale, causal);
+                      head_dim, scale, flags);
   hmrt_status st = check(fn, a, bias_dims);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
@@ -199,7 +212,7 @@ hmrt_status hmrt_attention_backward(
   HMRT_CHECK_PTR(fn, dv, nk);
   const int64_t tasks = a.B * a.Hk;
   if (tasks == 0 || S == 0) return HMRT_OK;
-  if (T == 0) {
+  if (T == 0) {  // no query reads a key
     std::fill(dk, dk + nk, 0.0f);
     std::fill(dv, dv + nk, 0.0f);
     return HMRT_OK;
@@ -212,19 +225,22 @@ hmrt_status hmrt_attention_backward(
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %lld floats of scratch",
                 fn, (long long)(threads * sc.per_thread));
 
+  const int64_t ldq = a.ldq(), ldk = a.ldk();
   parallel_tasks_indexed(tasks, threads, [&](int64_t task, int tid) {
     const int64_t b = task / a.Hk, kvh = task % a.Hk;
-    const float* kh = k + task * S * D;
-    const float* vh = v + task * S * D;
-    float *dkh = dk + task * S * D, *dvh = dv + task * S * D;
+    const float* kh = k + a.kv_off(b, kvh);
+    const float* vh = v + a.kv_off(b, kvh);
+    float *dkh = dk + a.kv_off(b, kvh), *dvh = dv + a.kv_off(b, kvh);
     float* p = ws + tid * sc.per_thread;  // probabilities, then dS
     float* dp = p + sc.tile_floats;
     float* gws = dp + sc.tile_floats;
-    std::fill(dkh, dkh + S * D, 0.0f);
-    std::fill(dvh, dvh + S * D, 0.0f);
+    for (int64_t j = 0; j < S; ++j) {
+      std::fill(dkh + j * ldk, dkh + j * ldk + D, 0.0f);
+      std::fill(dvh + j * ldk, dvh + j * ldk + D, 0.0f);
+    }
 
     for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
-      const int64_t head = b * a.H + h, off = head * T * D;
+      const int64_t head = b * a.H + h, off = a.q_off(b, h);
       const float *qh = q + off, *oh = out + off, *doh = dout + off;
       const float* lh = lse + head * T;
       float* dqh = dq + off;
@@ -240,23 +256,23 @@ hmrt_status hmrt_attention_backward(
           for (int64_t j = nvis; j < kend; ++j) pr[j] = 0.0f;
         }
         // dV[0:kend] += P^T dO_blk
-        sgemm_serial(true, false, kend, D, qb, 1.0f, p, S, doh + i0 * D, D,
-                     1.0f, dvh, D, gws);
+        sgemm_serial(true, false, kend, D, qb, 1.0f, p, S, doh + i0 * ldq, ldq,
+                     1.0f, dvh, ldk, gws);
         // dP = dO_blk V^T
-        sgemm_serial(false, true, qb, kend, D, 1.0f, doh + i0 * D, D, vh, D,
+        sgemm_serial(false, true, qb, kend, D, 1.0f, doh + i0 * ldq, ldq, vh, ldk,
                      0.0f, dp, S, gws);
         // dS = P * (dP - rowsum(dO * O)), written over P.
         for (int64_t r = 0; r < qb; ++r) {
-          const float di = dot(doh + (i0 + r) * D, oh + (i0 + r) * D, D);
+          const float di = dot(doh + (i0 + r) * ldq, oh + (i0 + r) * ldq, D);
           float* pr = p + r * S;
           const float* dpr = dp + r * S;
           for (int64_t j = 0; j < kend; ++j) pr[j] *= dpr[j] - di;
         }
         // dQ_blk = scale * dS K,  dK[0:kend] += scale * dS^T Q_blk
-        sgemm_serial(false, false, qb, D, kend, a.scale, p, S, kh, D, 0.0f,
-                     dqh + i0 * D, D, gws);
-        sgemm_serial(true, false, kend, D, qb, a.scale, p, S, qh + i0 * D, D,
-                     1.0f, dkh, D, gws);
+        sgemm_serial(false, false, qb, D, kend, a.scale, p, S, kh, ldk, 0.0f,
+                     dqh + i0 * ldq, ldq, gws);
+        sgemm_serial(true, false, kend, D, qb, a.scale, p, S, qh + i0 * ldq, ldq,
+                     1.0f, dkh, ldk, gws);
       }
     }
   });

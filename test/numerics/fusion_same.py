@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fused and unfused programs train alike, bit for bit.
 
-Compiles MODEL twice, with tg-fuse-elementwise (the default) and with
---fuse=false, trains each STEPS steps and requires loss, learning rate and
+Compiles MODEL twice, with tg-fuse-elementwise (--fuse=elementwise) and
+with --fuse=none, trains each STEPS steps and requires loss, learning rate and
 gradient norm identical at every step (the runtime's fused programs compute
 each op through the same vector code as the one-op kernels). Prints how
 many fused ops the program has, the activation peak of both (from
@@ -35,7 +35,7 @@ def main():
             train_args.append(rest.pop(0))
     out.mkdir(parents=True, exist_ok=True)
     results = {}
-    for tag, flag in (("fused", "--fuse=true"), ("unfused", "--fuse=false")):
+    for tag, flag in (("fused", "--fuse=elementwise"), ("unfused", "--fuse=none")):
         exe, plan, metrics = out / tag, out / f"{tag}.json", out / f"{tag}.jsonl"
         run([hmcc, model, "-o", exe, "--force", "--dump-schedule", plan, flag] + hmcc_args)
         run([exe / "train", "--quiet", "--steps", steps, "--metrics", metrics, "--force"]

@@ -121,6 +121,53 @@ TEST(Attention, MatchesReference) {
   }
 }
 
+// (b, h, t, d) <-> (b, t, h, d)
+std::vector<float> swap_heads_seq(const std::vector<float>& x, int64_t B, int64_t A,
+                                  int64_t C, int64_t D) {
+  std::vector<float> y(x.size());
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < A; ++i)
+      for (int64_t j = 0; j < C; ++j)
+        for (int64_t d = 0; d < D; ++d)
+          y[((b * C + j) * A + i) * D + d] = x[((b * A + i) * C + j) * D + d];
+  return y;
+}
+
+// The (batch, seq, heads, head_dim) layout computes the same bits as the
+// (batch, heads, seq, head_dim) one, grouped heads and a mask included.
+TEST(Attention, SeqMajorLayoutGivesTheSameBits) {
+  const int64_t B = 2, H = 4, Hk = 2, T = 70, S = 70, D = 8;
+  const int64_t nq = B * H * T * D, nk = B * Hk * S * D;
+  auto q = hmrt_test::normal_vec(nq, 81), k = hmrt_test::normal_vec(nk, 82);
+  auto v = hmrt_test::normal_vec(nk, 83), dout = hmrt_test::normal_vec(nq, 84);
+  auto bias = hmrt_test::normal_vec(T * S, 85);
+  const int64_t bias_dims[4] = {1, 1, T, S};
+  for (int32_t flags : {0, HMRT_ATTENTION_CAUSAL}) {
+    std::vector<float> out(nq), lse(B * H * T), dq(nq), dk(nk), dv(nk);
+    HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), bias.data(),
+                                          bias_dims, out.data(), lse.data(), B, H, Hk,
+                                          T, S, D, 0.3f, flags));
+    HMRT_ASSERT_OK(hmrt_attention_backward(
+        q.data(), k.data(), v.data(), bias.data(), bias_dims, out.data(), lse.data(),
+        dout.data(), dq.data(), dk.data(), dv.data(), B, H, Hk, T, S, D, 0.3f, flags));
+    auto qs = swap_heads_seq(q, B, H, T, D), ks = swap_heads_seq(k, B, Hk, S, D);
+    auto vs = swap_heads_seq(v, B, Hk, S, D), dos = swap_heads_seq(dout, B, H, T, D);
+    std::vector<float> out2(nq), lse2(B * H * T), dq2(nq), dk2(nk), dv2(nk);
+    const int32_t f2 = flags | HMRT_ATTENTION_BTHD;
+    HMRT_ASSERT_OK(hmrt_attention_forward(qs.data(), ks.data(), vs.data(), bias.data(),
+                                          bias_dims, out2.data(), lse2.data(), B, H, Hk,
+                                          T, S, D, 0.3f, f2));
+    HMRT_ASSERT_OK(hmrt_attention_backward(
+        qs.data(), ks.data(), vs.data(), bias.data(), bias_dims, out2.data(), lse2.data(),
+        dos.data(), dq2.data(), dk2.data(), dv2.data(), B, H, Hk, T, S, D, 0.3f, f2));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(lse, lse2));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(out, swap_heads_seq(out2, B, T, H, D)));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(dq, swap_heads_seq(dq2, B, T, H, D)));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(dk, swap_heads_seq(dk2, B, S, Hk, D)));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(dv, swap_heads_seq(dv2, B, S, Hk, D)));
+  }
+}
+
 TEST(Attention, FirstCausalRowCopiesV) {
   // Query 0 sees only key 0, so out[0] = v[0] exactly and lse[0] = s_00.
   const int64_t T = 4, D = 3;

@@ -171,12 +171,13 @@ cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(T
                        cl::values(clEnumValN(Target::Cpu, "cpu", "the host CPU (default)"),
                                   clEnumValN(Target::Cuda, "cuda", "NVIDIA GPUs (not built yet)")),
                        cl::cat(outputCategory));
-cl::opt<bool> fuse("fuse",
-                   cl::desc("Compute each chain of elementwise ops (bias + GELU, its gradient, "
-                            "mask + scale, ...) as one kernel that keeps no intermediates "
-                            "(default true; --fuse=false runs them op by op, with the same "
-                            "results)"),
-                   cl::init(true), cl::cat(outputCategory));
+cl::opt<std::string> fuse(
+    "fuse", cl::value_desc("all|elementwise|none"),
+    cl::desc("all (default): attention as one op whose probabilities are never stored, and "
+             "each chain of elementwise ops (bias + GELU, its gradient, mask + scale, ...) as "
+             "one kernel; elementwise: only the chains; none: every op on its own (the chains "
+             "give the same bits either way)"),
+    cl::init("all"), cl::cat(outputCategory));
 enum class Program { Train, Forward, Gradients };
 cl::opt<Program> programKind(
     "program", cl::desc("What the generated program computes:"), cl::init(Program::Train),
@@ -725,6 +726,8 @@ int run(int argc, char **argv) {
     return error("--target cuda: the CUDA code generator is not built yet; use --target cpu");
   if (optimizerName != "sgd" && optimizerName != "adamw" && optimizerName != "adamw8bit")
     return error("--optimizer '" + optimizerName + "' is unknown: use sgd, adamw or adamw8bit");
+  if (fuse != "all" && fuse != "elementwise" && fuse != "none")
+    return error("--fuse '" + fuse + "' is unknown: use all, elementwise or none");
   if (quantizeStates != "never" && quantizeStates != "auto" && quantizeStates != "always")
     return error("--quantize-states '" + quantizeStates + "' is unknown: use never, auto or always");
   if (quantizeStates.getNumOccurrences() && quantizeStates != "never" && optimizerName == "sgd")

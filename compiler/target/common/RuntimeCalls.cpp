@@ -4,6 +4,7 @@
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
+#include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -111,6 +112,28 @@ Arg lossReduction(StringRef r) {
   return text(r == "mean" ? "HMRT_LOSS_MEAN" : r == "sum" ? "HMRT_LOSS_SUM" : "HMRT_LOSS_NONE");
 }
 
+/// hmrt_attention_forward/backward's arguments after q, k, v: the bias and
+/// its dims (aligned to the scores'), `tensors`, then the sizes, scale and
+/// causal flag.
+void attentionTail(SmallVectorImpl<Arg> &args, Value q, Value k, Value bias, APFloat scale,
+                   bool causal, bool bthd, ArrayRef<Arg> tensors) {
+  args.push_back(bias ? f32In(bias) : text("nullptr"));
+  if (bias) {
+    auto b = typeOf(bias);
+    SmallVector<int64_t> dims(4 - b.getRank(), 1);
+    dims.append(b.getShape().begin(), b.getShape().end());
+    args.push_back(ints(dims));
+  } else {
+    args.push_back(text("nullptr"));
+  }
+  args.append(tensors.begin(), tensors.end());
+  AttentionDims d = attentionDims(typeOf(q), typeOf(k), bthd);
+  for (int64_t n : {d.batch, d.heads, d.kvHeads, d.queries, d.keys, d.headDim})
+    args.push_back(integer(n));
+  args.push_back(f32(scale));
+  args.push_back(integer((causal ? HMRT_ATTENTION_CAUSAL : 0) | (bthd ? HMRT_ATTENTION_BTHD : 0)));
+}
+
 /// The runtime's opcode (hmrt_fused_op) of an op of tg.fused.
 int64_t fusedOpcode(StringRef name) {
   return llvm::StringSwitch<int64_t>(name)
@@ -168,6 +191,19 @@ LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
       .Case([&](LogOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_LOG"); })
       .Case([&](TanhOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_TANH"); })
       .Case([&](SigmoidOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SIGMOID"); })
+      .Case([&](AttentionOp o) {
+        SmallVector<Arg> args = {f32In(o.getQ()), f32In(o.getK()), f32In(o.getV())};
+        attentionTail(args, o.getQ(), o.getK(), o.getBias(), o.getScale(), o.getCausal(),
+                      o.getBthd(), {f32Out(o.getResult()), f32Out(o.getLse())});
+        return call("hmrt_attention_forward", args);
+      })
+      .Case([&](AttentionGradOp o) {
+        SmallVector<Arg> args = {f32In(o.getQ()), f32In(o.getK()), f32In(o.getV())};
+        attentionTail(args, o.getQ(), o.getK(), o.getBias(), o.getScale(), o.getCausal(),
+                      o.getBthd(), {f32In(o.getOut()), f32In(o.getLse()), f32In(o.getGrad()),
+                       f32Out(o.getDq()), f32Out(o.getDk()), f32Out(o.getDv())});
+        return call("hmrt_attention_backward", args);
+      })
       .Case([&](FusedOp o) {
         auto result = typeOf(o.getResult());
         SmallVector<int64_t> code, isBool, dims;

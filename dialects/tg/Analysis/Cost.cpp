@@ -36,6 +36,15 @@ int64_t contraction(MatMulOp op) {
   return op.getTransA() ? lhs.getDimSize(rank - 2) : lhs.getDimSize(rank - 1);
 }
 
+/// `gemms` GEMMs of attention's (queries x keys x head_dim) size, half of
+/// it under a causal mask.
+int64_t attentionFlops(Value q, Value k, bool causal, bool bthd, int64_t gemms) {
+  auto qt = cast<RankedTensorType>(q.getType());
+  int64_t keys = tg::attentionDims(qt, cast<RankedTensorType>(k.getType()), bthd).keys;
+  int64_t f = gemms * 2 * qt.getNumElements() * keys;
+  return causal ? f / 2 : f;
+}
+
 int64_t flopsOf(Operation *op) {
   auto out = [&] { return op->getNumResults() ? numel(op->getResult(0)) : 0; };
   auto in = [&] { return op->getNumOperands() ? numel(op->getOperand(0)) : 0; };
@@ -49,6 +58,12 @@ int64_t flopsOf(Operation *op) {
       .Case<SqrtOp, ReciprocalOp, NegOp, ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, ReluOp, AddOp,
             SubOp, MulOp, DivOp, PowOp, EqualOp, WhereOp, ReluGradOp, DropoutOp, DropoutGradOp,
             ClipCoefficientOp>([&](Operation *) { return out(); })
+      .Case([&](AttentionOp o) {
+        return attentionFlops(o.getQ(), o.getK(), o.getCausal(), o.getBthd(), 2);
+      })
+      .Case([&](AttentionGradOp o) {
+        return attentionFlops(o.getQ(), o.getK(), o.getCausal(), o.getBthd(), 5);
+      })
       .Case([&](FusedOp o) { return int64_t(o.getOps().size()) * out(); })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, GatherGradOp, ReduceMaxGradOp>(
           [&](Operation *) { return in(); })

@@ -39,6 +39,27 @@ def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, AllTypesMatch<["x", "grad", "resul
   let assemblyFormat = "$x `,` $grad attr-dict `:` type($x)";
 }
 
+def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure]> {
+  let summary = "gradient of tg.attention: dq, dk, dv";
+  let description = [{
+    From the forward's operands, its `result` and `lse` and the result's
+    gradient `grad`; the probabilities are recomputed, never stored. `dk`
+    and `dv` sum over the query heads that share a kv head; `bthd` as for
+    tg.attention.
+
+    ```mlir
+    %dq, %dk, %dv = tg.attention_grad %q, %k, %v, %o, %lse, %g {causal, scale = 0.176776692 : f32} : (tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64xf32>, tensor<8x6x64x32xf32>) -> (tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$q, TG_FloatTensor:$k, TG_FloatTensor:$v,
+                       TG_FloatTensor:$out, TG_FloatTensor:$lse, TG_FloatTensor:$grad,
+                       Optional<TG_FloatTensor>:$bias, F32Attr:$scale, UnitAttr:$causal,
+                       UnitAttr:$bthd);
+  let results = (outs TG_FloatTensor:$dq, TG_FloatTensor:$dk, TG_FloatTensor:$dv);
+  let assemblyFormat = "$q `,` $k `,` $v `,` $out `,` $lse `,` $grad (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def TG_DropoutGradOp : TG_Op<"dropout_grad", [Pure, AllTypesMatch<["grad", "result"]>]> {
   let summary = "gradient of dropout: grad * mask / (1 - ratio)";
   let description = [{

@@ -208,6 +208,70 @@ LogicalResult FusedOp::verify() {
   return success();
 }
 
+AttentionDims hmcc::tg::attentionDims(RankedTensorType q, RankedTensorType k, bool bthd) {
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  int seq = bthd ? 1 : 2, head = bthd ? 2 : 1;
+  return {qs[0], qs[head], ks[head], qs[seq], ks[seq], qs[3]};
+}
+
+/// The shape rules of tg.attention and tg.attention_grad.
+static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, Value bias,
+                                     bool causal, bool bthd) {
+  auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType());
+  if (qt.getRank() != 4 || kt.getRank() != 4 || v.getType() != kt)
+    return op->emitOpError("needs q of rank 4 and k, v of one rank-4 type, not ")
+           << qt << ", " << kt << ", " << v.getType();
+  if (!qt.getElementType().isF32() || !kt.getElementType().isF32())
+    return op->emitOpError("q, k and v must be f32");
+  AttentionDims d = attentionDims(qt, kt, bthd);
+  if (kt.getDimSize(0) != d.batch || kt.getDimSize(3) != d.headDim || d.kvHeads == 0 ||
+      d.heads % d.kvHeads != 0)
+    return op->emitOpError() << "k " << kt << " does not fit q " << qt
+                             << ": same batch and head_dim, heads a multiple of kv heads";
+  if (causal && d.queries != d.keys)
+    return op->emitOpError() << "causal needs as many queries as keys, not " << d.queries
+                             << " and " << d.keys;
+  if (bias) {
+    auto bt = cast<RankedTensorType>(bias.getType());
+    SmallVector<int64_t> full = {d.batch, d.heads, d.queries, d.keys};
+    auto shape = broadcastShapes(bt.getShape(), full);
+    if (!shape || ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(full))
+      return op->emitOpError() << "bias " << bt << " does not broadcast to the scores "
+                               << RankedTensorType::get(full, qt.getElementType());
+  }
+  return success();
+}
+
+/// lse: batch x heads x queries.
+static RankedTensorType lseType(RankedTensorType q, RankedTensorType k, bool bthd) {
+  AttentionDims d = attentionDims(q, k, bthd);
+  return RankedTensorType::get({d.batch, d.heads, d.queries}, q.getElementType());
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd())))
+    return failure();
+  auto q = getQ().getType();
+  if (failed(expectType(*this, getResult(), q.getShape(), q.getElementType())))
+    return failure();
+  auto lse = lseType(q, getK().getType(), getBthd());
+  return expectType(*this, getLse(), lse.getShape(), lse.getElementType(), "lse");
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd())))
+    return failure();
+  if (getOut().getType() != getQ().getType() || getGrad().getType() != getQ().getType())
+    return emitOpError("out and grad must have q's type");
+  auto lse = lseType(getQ().getType(), getK().getType(), getBthd());
+  if (getLse().getType() != lse)
+    return emitOpError() << "lse must be " << lse;
+  if (getDq().getType() != getQ().getType() || getDk().getType() != getK().getType() ||
+      getDv().getType() != getV().getType())
+    return emitOpError("dq, dk and dv must have the types of q, k and v");
+  return success();
+}
+
 LogicalResult CastOp::verify() {
   return expectType(*this, getResult(), getX().getType().getShape(),
                     getResult().getType().getElementType());

@@ -35,6 +35,13 @@ mlir::RankedTensorType adamw8bitAbsmaxType(mlir::RankedTensorType param);
 /// gradient operand; a null symbol for other ops.
 std::pair<mlir::FlatSymbolRefAttr, mlir::OpOperand *> optimizerUpdate(mlir::Operation *op);
 
+/// The sizes of tg.attention (and its gradient) from q and k, whichever
+/// layout (`bthd`: q is B x T x H x D, else B x H x T x D).
+struct AttentionDims {
+  int64_t batch, heads, kvHeads, queries, keys, headDim;
+};
+AttentionDims attentionDims(mlir::RankedTensorType q, mlir::RankedTensorType k, bool bthd);
+
 /// The operand count of an op of tg.fused (`ops` entries: "add", "erf",
 /// "where", ...); 0 for a name it does not know.
 int fusedArity(llvm::StringRef name);

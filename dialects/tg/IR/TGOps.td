@@ -562,6 +562,32 @@ def TG_LayerNormOp : TG_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TG_AttentionOp : TG_Op<"attention", [Pure]> {
+  let summary = "scaled-dot-product attention, the probabilities never stored";
+  let description = [{
+    `softmax(scale * q k^T + bias, masked) v` per head: `q` is
+    `B x H x T x D`, `k` and `v` are `B x Hk x S x D` with `H` a multiple
+    of `Hk` (query head h reads kv head `h / (H / Hk)`), `bias` an optional
+    additive f32 mask that broadcasts to `B x H x T x S` (each dim 1 or
+    full; -inf masks), `causal` masks key j > query i (T == S). `lse`
+    (`B x H x T`) is each row's log-sum-exp, which tg.attention_grad reads
+    to recompute the probabilities. With `bthd`, q and the result are laid
+    out `B x T x H x D` and k, v `B x S x Hk x D`, as the projections make
+    them (no transposes around the op). tg-fuse-attention forms it from
+    the ops PyTorch exports.
+
+    ```mlir
+    %o, %lse = tg.attention %q, %k, %v {causal, scale = 0.176776692 : f32} : (tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>) -> (tensor<8x6x64x32xf32>, tensor<8x6x64xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$q, TG_FloatTensor:$k, TG_FloatTensor:$v,
+                       Optional<TG_FloatTensor>:$bias, F32Attr:$scale, UnitAttr:$causal,
+                       UnitAttr:$bthd);
+  let results = (outs TG_FloatTensor:$result, TG_FloatTensor:$lse);
+  let assemblyFormat = "$q `,` $k `,` $v (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def TG_SoftmaxCrossEntropyLossOp : TG_Op<"softmax_cross_entropy_loss", [Pure]> {
   let summary = "softmax cross-entropy against class labels";
   let description = [{

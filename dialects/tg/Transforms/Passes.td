@@ -93,6 +93,26 @@ def TGFoldTransposes : Pass<"tg-fold-transposes", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "Replaces scaled-dot-product attention as exported by one tg.attention";
+  let description = [{
+    Runs on the forward graph, before tg-autodiff, which differentiates the
+    op with one tg.attention_grad: neither keeps the (queries x keys)
+    probabilities, the runtime recomputes them from each row's log-sum-exp.
+    Recognised, from the matmul with V backwards: an optional dropout of
+    ratio 0 (or not training), a softmax over the last axis, an optional
+    mask (`where(m, -inf, s)`, `where(m, s, -inf)` with a constant bool m,
+    or `add(s, b)` with a constant f32 b), an optional scale (`mul` or `div`
+    by a scalar constant) and `matmul(q, transpose(k))`, each intermediate
+    read only by the next. A mask that is exactly causal becomes the
+    `causal` flag, any other an additive f32 bias; K and V expanded from
+    fewer heads (unsqueeze, expand, reshape, as grouped-query attention is
+    exported) are read from their kv heads. Anything else (another
+    reader of the probabilities, a mask computed at run time, dropout in
+    training, a learned bias) stays as it is.
+  }];
+}
+
 def TGFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Computes chains of elementwise ops as one tg.fused op each";
   let description = [{

@@ -364,6 +364,24 @@ struct ReverseMode {
                                  {gb.attr("axis", o.getAxisAttr())}));
           return success();
         })
+        .Case([&](AttentionOp o) {
+          if (o.getBias() && wants(o.getBias()))
+            return failure(); // a learned bias has no rule (tg-fuse-attention takes constants)
+          if (!g)
+            return success();
+          SmallVector<Value> operands = {o.getQ(), o.getK(), o.getV(), o.getResult(), o.getLse(), g};
+          if (o.getBias())
+            operands.push_back(o.getBias());
+          OperationState state(gb.loc, "tg.attention_grad");
+          state.addOperands(operands);
+          state.addTypes({o.getQ().getType(), o.getK().getType(), o.getV().getType()});
+          state.addAttributes(o->getAttrs());
+          Operation *ag = gb.b.create(state);
+          Value inputs[] = {o.getQ(), o.getK(), o.getV()};
+          for (auto [operand, grad] : llvm::zip(inputs, ag->getResults()))
+            give(operand, grad);
+          return success();
+        })
         .Case([&](LayerNormOp o) { return differentiateLayerNorm(gb, o, g); })
         .Case([&](SoftmaxCrossEntropyLossOp o) {
           if (g) {

@@ -114,27 +114,32 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
  *   dk and dv sum over the query heads of their group.
  * Scores s_ij = scale * q_i.k_j + bias[b, h, i, j]; bias is NULL or an
  *   additive float mask (-inf masks) whose 4 dims bias_dims are each 1
- *   (broadcast) or the full (batch, heads, q_len, kv_len) one.  causal
- *   nonzero also masks every key j > i (then q_len == kv_len).
+ *   (broadcast) or the full (batch, heads, q_len, kv_len) one.
+ * flags: HMRT_ATTENTION_CAUSAL also masks every key j > i (then
+ *   q_len == kv_len); HMRT_ATTENTION_BTHD lays q, out, dout, dq out as
+ *   (batch, q_len, heads, head_dim) and k, v, dk, dv as (batch, kv_len,
+ *   kv_heads, head_dim) instead.
  * out[i] = sum_j softmax_j(s_ij) v[j]; a row with every key masked is NaN.
  * lse: (batch, heads, q_len), the log-sum-exp of each row of the masked
  *   scores, saved by forward (may be NULL there) and required by backward,
  *   which recomputes the probabilities from it instead of storing
  *   (q_len x kv_len) per head.
  * scale is usually 1/sqrt(head_dim). */
+#define HMRT_ATTENTION_CAUSAL 1
+#define HMRT_ATTENTION_BTHD 2
 hmrt_status hmrt_attention_forward(const float* q, const float* k,
                                    const float* v, const float* bias,
                                    const int64_t* bias_dims, float* out,
                                    float* lse, int64_t batch, int64_t heads,
                                    int64_t kv_heads, int64_t q_len,
                                    int64_t kv_len, int64_t head_dim,
-                                   float scale, int32_t causal);
+                                   float scale, int32_t flags);
 hmrt_status hmrt_attention_backward(
     const float* q, const float* k, const float* v, const float* bias,
     const int64_t* bias_dims, const float* out, const float* lse,
     const float* dout, float* dq, float* dk, float* dv, int64_t batch,
     int64_t heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
-    int64_t head_dim, float scale, int32_t causal);
+    int64_t head_dim, float scale, int32_t flags);
 
 /* ---- rotary position embedding (cpu/rope.cpp) ----------------------------------
  * x, y, dy, dx: (outer, seq, head_dim), e.g. (batch*heads, seq, head_dim) for

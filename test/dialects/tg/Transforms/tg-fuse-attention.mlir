@@ -1,0 +1,90 @@
+// RUN: hmcc-opt %s -split-input-file -tg-fuse-attention | FileCheck %s
+// tg-fuse-attention: scaled-dot-product attention as torch exports it becomes one tg.attention (causal, masked, seq-major); near misses stay.
+
+// GPT-2 as exported: heads split by transposes, a constant causal mask
+// through where, the scale a mul, a dropout of ratio 0. One op reads the
+// projections' (batch, seq, heads, head_dim) tensors directly; no
+// transpose is left.
+// CHECK-LABEL: func.func @gpt2
+// CHECK-NOT: tg.transpose
+// CHECK-NOT: tg.softmax
+// CHECK: %[[O:.*]], %{{.*}} = tg.attention %arg0, %arg1, %arg2 {bthd, causal, scale = 1.250000e-01 : f32} : (tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>) -> (tensor<2x4x3x8xf32>, tensor<2x3x4xf32>)
+// CHECK-NEXT: return %[[O]]
+func.func @gpt2(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x3x8xf32>, %v: tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32> {
+  %qt = tg.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+  %kt = tg.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<2x4x3x8xf32> -> tensor<2x3x8x4xf32>
+  %vt = tg.transpose %v {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+  %s = tg.matmul %qt, %kt : (tensor<2x3x4x8xf32>, tensor<2x3x8x4xf32>) -> tensor<2x3x4x4xf32>
+  %c = tg.constant dense<0.125> : tensor<f32>
+  %ss = tg.mul %s, %c : (tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+  %m = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %ninf = tg.constant dense<0xFF800000> : tensor<f32>
+  %w = tg.where %m, %ninf, %ss : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %p = tg.softmax %w {axis = 3 : i64} : tensor<2x3x4x4xf32>
+  %pd, %pm = tg.dropout %p {ratio = 0.000000e+00 : f32, training} : tensor<2x3x4x4xf32> -> tensor<2x3x4x4xi1>
+  %o = tg.matmul %pd, %vt : (tensor<2x3x4x4xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+  %ot = tg.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<2x3x4x8xf32> -> tensor<2x4x3x8xf32>
+  return %ot : tensor<2x4x3x8xf32>
+}
+
+// -----
+// Heads already first, scale a div, a mask that is not causal (where
+// selecting the scores where it is true): an additive bias of 0 and -inf.
+// CHECK-LABEL: func.func @masked
+// CHECK-DAG: %[[B:.*]] = tg.constant dense<{{\[\[\[\[}}0xFF800000, 0.000000e+00], [0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK-DAG: %[[KT:.*]] = tg.transpose %arg1 {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: tg.attention %arg0, %[[KT]], %arg2, %[[B]] {scale = 5.000000e-01 : f32}
+func.func @masked(%q: tensor<1x2x2x4xf32>, %kt: tensor<1x2x4x2xf32>, %v: tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32> {
+  %s = tg.matmul %q, %kt : (tensor<1x2x2x4xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x2x2xf32>
+  %c = tg.constant dense<2.0> : tensor<f32>
+  %ss = tg.div %s, %c : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %m = tg.constant dense<[[false, true], [true, true]]> : tensor<2x2xi1>
+  %ninf = tg.constant dense<0xFF800000> : tensor<f32>
+  %w = tg.where %m, %ss, %ninf : (tensor<2x2xi1>, tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %p = tg.softmax %w {axis = 3 : i64} : tensor<1x2x2x2xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x2x2xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  return %o : tensor<1x2x2x4xf32>
+}
+
+// -----
+// Near misses: the probabilities are read elsewhere too; a dropout that
+// drops in training; a mask computed at run time. All stay as they are.
+// CHECK-LABEL: func.func @near_misses
+// CHECK-NOT: tg.attention
+// CHECK-COUNT-3: tg.softmax
+// CHECK-NOT: tg.attention
+func.func @near_misses(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x2xf32>, %v: tensor<1x1x2x4xf32>, %mask: tensor<2x2xi1>) -> (tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>) {
+  %s = tg.matmul %q, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = tg.softmax %s {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %o = tg.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  %s2 = tg.matmul %q, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %p2 = tg.softmax %s2 {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %pd, %pm = tg.dropout %p2 {ratio = 1.000000e-01 : f32, training} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xi1>
+  %o2 = tg.matmul %pd, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  %s3 = tg.matmul %q, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %ninf = tg.constant dense<0xFF800000> : tensor<f32>
+  %w = tg.where %mask, %ninf, %s3 : (tensor<2x2xi1>, tensor<f32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p3 = tg.softmax %w {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %o3 = tg.matmul %p3, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  return %o, %p, %o2, %o3 : tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>
+}
+
+// -----
+// Grouped-query attention as exported: K and V expanded from 2 kv heads to
+// 4 by unsqueeze, expand and reshape are read from their kv heads.
+// CHECK-LABEL: func.func @grouped
+// CHECK-NOT: tg.expand
+// CHECK: tg.attention %arg0, %{{.*}}, %arg2 {scale = 1.000000e+00 : f32} : (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>)
+func.func @grouped(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) -> tensor<1x4x3x8xf32> {
+  %ku = tg.unsqueeze %k {axes = array<i64: 2>} : tensor<1x2x3x8xf32> -> tensor<1x2x1x3x8xf32>
+  %ke = tg.expand %ku : tensor<1x2x1x3x8xf32> -> tensor<1x2x2x3x8xf32>
+  %kr = tg.reshape %ke : tensor<1x2x2x3x8xf32> -> tensor<1x4x3x8xf32>
+  %vu = tg.unsqueeze %v {axes = array<i64: 2>} : tensor<1x2x3x8xf32> -> tensor<1x2x1x3x8xf32>
+  %ve = tg.expand %vu : tensor<1x2x1x3x8xf32> -> tensor<1x2x2x3x8xf32>
+  %vr = tg.reshape %ve : tensor<1x2x2x3x8xf32> -> tensor<1x4x3x8xf32>
+  %kt = tg.transpose %kr {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x3x8xf32> -> tensor<1x4x8x3xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x4x3x8xf32>, tensor<1x4x8x3xf32>) -> tensor<1x4x3x3xf32>
+  %p = tg.softmax %s {axis = 3 : i64} : tensor<1x4x3x3xf32>
+  %o = tg.matmul %p, %vr : (tensor<1x4x3x3xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x8xf32>
+  return %o : tensor<1x4x3x8xf32>
+}
