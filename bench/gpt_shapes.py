@@ -48,8 +48,13 @@ class Builder:
         return name
 
     def const(self, value, dtype=np.int64):
+        """A constant: a Constant node, as torch.onnx.export writes scalars
+        and shapes (a float initializer the loss depends on would be a
+        trainable parameter)."""
         name = self.name("const")
-        self.inits.append(numpy_helper.from_array(np.array(value, dtype), name))
+        self.nodes.append(helper.make_node(
+            "Constant", [], [name], name=name,
+            value=numpy_helper.from_array(np.array(value, dtype), name)))
         return name
 
     def op(self, kind, inputs, **attrs):

@@ -63,9 +63,14 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     dominated in (recompute time, bytes freed). The bytes live at each
     point come from placing the unplanned program (hm-place-buffers); each
     decision found is then placed for real, and the budget tightened by
-    what the placement exceeds until it fits. When no decision fits, the
-    pass fails with the smallest `--vram` that does, what takes it and the
-    recompute time there.
+    what the placement exceeds until it fits. When that does not converge,
+    the decisions for a range of activation budgets are placed, and from
+    the smallest of them a local search recomputes one more stage next to
+    a recomputed segment (its input offloaded) while that places smaller
+    (the profile's model of the peak can miss a stage whose saved tensors
+    stay live across the next stage's backward). When no decision fits,
+    the pass fails with the smallest `--vram` that does, what takes it and
+    the recompute time there.
 
     Recomputation is exact: the copies are the same ops on the same inputs,
     and each tg.dropout is given its mask stream (`stream`) before any copy

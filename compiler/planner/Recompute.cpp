@@ -493,7 +493,44 @@ const std::vector<Candidate> &RecomputeSearch::candidates() {
     add(hi + range * k / kSteps);
     add(hi + range * k / (8 * kSteps));
   }
+  extendSmallest();
   return cache;
+}
+
+void RecomputeSearch::extendSmallest() {
+  constexpr int kTrials = 16; // placements at most
+  const unsigned n = chain.stages.size();
+  int trials = 0;
+  for (bool improved = true; improved && trials < kTrials;) {
+    improved = false;
+    const Candidate best = smallest(); // a copy: the cache grows below
+    std::set<unsigned> recomputed;
+    for (auto [s, t] : best.decision.recomputed)
+      for (unsigned k = s; k <= t; ++k)
+        recomputed.insert(k);
+    for (auto [s, t] : best.decision.recomputed) {
+      for (unsigned k : {s - 1, t + 1}) {
+        if (k < 1 || k > n || recomputed.count(k) || chain.stages[k - 1].savedBytes == 0 ||
+            trials >= kTrials)
+          continue;
+        const Stage &stage = chain.stages[k - 1];
+        Decision d = best.decision;
+        d.recomputed.push_back({k, k});
+        llvm::sort(d.recomputed);
+        d.offloaded.insert(k);
+        d.seconds += stage.forwardSeconds + stage.inputTransferSeconds;
+        ++trials;
+        auto trial = placeTrial(module, name, d);
+        if (trial && trial->arena < best.trial.arena) {
+          cache.push_back({d, *trial});
+          improved = true;
+          break;
+        }
+      }
+      if (improved)
+        break;
+    }
+  }
 }
 
 const Candidate &RecomputeSearch::smallest() {

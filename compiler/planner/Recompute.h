@@ -102,8 +102,9 @@ public:
   int64_t leastActivations() const;
 
   /// Decisions for activation budgets from the least any decision meets
-  /// (as the profile predicts) to the unplanned peak, each placed; computed
-  /// once, so that the smallest budget named is one fit meets.
+  /// (as the profile predicts) to the unplanned peak, each placed, and what
+  /// extendSmallest finds; computed once, so that the smallest budget named
+  /// is one fit meets.
   const std::vector<Candidate> &candidates();
 
   /// The candidate of the smallest arena (the cheapest among equals).
@@ -115,6 +116,12 @@ public:
   bool failed = false;  ///< placing the unplanned program failed (and said why)
 
 private:
+  /// Local search from the smallest candidate: a kept stage next to a
+  /// recomputed segment recomputed too, its input offloaded, wherever that
+  /// places smaller (the profile's model of the peak can miss it, e.g. a
+  /// stage whose saved tensors are live across the next stage's backward).
+  void extendSmallest();
+
   mlir::ModuleOp module;
   std::string name;
   std::vector<Candidate> cache;
