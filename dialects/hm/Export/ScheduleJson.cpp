@@ -250,6 +250,7 @@ private:
         }
       });
       j.attribute("peak_bytes", persistentBytes + liveness.peakBytes);
+      j.attribute("activation_peak_bytes", liveness.peakBytes);
       OpCost total = functionCost(fn);
       j.attribute("flops", total.flops);
       j.attribute("traffic_bytes", total.bytes);

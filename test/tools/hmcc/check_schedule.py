@@ -39,6 +39,9 @@ def main():
                 errors.append("%s op %d: live_bytes %d" % (f["name"], op["index"], op["live_bytes"]))
         if f["ops"] and max(op["live_bytes"] for op in f["ops"]) != f["peak_bytes"]:
             errors.append("%s: no op reaches peak_bytes" % f["name"])
+        if not 0 <= f["activation_peak_bytes"] <= f["peak_bytes"]:
+            errors.append("%s: activation_peak_bytes %d outside [0, peak_bytes]"
+                          % (f["name"], f["activation_peak_bytes"]))
         for key in ("flops", "traffic_bytes"):
             if sum(op[key] for op in f["ops"]) != f[key]:
                 errors.append("%s: %s is not the sum over its ops" % (f["name"], key))
