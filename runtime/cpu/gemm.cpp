@@ -300,6 +300,19 @@ void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   float alpha, const float* a, int64_t lda, const float* b,
                   int64_t ldb, float beta, float* c, int64_t ldc,
                   float* workspace) {
+#ifdef HMRT_HAVE_CBLAS
+  // OpenBLAS's kernels for the CPU at hand (AVX2, AVX-512); called from a
+  // kernel's parallel tasks, its OpenMP build runs on the calling thread.
+  if (m > 0 && n > 0) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+                static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+                static_cast<blasint>(ldc));
+  }
+  (void)workspace;
+  return;
+#endif
   const Blocking bl = blocking(m, n, k);
   gemm_blocked({a, lda, trans_a}, {b, ldb, trans_b}, m, n, k, alpha, beta, c,
                ldc, 1, workspace + a_pack_floats(bl), workspace);

@@ -1,5 +1,7 @@
-// The blocked GEMM as an internal C++ call, for kernels (attention) that run
-// many small GEMMs inside their own parallel loops.  No argument checks.
+// One GEMM on the calling thread, for kernels (attention) that run many
+// small GEMMs inside their own parallel loops: OpenBLAS's where the runtime
+// links it (its kernels for the CPU at hand), else the runtime's blocked
+// GEMM.  No argument checks.
 #ifndef HMRT_CPU_GEMM_INTERNAL_H
 #define HMRT_CPU_GEMM_INTERNAL_H
 
@@ -11,8 +13,9 @@ namespace hmrt {
 // (m, n, k), each dimension at most the given one.
 int64_t gemm_workspace_floats(int64_t m, int64_t n, int64_t k);
 
-// Single-threaded C = alpha*op(A)*op(B) + beta*C (same meaning as hmrt_sgemm)
-// using `workspace` (gemm_workspace_floats(m, n, k) floats, 64-byte aligned).
+// C = alpha*op(A)*op(B) + beta*C on the calling thread (same meaning as
+// hmrt_sgemm) using `workspace` (gemm_workspace_floats(m, n, k) floats,
+// 64-byte aligned; the blocked GEMM's packing space).
 void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   float alpha, const float* a, int64_t lda, const float* b,
                   int64_t ldb, float beta, float* c, int64_t ldc,
