@@ -149,13 +149,16 @@ struct Fuser {
     DenseMap<Operation *, int64_t> index; // op -> position in code
     Type shape = root->getResult(0).getType();
     // Post-order walk of the expression; producers past the size cap stay
-    // tensors (inputs).
+    // tensors (inputs). `reserved` counts the ops taken, those still on
+    // the walk's stack included.
+    int64_t reserved = 1;
     std::function<void(Operation *)> visit = [&](Operation *op) {
       for (Value v : op->getOperands()) {
         Operation *p = fusibleProducer(v, shape);
-        if (p && inlined.lookup(p) && !index.count(p) &&
-            int64_t(code.size()) + 1 < kMaxOps)
+        if (p && inlined.lookup(p) && !index.count(p) && reserved < kMaxOps) {
+          ++reserved;
           visit(p);
+        }
       }
       index[op] = code.size();
       code.push_back(op);

@@ -131,3 +131,85 @@ func.func @mask_scale(%s: tensor<2x3x4x4xf32>, %m: tensor<1x1x4x4xi1>) -> tensor
   %e = tg.exp %w : tensor<2x3x4x4xf32>
   return %e : tensor<2x3x4x4xf32>
 }
+
+// -----
+// A chain longer than 64 ops: one fused op holds the last 64, the ops before
+// it stay on their own (its input).
+// CHECK-LABEL: func.func @long_chain
+// CHECK-COUNT-6: tg.neg
+// CHECK-NOT: tg.neg
+// CHECK: tg.fused %{{.*}} {args = array<i64: 0, -1, -1, 1, -1, -1,
+// CHECK-NOT: tg.neg
+func.func @long_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %v0 = tg.neg %x : tensor<8xf32>
+  %v1 = tg.neg %v0 : tensor<8xf32>
+  %v2 = tg.neg %v1 : tensor<8xf32>
+  %v3 = tg.neg %v2 : tensor<8xf32>
+  %v4 = tg.neg %v3 : tensor<8xf32>
+  %v5 = tg.neg %v4 : tensor<8xf32>
+  %v6 = tg.neg %v5 : tensor<8xf32>
+  %v7 = tg.neg %v6 : tensor<8xf32>
+  %v8 = tg.neg %v7 : tensor<8xf32>
+  %v9 = tg.neg %v8 : tensor<8xf32>
+  %v10 = tg.neg %v9 : tensor<8xf32>
+  %v11 = tg.neg %v10 : tensor<8xf32>
+  %v12 = tg.neg %v11 : tensor<8xf32>
+  %v13 = tg.neg %v12 : tensor<8xf32>
+  %v14 = tg.neg %v13 : tensor<8xf32>
+  %v15 = tg.neg %v14 : tensor<8xf32>
+  %v16 = tg.neg %v15 : tensor<8xf32>
+  %v17 = tg.neg %v16 : tensor<8xf32>
+  %v18 = tg.neg %v17 : tensor<8xf32>
+  %v19 = tg.neg %v18 : tensor<8xf32>
+  %v20 = tg.neg %v19 : tensor<8xf32>
+  %v21 = tg.neg %v20 : tensor<8xf32>
+  %v22 = tg.neg %v21 : tensor<8xf32>
+  %v23 = tg.neg %v22 : tensor<8xf32>
+  %v24 = tg.neg %v23 : tensor<8xf32>
+  %v25 = tg.neg %v24 : tensor<8xf32>
+  %v26 = tg.neg %v25 : tensor<8xf32>
+  %v27 = tg.neg %v26 : tensor<8xf32>
+  %v28 = tg.neg %v27 : tensor<8xf32>
+  %v29 = tg.neg %v28 : tensor<8xf32>
+  %v30 = tg.neg %v29 : tensor<8xf32>
+  %v31 = tg.neg %v30 : tensor<8xf32>
+  %v32 = tg.neg %v31 : tensor<8xf32>
+  %v33 = tg.neg %v32 : tensor<8xf32>
+  %v34 = tg.neg %v33 : tensor<8xf32>
+  %v35 = tg.neg %v34 : tensor<8xf32>
+  %v36 = tg.neg %v35 : tensor<8xf32>
+  %v37 = tg.neg %v36 : tensor<8xf32>
+  %v38 = tg.neg %v37 : tensor<8xf32>
+  %v39 = tg.neg %v38 : tensor<8xf32>
+  %v40 = tg.neg %v39 : tensor<8xf32>
+  %v41 = tg.neg %v40 : tensor<8xf32>
+  %v42 = tg.neg %v41 : tensor<8xf32>
+  %v43 = tg.neg %v42 : tensor<8xf32>
+  %v44 = tg.neg %v43 : tensor<8xf32>
+  %v45 = tg.neg %v44 : tensor<8xf32>
+  %v46 = tg.neg %v45 : tensor<8xf32>
+  %v47 = tg.neg %v46 : tensor<8xf32>
+  %v48 = tg.neg %v47 : tensor<8xf32>
+  %v49 = tg.neg %v48 : tensor<8xf32>
+  %v50 = tg.neg %v49 : tensor<8xf32>
+  %v51 = tg.neg %v50 : tensor<8xf32>
+  %v52 = tg.neg %v51 : tensor<8xf32>
+  %v53 = tg.neg %v52 : tensor<8xf32>
+  %v54 = tg.neg %v53 : tensor<8xf32>
+  %v55 = tg.neg %v54 : tensor<8xf32>
+  %v56 = tg.neg %v55 : tensor<8xf32>
+  %v57 = tg.neg %v56 : tensor<8xf32>
+  %v58 = tg.neg %v57 : tensor<8xf32>
+  %v59 = tg.neg %v58 : tensor<8xf32>
+  %v60 = tg.neg %v59 : tensor<8xf32>
+  %v61 = tg.neg %v60 : tensor<8xf32>
+  %v62 = tg.neg %v61 : tensor<8xf32>
+  %v63 = tg.neg %v62 : tensor<8xf32>
+  %v64 = tg.neg %v63 : tensor<8xf32>
+  %v65 = tg.neg %v64 : tensor<8xf32>
+  %v66 = tg.neg %v65 : tensor<8xf32>
+  %v67 = tg.neg %v66 : tensor<8xf32>
+  %v68 = tg.neg %v67 : tensor<8xf32>
+  %v69 = tg.neg %v68 : tensor<8xf32>
+  return %v69 : tensor<8xf32>
+}
