@@ -603,12 +603,18 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
         return signalPassFailure();
   }
 
-  /// Gives every tg.dropout without one its mask stream, in program order.
+  /// Gives every tg.dropout without one its mask stream, in program order,
+  /// after those taken (by dropouts and by attention that drops).
   void numberDropouts(ModuleOp module) {
     int64_t next = 0;
-    module.walk([&](DropoutOp op) {
-      if (op.getStream())
-        next = std::max(next, int64_t(*op.getStream()) + 1);
+    module.walk([&](Operation *op) {
+      std::optional<uint64_t> s;
+      if (auto d = dyn_cast<DropoutOp>(op))
+        s = d.getStream();
+      else if (auto a = dyn_cast<AttentionOp>(op))
+        s = a.getStream();
+      if (s)
+        next = std::max(next, int64_t(*s) + 1);
     });
     Builder b(module.getContext());
     module.walk([&](DropoutOp op) {

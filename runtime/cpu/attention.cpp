@@ -8,6 +8,9 @@
 // O_blk = P V.  Backward recomputes P = exp(S - lse) per query block:
 //   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)),
 //   dQ = scale * dS K,  dK += scale * dS^T Q.
+// With dropout, each probability is dropped as hmrt_dropout_f32 would drop
+// the (batch, heads, q_len, kv_len) tensor, and the same mask is drawn
+// again in the backward.
 // Grouped heads: query head h reads kv head h / (heads / kv_heads).  With
 // HMRT_ATTENTION_BTHD the tensors are (batch, seq, heads, head_dim), as the
 // projections make them: a head's rows are strided, which the GEMM takes as
@@ -19,6 +22,7 @@
 #include <cmath>
 
 #include "core/internal.h"
+#include "cpu/dropout_mask.h"
 #include "cpu/gemm_internal.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
@@ -35,6 +39,15 @@ struct Attn {
   const float* bias;
   int64_t bst[4];  // bias element strides over (b, h, i, j), 0 if broadcast
   bool bthd;       // tensors are (batch, seq, heads, head_dim)
+  const DropoutMask* drop;  // null without dropout
+
+  // Drops the masked probabilities of row i of head (b, h), keeping j < n:
+  // element ((b*H + h)*T + i)*S + j of the (B, H, T, S) probabilities.
+  void dropout(float* row, int64_t head, int64_t i, int64_t n, float* out) const {
+    const uint64_t base = uint64_t((head * T + i) * S);
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = drop->keep(base + uint64_t(j)) ? row[j] * drop->scale : 0.0f;
+  }
 
   // Row strides of the query-side and kv-side tensors.
   int64_t ldq() const { return bthd ? H * D : D; }
@@ -54,7 +67,10 @@ struct Attn {
   int64_t kend(int64_t i1) const { return causal ? std::min(S, i1) : S; }
 };
 
-hmrt_status check(const char* fn, const Attn& a, const int64_t* bias_dims) {
+hmrt_status check(const char* fn, const Attn& a, const int64_t* bias_dims,
+                  float dropout) {
+  HMRT_CHECK_ARG(dropout >= 0.0f && dropout <= 1.0f,
+                 "%s: dropout must be in [0, 1], got %g", fn, double(dropout));
   HMRT_CHECK_SIZE(fn, a.B);
   HMRT_CHECK_SIZE(fn, a.T);
   HMRT_CHECK_SIZE(fn, a.S);
@@ -79,9 +95,9 @@ hmrt_status check(const char* fn, const Attn& a, const int64_t* bias_dims) {
 
 Attn make(const float* bias, const int64_t* bias_dims, int64_t B, int64_t H,
           int64_t Hk, int64_t T, int64_t S, int64_t D, float scale,
-          int32_t flags) {
+          int32_t flags, const DropoutMask* drop) {
   Attn a{B,    H,    Hk, T, S, D, Hk > 0 ? H / Hk : 1, scale, (flags & HMRT_ATTENTION_CAUSAL) != 0,
-         bias, {0, 0, 0, 0}, (flags & HMRT_ATTENTION_BTHD) != 0};
+         bias, {0, 0, 0, 0}, (flags & HMRT_ATTENTION_BTHD) != 0, drop};
   if (bias && bias_dims) {
     for (int64_t s = 1, d = 3; d >= 0; --d) {
       a.bst[d] = bias_dims[d] == 1 ? 0 : s;
@@ -138,12 +154,14 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
                                    float* lse, int64_t batch, int64_t heads,
                                    int64_t kv_heads, int64_t q_len,
                                    int64_t kv_len, int64_t head_dim,
-                                   float scale, int32_t flags) {
+                                   float scale, int32_t flags, float dropout,
+                                   uint64_t seed, uint64_t counter) {
   using namespace hmrt;
   const char* fn = "hmrt_attention_forward";
+  const DropoutMask mask(dropout, seed, counter);
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
-                      head_dim, scale, flags);
-  hmrt_status st = check(fn, a, bias_dims);
+                      head_dim, scale, flags, dropout > 0.0f ? &mask : nullptr);
+  hmrt_status st = check(fn, a, bias_dims, dropout);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
   HMRT_CHECK_PTR(fn, q, a.B * a.H * T * D);
@@ -179,6 +197,7 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
       const float inv = 1.0f / sum;
       for (int64_t j = 0; j < nvis; ++j) sr[j] *= inv;
       for (int64_t j = nvis; j < kend; ++j) sr[j] = 0.0f;
+      if (a.drop) a.dropout(sr, head, i0 + r, nvis, sr);
       if (lse) lse[head * T + i0 + r] = m + std::log(sum);
     }
     sgemm_serial(false, false, qb, D, kend, 1.0f, s, S, a.kv_head(v, b, h), a.ldk(),
@@ -192,12 +211,14 @@ hmrt_status hmrt_attention_backward(
     const int64_t* bias_dims, const float* out, const float* lse,
     const float* dout, float* dq, float* dk, float* dv, int64_t batch,
     int64_t heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
-    int64_t head_dim, float scale, int32_t flags) {
+    int64_t head_dim, float scale, int32_t flags, float dropout, uint64_t seed,
+    uint64_t counter) {
   using namespace hmrt;
   const char* fn = "hmrt_attention_backward";
+  const DropoutMask mask(dropout, seed, counter);
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
-                      head_dim, scale, flags);
-  hmrt_status st = check(fn, a, bias_dims);
+                      head_dim, scale, flags, dropout > 0.0f ? &mask : nullptr);
+  hmrt_status st = check(fn, a, bias_dims, dropout);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
   const int64_t nq = a.B * a.H * T * D, nk = a.B * a.Hk * S * D;
@@ -218,7 +239,7 @@ hmrt_status hmrt_attention_backward(
     return HMRT_OK;
   }
 
-  const Scratch sc(S, D, 2);
+  const Scratch sc(S, D, a.drop ? 3 : 2);
   const int threads = static_cast<int>(std::min<int64_t>(num_threads(), tasks));
   float* ws = thread_scratch(threads * sc.per_thread);
   if (ws == nullptr)
@@ -233,7 +254,8 @@ hmrt_status hmrt_attention_backward(
     float *dkh = dk + a.kv_off(b, kvh), *dvh = dv + a.kv_off(b, kvh);
     float* p = ws + tid * sc.per_thread;  // probabilities, then dS
     float* dp = p + sc.tile_floats;
-    float* gws = dp + sc.tile_floats;
+    float* pd = a.drop ? dp + sc.tile_floats : p;  // dropped probabilities
+    float* gws = (a.drop ? pd : dp) + sc.tile_floats;
     for (int64_t j = 0; j < S; ++j) {
       std::fill(dkh + j * ldk, dkh + j * ldk + D, 0.0f);
       std::fill(dvh + j * ldk, dvh + j * ldk + D, 0.0f);
@@ -254,19 +276,27 @@ hmrt_status hmrt_attention_backward(
           const int64_t nvis = visible(a, i0 + r, kend);
           exp_sub_scale(pr, lh[i0 + r], 1.0f, pr, nvis);
           for (int64_t j = nvis; j < kend; ++j) pr[j] = 0.0f;
+          if (a.drop) a.dropout(pr, head, i0 + r, kend, pd + r * S);
         }
-        // dV[0:kend] += P^T dO_blk
-        sgemm_serial(true, false, kend, D, qb, 1.0f, p, S, doh + i0 * ldq, ldq,
+        // dV[0:kend] += P'^T dO_blk, P' = P with the dropout applied
+        sgemm_serial(true, false, kend, D, qb, 1.0f, pd, S, doh + i0 * ldq, ldq,
                      1.0f, dvh, ldk, gws);
         // dP = dO_blk V^T
         sgemm_serial(false, true, qb, kend, D, 1.0f, doh + i0 * ldq, ldq, vh, ldk,
                      0.0f, dp, S, gws);
-        // dS = P * (dP - rowsum(dO * O)), written over P.
+        // dS = P * (dP - rowsum(dO * O)), written over P; with dropout
+        // dP is the dropped probabilities' gradient masked and scaled alike:
+        // dS = P' * dP' - P * rowsum(dO * O).
         for (int64_t r = 0; r < qb; ++r) {
           const float di = dot(doh + (i0 + r) * ldq, oh + (i0 + r) * ldq, D);
           float* pr = p + r * S;
           const float* dpr = dp + r * S;
-          for (int64_t j = 0; j < kend; ++j) pr[j] *= dpr[j] - di;
+          if (a.drop) {
+            const float* pdr = pd + r * S;
+            for (int64_t j = 0; j < kend; ++j) pr[j] = pdr[j] * dpr[j] - pr[j] * di;
+          } else {
+            for (int64_t j = 0; j < kend; ++j) pr[j] *= dpr[j] - di;
+          }
         }
         // dQ_blk = scale * dS K,  dK[0:kend] += scale * dS^T Q_blk
         sgemm_serial(false, false, qb, D, kend, a.scale, p, S, kh, ldk, 0.0f,

@@ -313,6 +313,14 @@ void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
   (void)workspace;
   return;
 #endif
+  sgemm_own_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                   ldc, workspace);
+}
+
+void sgemm_own_serial(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                      int64_t k, float alpha, const float* a, int64_t lda,
+                      const float* b, int64_t ldb, float beta, float* c,
+                      int64_t ldc, float* workspace) {
   const Blocking bl = blocking(m, n, k);
   gemm_blocked({a, lda, trans_a}, {b, ldb, trans_b}, m, n, k, alpha, beta, c,
                ldc, 1, workspace + a_pack_floats(bl), workspace);

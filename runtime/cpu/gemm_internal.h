@@ -21,6 +21,12 @@ void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   int64_t ldb, float beta, float* c, int64_t ldc,
                   float* workspace);
 
+// The same, always with the runtime's own blocked GEMM (for comparisons).
+void sgemm_own_serial(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                      int64_t k, float alpha, const float* a, int64_t lda,
+                      const float* b, int64_t ldb, float beta, float* c,
+                      int64_t ldc, float* workspace);
+
 }  // namespace hmrt
 
 #endif  // HMRT_CPU_GEMM_INTERNAL_H

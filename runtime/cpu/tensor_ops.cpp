@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/internal.h"
+#include "cpu/dropout_mask.h"
 #include "cpu/ew_ops.h"
 #include "cpu/shape_check.h"
 #include "cpu/vmath.h"
@@ -822,15 +823,6 @@ void slice_strides(int32_t rank, const int64_t* shape, const int64_t* starts,
   }
 }
 
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-// Output j of the splitmix64 stream seeded with s.
-inline uint64_t splitmix(uint64_t s, uint64_t j) {
-  return mix64(s + (j + 1) * 0x9E3779B97F4A7C15ull);
-}
 
 hmrt_status check_ratio(const char* fn, float ratio) {
   HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f,
@@ -1636,15 +1628,11 @@ hmrt_status hmrt_dropout_f32(const float* x, float* y, uint8_t* mask,
     if (mask != nullptr && n > 0) std::memset(mask, 1, size_t(n));
     return HMRT_OK;
   }
-  // keep iff (bits >> 11) * 2^-53 >= ratio iff (bits >> 11) >= ceil(ratio *
-  // 2^53); ratio * 2^53 is exact.
-  const uint64_t thr = uint64_t(std::ceil(double(ratio) * 0x1p53));
-  const float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
-  const uint64_t key = splitmix(seed, counter);
+  const DropoutMask drop(ratio, seed, counter);
   parallel_for(n, kGrain / 4, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
-      const bool keep = (splitmix(key, uint64_t(i)) >> 11) >= thr;
-      y[i] = keep ? x[i] * scale : 0.0f;
+      const bool keep = drop.keep(uint64_t(i));
+      y[i] = keep ? x[i] * drop.scale : 0.0f;
       if (mask != nullptr) mask[i] = keep;
     }
   });

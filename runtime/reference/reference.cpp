@@ -216,10 +216,12 @@ void attention_forward(const double* q, const double* k, const double* v,
       attention_probs(q, k, a, b, h, p.data(), lse);
       const double* vh = v + (b * a.kv_heads + h / (a.heads / a.kv_heads)) * S * D;
       double* oh = out + (b * a.heads + h) * T * D;
+      const double* dr = a.drop ? a.drop + (b * a.heads + h) * T * S : nullptr;
       for (int64_t i = 0; i < T; ++i)
         for (int64_t d = 0; d < D; ++d) {
           double s = 0.0;
-          for (int64_t j = 0; j < S; ++j) s += p[i * S + j] * vh[j * D + d];
+          for (int64_t j = 0; j < S; ++j)
+            s += p[i * S + j] * (dr ? dr[i * S + j] : 1.0) * vh[j * D + d];
           oh[i * D + d] = s;
         }
     }
@@ -239,18 +241,20 @@ void attention_backward(const double* q, const double* k, const double* v,
       const int64_t qo = (b * a.heads + h) * T * D;
       const int64_t ko = (b * a.kv_heads + h / group) * S * D;
       const double* doh = dout + qo;
-      // dV += P^T dO, dP = dO V^T
+      const double* dr = a.drop ? a.drop + (b * a.heads + h) * T * S : nullptr;
+      auto m = [&](int64_t i, int64_t j) { return dr ? dr[i * S + j] : 1.0; };
+      // dV += (P m)^T dO, dP = (dO V^T) m
       for (int64_t j = 0; j < S; ++j)
         for (int64_t d = 0; d < D; ++d) {
           double s = 0.0;
-          for (int64_t i = 0; i < T; ++i) s += p[i * S + j] * doh[i * D + d];
+          for (int64_t i = 0; i < T; ++i) s += p[i * S + j] * m(i, j) * doh[i * D + d];
           dv[ko + j * D + d] += s;
         }
       for (int64_t i = 0; i < T; ++i)
         for (int64_t j = 0; j < S; ++j) {
           double s = 0.0;
           for (int64_t d = 0; d < D; ++d) s += doh[i * D + d] * v[ko + j * D + d];
-          dp[i * S + j] = s;
+          dp[i * S + j] = s * m(i, j);
         }
       // softmax backward per row: dS = P * (dP - sum_j P dP)
       for (int64_t i = 0; i < T; ++i) {

@@ -56,6 +56,9 @@ struct AttentionShape {
   bool causal;
   const double* bias = nullptr;
   int64_t bias_strides[4] = {0, 0, 0, 0};
+  // Dropout: each probability (b, h, i, j) times drop[((b*H + h)*T + i)*S + j]
+  // (0, or 1/(1 - ratio) where kept) before it weighs v; none when null.
+  const double* drop = nullptr;
 };
 void attention_forward(const double* q, const double* k, const double* v,
                        double* out, double* lse, const AttentionShape& a);

@@ -9,6 +9,7 @@
 // (dk and dv sum over the group's query heads too).
 #include <cmath>
 
+#include "hmrt/tensor_ops.h"
 #include "reference/reference.h"
 #include "test_util.h"
 
@@ -23,6 +24,7 @@ struct Case {
   int64_t batch, heads, kv_heads, q_len, kv_len, dim;
   bool causal;
   int bias;  // 0: none, 1: (1, 1, q_len, kv_len), 2: (batch, heads, q_len, kv_len)
+  float dropout = 0.0f;
 };
 
 double max_row_norm(const std::vector<float>& x, int64_t dim) {
@@ -57,7 +59,9 @@ TEST(Attention, MatchesReference) {
       {1, 2, 2, 65, 65, 32, true, 0},  {2, 1, 1, 130, 130, 64, true, 0},
       {2, 4, 2, 70, 70, 16, true, 0},  {1, 6, 2, 33, 33, 8, true, 1},
       {2, 2, 2, 17, 40, 8, false, 0},  {1, 4, 1, 66, 129, 16, false, 1},
-      {2, 2, 1, 9, 9, 4, false, 2},    {1, 2, 2, 70, 70, 8, true, 2}};
+      {2, 2, 1, 9, 9, 4, false, 2},    {1, 2, 2, 70, 70, 8, true, 2},
+      // dropout: the mask of hmrt_dropout_f32 over the probabilities
+      {2, 4, 2, 70, 70, 8, true, 0, 0.2f}, {1, 2, 2, 17, 40, 8, false, 1, 0.5f}};
   for (const Case& c : cases) {
     Dims bias_dims;
     std::vector<float> bias;
@@ -65,6 +69,16 @@ TEST(Attention, MatchesReference) {
     std::vector<double> biasd = to_double(bias);
     hmrt::ref::AttentionShape shape{c.batch, c.heads, c.kv_heads, c.q_len, c.kv_len,
                                     c.dim, 0, c.causal};
+    // The dropout multipliers: hmrt_dropout_f32 of ones with the same
+    // arguments (the kernel must draw that mask).
+    std::vector<double> drop;
+    if (c.dropout > 0) {
+      const int64_t np = c.batch * c.heads * c.q_len * c.kv_len;
+      std::vector<float> ones(np, 1.0f), kept(np);
+      HMRT_ASSERT_OK(hmrt_dropout_f32(ones.data(), kept.data(), nullptr, np, c.dropout, 7, 11));
+      drop = to_double(kept);
+      shape.drop = drop.data();
+    }
     if (c.bias) {
       shape.bias = biasd.data();
       const int64_t full[4] = {c.batch, c.heads, c.q_len, c.kv_len};
@@ -78,6 +92,7 @@ TEST(Attention, MatchesReference) {
                                       << " Hk=" << c.kv_heads << " T=" << c.q_len
                                       << " S=" << c.kv_len << " D=" << c.dim
                                       << " causal=" << c.causal << " bias=" << c.bias
+                                      << " dropout=" << c.dropout
                                       << " threads=" << threads);
       hmrt_test::ThreadScope scope(threads);
       const int64_t nq = c.batch * c.heads * c.q_len * c.dim;
@@ -97,7 +112,7 @@ TEST(Attention, MatchesReference) {
       std::vector<float> out(nq), lse(nl);
       HMRT_ASSERT_OK(hmrt_attention_forward(
           q.data(), k.data(), v.data(), bp, bd, out.data(), lse.data(), c.batch,
-          c.heads, c.kv_heads, c.q_len, c.kv_len, c.dim, scale, c.causal));
+          c.heads, c.kv_heads, c.q_len, c.kv_len, c.dim, scale, c.causal, c.dropout, 7, 11));
       const double tol = hmrt_test::reduction_tol(c.kv_len * (c.heads / c.kv_heads) + c.dim) +
                          c.dim * hmrt_test::kU * scale * max_row_norm(q, c.dim) *
                              max_row_norm(k, c.dim);
@@ -113,7 +128,7 @@ TEST(Attention, MatchesReference) {
       HMRT_ASSERT_OK(hmrt_attention_backward(
           q.data(), k.data(), v.data(), bp, bd, out.data(), lse.data(), dout.data(),
           dq.data(), dk.data(), dv.data(), c.batch, c.heads, c.kv_heads, c.q_len,
-          c.kv_len, c.dim, scale, c.causal));
+          c.kv_len, c.dim, scale, c.causal, c.dropout, 7, 11));
       EXPECT_TRUE(all_close(dq, dq_ref, tol * max_abs(dq_ref), 0));
       EXPECT_TRUE(all_close(dk, dk_ref, tol * max_abs(dk_ref), 0));
       EXPECT_TRUE(all_close(dv, dv_ref, tol * max_abs(dv_ref), 0));
@@ -146,20 +161,20 @@ TEST(Attention, SeqMajorLayoutGivesTheSameBits) {
     std::vector<float> out(nq), lse(B * H * T), dq(nq), dk(nk), dv(nk);
     HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), bias.data(),
                                           bias_dims, out.data(), lse.data(), B, H, Hk,
-                                          T, S, D, 0.3f, flags));
+                                          T, S, D, 0.3f, flags, 0.2f, 3, 5));
     HMRT_ASSERT_OK(hmrt_attention_backward(
         q.data(), k.data(), v.data(), bias.data(), bias_dims, out.data(), lse.data(),
-        dout.data(), dq.data(), dk.data(), dv.data(), B, H, Hk, T, S, D, 0.3f, flags));
+        dout.data(), dq.data(), dk.data(), dv.data(), B, H, Hk, T, S, D, 0.3f, flags, 0.2f, 3, 5));
     auto qs = swap_heads_seq(q, B, H, T, D), ks = swap_heads_seq(k, B, Hk, S, D);
     auto vs = swap_heads_seq(v, B, Hk, S, D), dos = swap_heads_seq(dout, B, H, T, D);
     std::vector<float> out2(nq), lse2(B * H * T), dq2(nq), dk2(nk), dv2(nk);
     const int32_t f2 = flags | HMRT_ATTENTION_BTHD;
     HMRT_ASSERT_OK(hmrt_attention_forward(qs.data(), ks.data(), vs.data(), bias.data(),
                                           bias_dims, out2.data(), lse2.data(), B, H, Hk,
-                                          T, S, D, 0.3f, f2));
+                                          T, S, D, 0.3f, f2, 0.2f, 3, 5));
     HMRT_ASSERT_OK(hmrt_attention_backward(
         qs.data(), ks.data(), vs.data(), bias.data(), bias_dims, out2.data(), lse2.data(),
-        dos.data(), dq2.data(), dk2.data(), dv2.data(), B, H, Hk, T, S, D, 0.3f, f2));
+        dos.data(), dq2.data(), dk2.data(), dv2.data(), B, H, Hk, T, S, D, 0.3f, f2, 0.2f, 3, 5));
     EXPECT_TRUE(hmrt_test::bitwise_equal(lse, lse2));
     EXPECT_TRUE(hmrt_test::bitwise_equal(out, swap_heads_seq(out2, B, T, H, D)));
     EXPECT_TRUE(hmrt_test::bitwise_equal(dq, swap_heads_seq(dq2, B, T, H, D)));
@@ -176,7 +191,7 @@ TEST(Attention, FirstCausalRowCopiesV) {
   std::vector<float> out(T * D), lse(T);
   HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), nullptr,
                                         nullptr, out.data(), lse.data(), 1, 1, 1,
-                                        T, T, D, 0.5f, 1));
+                                        T, T, D, 0.5f, 1, 0.0f, 0, 0));
   for (int d = 0; d < D; ++d) EXPECT_EQ(out[d], v[d]);
   const double s00 = 0.5 * (double(q[0]) * k[0] + double(q[1]) * k[1] + double(q[2]) * k[2]);
   EXPECT_NEAR(lse[0], s00, 1e-5);
@@ -192,10 +207,10 @@ TEST(Attention, IndependentOfThreads) {
     std::vector<float> out(n), lse(B * H * T), dq(n), dk(nk), dv(nk);
     HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), nullptr,
                                           nullptr, out.data(), lse.data(), B, H,
-                                          Hk, T, T, D, 0.25f, 1));
+                                          Hk, T, T, D, 0.25f, 1, 0.1f, 1, 2));
     HMRT_ASSERT_OK(hmrt_attention_backward(
         q.data(), k.data(), v.data(), nullptr, nullptr, out.data(), lse.data(),
-        dout.data(), dq.data(), dk.data(), dv.data(), B, H, Hk, T, T, D, 0.25f, 1));
+        dout.data(), dq.data(), dk.data(), dv.data(), B, H, Hk, T, T, D, 0.25f, 1, 0.1f, 1, 2));
     std::vector<float> all = out;
     for (auto* t : {&dq, &dk, &dv}) all.insert(all.end(), t->begin(), t->end());
     if (first.empty())
@@ -209,19 +224,19 @@ TEST(Attention, RejectsBadArguments) {
   float x = 0;
   const int64_t dims[4] = {1, 1, 2, 1};
   EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
-                                      1, 1, 1, -1, -1, 1, 1.0f, 0),
+                                      1, 1, 1, -1, -1, 1, 1.0f, 0, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "must be >= 0");
   EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
-                                      1, 3, 2, 1, 1, 1, 1.0f, 0),
+                                      1, 3, 2, 1, 1, 1, 1.0f, 0, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "heads (3) must be a positive multiple of kv_heads (2)");
   EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
-                                      1, 1, 1, 1, 2, 1, 1.0f, 1),
+                                      1, 1, 1, 1, 2, 1, 1.0f, 1, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "causal attention needs q_len == kv_len (1, 2)");
   EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, &x, dims, &x, nullptr, 1, 1, 1,
-                                      1, 1, 1, 1.0f, 0),
+                                      1, 1, 1, 1.0f, 0, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "bias dim 2 is 2: it must be 1 or 1");
   EXPECT_FAILS(hmrt_attention_backward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
-                                       &x, &x, &x, &x, 1, 1, 1, 1, 1, 1, 1.0f, 1),
+                                       &x, &x, &x, &x, 1, 1, 1, 1, 1, 1, 1.0f, 1, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "lse is NULL");
 }
 

@@ -127,7 +127,8 @@ TEST(ReferenceGradients, SoftmaxAndLogSoftmax) {
   }, x, dy, dx, 80);
 }
 
-// Causal, and grouped kv heads over longer keys with an additive mask.
+// Causal, and grouped kv heads over longer keys with an additive mask and
+// dropout.
 TEST(ReferenceGradients, Attention) {
   Vec bias = rand_d(5 * 7, 17);
   hmrt::ref::AttentionShape shapes[2] = {{1, 2, 2, 6, 6, 4, 0.5, true},
@@ -135,6 +136,9 @@ TEST(ReferenceGradients, Attention) {
   shapes[1].bias = bias.data();  // (1, 1, 5, 7)
   shapes[1].bias_strides[2] = 7;
   shapes[1].bias_strides[3] = 1;
+  Vec drop(2 * 4 * 5 * 7);  // dropout multipliers: 0 or 1/(1 - 0.3)
+  for (size_t i = 0; i < drop.size(); ++i) drop[i] = i % 3 == 1 ? 0.0 : 1.0 / 0.7;
+  shapes[1].drop = drop.data();
   for (const auto& a : shapes) {
     const int64_t nq = a.batch * a.heads * a.q_len * a.head_dim;
     const int64_t nk = a.batch * a.kv_heads * a.kv_len * a.head_dim;

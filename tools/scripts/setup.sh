@@ -17,6 +17,8 @@ packages=(
   liburing-dev
   # vectorised erf, tanh and log for the elementwise kernels
   libsleef-dev
+  # oneDNN, for the GEMM engines' comparison (runtime/bench/gemm_backends.cpp)
+  libdnnl-dev
 )
 
 missing=()

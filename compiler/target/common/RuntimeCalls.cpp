@@ -113,10 +113,12 @@ Arg lossReduction(StringRef r) {
 }
 
 /// hmrt_attention_forward/backward's arguments after q, k, v: the bias and
-/// its dims (aligned to the scores'), `tensors`, then the sizes, scale and
-/// causal flag.
-void attentionTail(SmallVectorImpl<Arg> &args, Value q, Value k, Value bias, APFloat scale,
-                   bool causal, bool bthd, ArrayRef<Arg> tensors) {
+/// its dims (aligned to the scores'), `tensors`, then the sizes, scale,
+/// flags and dropout.
+template <class AttentionLike>
+void attentionTail(SmallVectorImpl<Arg> &args, AttentionLike o, ArrayRef<Arg> tensors) {
+  Value q = o.getQ(), k = o.getK(), bias = o.getBias();
+  bool causal = o.getCausal(), bthd = o.getBthd();
   args.push_back(bias ? f32In(bias) : text("nullptr"));
   if (bias) {
     auto b = typeOf(bias);
@@ -130,8 +132,13 @@ void attentionTail(SmallVectorImpl<Arg> &args, Value q, Value k, Value bias, APF
   AttentionDims d = attentionDims(typeOf(q), typeOf(k), bthd);
   for (int64_t n : {d.batch, d.heads, d.kvHeads, d.queries, d.keys, d.headDim})
     args.push_back(integer(n));
-  args.push_back(f32(scale));
+  args.push_back(f32(o.getScale()));
   args.push_back(integer((causal ? HMRT_ATTENTION_CAUSAL : 0) | (bthd ? HMRT_ATTENTION_BTHD : 0)));
+  // The mask stream of a tg.dropout (the same in the forward and the
+  // backward, which draw the same mask).
+  args.push_back(f32(o.getDropout()));
+  args.push_back(text(std::to_string(o.getSeed() ? *o.getSeed() : 0) + "u"));
+  args.push_back(stream(o.getStream() ? int64_t(*o.getStream()) : -1));
 }
 
 /// The runtime's opcode (hmrt_fused_op) of an op of tg.fused.
@@ -193,14 +200,12 @@ LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
       .Case([&](SigmoidOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SIGMOID"); })
       .Case([&](AttentionOp o) {
         SmallVector<Arg> args = {f32In(o.getQ()), f32In(o.getK()), f32In(o.getV())};
-        attentionTail(args, o.getQ(), o.getK(), o.getBias(), o.getScale(), o.getCausal(),
-                      o.getBthd(), {f32Out(o.getResult()), f32Out(o.getLse())});
+        attentionTail(args, o, {f32Out(o.getResult()), f32Out(o.getLse())});
         return call("hmrt_attention_forward", args);
       })
       .Case([&](AttentionGradOp o) {
         SmallVector<Arg> args = {f32In(o.getQ()), f32In(o.getK()), f32In(o.getV())};
-        attentionTail(args, o.getQ(), o.getK(), o.getBias(), o.getScale(), o.getCausal(),
-                      o.getBthd(), {f32In(o.getOut()), f32In(o.getLse()), f32In(o.getGrad()),
+        attentionTail(args, o, {f32In(o.getOut()), f32In(o.getLse()), f32In(o.getGrad()),
                        f32Out(o.getDq()), f32Out(o.getDk()), f32Out(o.getDv())});
         return call("hmrt_attention_backward", args);
       })

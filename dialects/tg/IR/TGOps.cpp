@@ -216,7 +216,12 @@ AttentionDims hmcc::tg::attentionDims(RankedTensorType q, RankedTensorType k, bo
 
 /// The shape rules of tg.attention and tg.attention_grad.
 static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, Value bias,
-                                     bool causal, bool bthd) {
+                                     bool causal, bool bthd, float dropout,
+                                     std::optional<uint64_t> stream) {
+  if (!(dropout >= 0.0f && dropout < 1.0f))
+    return op->emitOpError() << "dropout " << dropout << " must be in [0, 1)";
+  if (dropout > 0.0f && !stream)
+    return op->emitOpError("dropout needs a mask stream (the backward draws the mask again)");
   auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType());
   if (qt.getRank() != 4 || kt.getRank() != 4 || v.getType() != kt)
     return op->emitOpError("needs q of rank 4 and k, v of one rank-4 type, not ")
@@ -249,7 +254,8 @@ static RankedTensorType lseType(RankedTensorType q, RankedTensorType k, bool bth
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd())))
+  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd(),
+                             getDropout().convertToFloat(), getStream())))
     return failure();
   auto q = getQ().getType();
   if (failed(expectType(*this, getResult(), q.getShape(), q.getElementType())))
@@ -259,7 +265,8 @@ LogicalResult AttentionOp::verify() {
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd())))
+  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd(),
+                             getDropout().convertToFloat(), getStream())))
     return failure();
   if (getOut().getType() != getQ().getType() || getGrad().getType() != getQ().getType())
     return emitOpError("out and grad must have q's type");

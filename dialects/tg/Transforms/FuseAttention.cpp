@@ -5,13 +5,15 @@
 // tg.attention, which tg-autodiff differentiates with one tg.attention_grad.
 //
 // The chain, read backwards from the matmul with V:
-//   [dropout of ratio 0 or not training] <- softmax(last axis)
+//   [dropout] <- softmax(last axis)
 //   <- [where(mask, -inf, s) | where(mask, s, -inf) | add(s, bias)]
 //   <- [mul(s, c) | div(s, c)] <- matmul(q, transpose(k))
 // with every intermediate read only by the next op, the mask and bias
 // constants, and the scale a scalar constant. A mask that is exactly the
 // causal one becomes `causal`; any other becomes an additive f32 bias
-// (0 or -inf) computed here. Grouped K/V heads exported through
+// (0 or -inf) computed here. A dropout that drops in training moves into
+// the op with its mask stream (every dropout is numbered first, in program
+// order, as plan-recompute numbers them). Grouped K/V heads exported through
 // unsqueeze-expand-reshape are read from their kv heads. Anything else
 // stays as it is.
 //
@@ -94,6 +96,7 @@ bool isCausal(const Mask &m, int64_t T, int64_t S) {
 struct Match {
   Value q, k, v, scores;      // scores: q k^T as the matmul made it
   double scale = 1.0;
+  DropoutOp dropout;          // one that drops in training, else null
   std::optional<Mask> mask;
   SmallVector<Operation *> chain; // to erase, users first
 };
@@ -107,9 +110,10 @@ std::optional<Match> match(MatMulOp pv) {
   m.v = pv.getRhs();
   Value p = pv.getLhs();
   if (auto d = p.getDefiningOp<DropoutOp>()) {
-    bool identity = !d.getTraining() || d.getRatio().convertToFloat() == 0.0f;
-    if (!identity || !d.getMask().use_empty() || !singleUse(d.getResult()))
+    if (!d.getMask().use_empty() || !singleUse(d.getResult()))
       return std::nullopt;
+    if (d.getTraining() && d.getRatio().convertToFloat() > 0.0f)
+      m.dropout = d;
     m.chain.push_back(d);
     p = d.getX();
   }
@@ -278,7 +282,14 @@ bool fuse(MatMulOp pv, Match &m, SmallPtrSetImpl<Operation *> &erased) {
   auto attn = b.create<AttentionOp>(pv.getLoc(), TypeRange{result.getType(), lseType}, q, k, v,
                                     bias, b.getF32FloatAttr(float(m.scale)),
                                     causal ? b.getUnitAttr() : UnitAttr(),
-                                    bthd ? b.getUnitAttr() : UnitAttr());
+                                    bthd ? b.getUnitAttr() : UnitAttr(),
+                                    b.getF32FloatAttr(0.0f), IntegerAttr(), IntegerAttr());
+  if (DropoutOp d = m.dropout) {
+    attn.setDropoutAttr(d.getRatioAttr());
+    attn.setStreamAttr(d.getStreamAttr()); // numbered by the pass first
+    if (d.getSeedAttr())
+      attn.setSeedAttr(d.getSeedAttr());
+  }
   result.replaceAllUsesWith(attn.getResult());
   if (bthd)
     back.erase();
@@ -298,8 +309,26 @@ bool fuse(MatMulOp pv, Match &m, SmallPtrSetImpl<Operation *> &erased) {
   return true;
 }
 
+/// Gives every tg.dropout without one its mask stream, in program order
+/// (as plan-recompute would, so masks do not depend on fusion): a dropout
+/// inside attention moves into tg.attention with its stream, which the
+/// backward's tg.attention_grad draws again.
+void numberDropouts(ModuleOp module) {
+  int64_t next = 0;
+  module.walk([&](DropoutOp op) {
+    if (op.getStream())
+      next = std::max(next, int64_t(*op.getStream()) + 1);
+  });
+  Builder b(module.getContext());
+  module.walk([&](DropoutOp op) {
+    if (!op.getStream())
+      op.setStreamAttr(b.getI64IntegerAttr(next++));
+  });
+}
+
 struct FuseAttentionPass : hmcc::impl::TGFuseAttentionBase<FuseAttentionPass> {
   void runOnOperation() override {
+    numberDropouts(getOperation());
     SmallVector<MatMulOp> candidates;
     getOperation().walk([&](MatMulOp pv) { candidates.push_back(pv); });
     // Erasing a chain erases matmuls later in this list only when they are

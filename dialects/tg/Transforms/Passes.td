@@ -99,8 +99,10 @@ def TGFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
     Runs on the forward graph, before tg-autodiff, which differentiates the
     op with one tg.attention_grad: neither keeps the (queries x keys)
     probabilities, the runtime recomputes them from each row's log-sum-exp.
-    Recognised, from the matmul with V backwards: an optional dropout of
-    ratio 0 (or not training), a softmax over the last axis, an optional
+    Recognised, from the matmul with V backwards: an optional dropout
+    (one that drops in training moves into the op with its mask stream;
+    the pass first numbers every dropout's stream in program order, as
+    plan-recompute would), a softmax over the last axis, an optional
     mask (`where(m, -inf, s)`, `where(m, s, -inf)` with a constant bool m,
     or `add(s, b)` with a constant f32 b), an optional scale (`mul` or `div`
     by a scalar constant) and `matmul(q, transpose(k))`, each intermediate
@@ -108,8 +110,8 @@ def TGFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
     `causal` flag, any other an additive f32 bias; K and V expanded from
     fewer heads (unsqueeze, expand, reshape, as grouped-query attention is
     exported) are read from their kv heads. Anything else (another
-    reader of the probabilities, a mask computed at run time, dropout in
-    training, a learned bias) stays as it is.
+    reader of the probabilities or of the dropout mask, a mask computed at
+    run time, a learned bias) stays as it is.
   }];
 }
 

@@ -120,6 +120,10 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
  *   (batch, q_len, heads, head_dim) and k, v, dk, dv as (batch, kv_len,
  *   kv_heads, head_dim) instead.
  * out[i] = sum_j softmax_j(s_ij) v[j]; a row with every key masked is NaN.
+ * dropout > 0 drops the probabilities as hmrt_dropout_f32(ratio = dropout,
+ *   seed, counter) would the (batch, heads, q_len, kv_len) tensor of them
+ *   (kept ones scaled by 1/(1 - dropout)); the backward draws the same mask
+ *   from the same arguments.
  * lse: (batch, heads, q_len), the log-sum-exp of each row of the masked
  *   scores, saved by forward (may be NULL there) and required by backward,
  *   which recomputes the probabilities from it instead of storing
@@ -133,13 +137,15 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
                                    float* lse, int64_t batch, int64_t heads,
                                    int64_t kv_heads, int64_t q_len,
                                    int64_t kv_len, int64_t head_dim,
-                                   float scale, int32_t flags);
+                                   float scale, int32_t flags, float dropout,
+                                   uint64_t seed, uint64_t counter);
 hmrt_status hmrt_attention_backward(
     const float* q, const float* k, const float* v, const float* bias,
     const int64_t* bias_dims, const float* out, const float* lse,
     const float* dout, float* dq, float* dk, float* dv, int64_t batch,
     int64_t heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
-    int64_t head_dim, float scale, int32_t flags);
+    int64_t head_dim, float scale, int32_t flags, float dropout, uint64_t seed,
+    uint64_t counter);
 
 /* ---- rotary position embedding (cpu/rope.cpp) ----------------------------------
  * x, y, dy, dx: (outer, seq, head_dim), e.g. (batch*heads, seq, head_dim) for

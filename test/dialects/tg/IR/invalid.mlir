@@ -664,3 +664,19 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tg.fused %x {ops = ["where"], args = array<i64: 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+// tg.attention: dropout needs its mask stream (the backward draws it again).
+func.func @f(%q: tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32> {
+  // expected-error @+1 {{dropout needs a mask stream}}
+  %o, %lse = tg.attention %q, %q, %q {dropout = 1.000000e-01 : f32, scale = 1.000000e+00 : f32} : (tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>) -> (tensor<1x1x2x4xf32>, tensor<1x1x2xf32>)
+  return %o : tensor<1x1x2x4xf32>
+}
+
+// -----
+// tg.attention: heads a multiple of kv heads.
+func.func @f(%q: tensor<1x3x2x4xf32>, %k: tensor<1x2x2x4xf32>) -> tensor<1x3x2x4xf32> {
+  // expected-error @+1 {{does not fit q}}
+  %o, %lse = tg.attention %q, %k, %k {scale = 1.000000e+00 : f32} : (tensor<1x3x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> (tensor<1x3x2x4xf32>, tensor<1x3x2xf32>)
+  return %o : tensor<1x3x2x4xf32>
+}

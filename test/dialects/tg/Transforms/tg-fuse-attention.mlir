@@ -47,13 +47,14 @@ func.func @masked(%q: tensor<1x2x2x4xf32>, %kt: tensor<1x2x4x2xf32>, %v: tensor<
 }
 
 // -----
-// Near misses: the probabilities are read elsewhere too; a dropout that
-// drops in training; a mask computed at run time. All stay as they are.
+// Near misses: the probabilities are read elsewhere too; a dropout whose
+// mask is read elsewhere; a mask computed at run time. All stay as they
+// are.
 // CHECK-LABEL: func.func @near_misses
 // CHECK-NOT: tg.attention
 // CHECK-COUNT-3: tg.softmax
 // CHECK-NOT: tg.attention
-func.func @near_misses(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x2xf32>, %v: tensor<1x1x2x4xf32>, %mask: tensor<2x2xi1>) -> (tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>) {
+func.func @near_misses(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x2xf32>, %v: tensor<1x1x2x4xf32>, %mask: tensor<2x2xi1>) -> (tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>) {
   %s = tg.matmul %q, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
   %p = tg.softmax %s {axis = 3 : i64} : tensor<1x1x2x2xf32>
   %o = tg.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
@@ -61,12 +62,29 @@ func.func @near_misses(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x2xf32>, %v: te
   %p2 = tg.softmax %s2 {axis = 3 : i64} : tensor<1x1x2x2xf32>
   %pd, %pm = tg.dropout %p2 {ratio = 1.000000e-01 : f32, training} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xi1>
   %o2 = tg.matmul %pd, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  %pmf = tg.cast %pm : tensor<1x1x2x2xi1> to tensor<1x1x2x2xf32>
   %s3 = tg.matmul %q, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
   %ninf = tg.constant dense<0xFF800000> : tensor<f32>
   %w = tg.where %mask, %ninf, %s3 : (tensor<2x2xi1>, tensor<f32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
   %p3 = tg.softmax %w {axis = 3 : i64} : tensor<1x1x2x2xf32>
   %o3 = tg.matmul %p3, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
-  return %o, %p, %o2, %o3 : tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>
+  return %o, %p, %o2, %o3, %pmf : tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x2xf32>
+}
+
+// -----
+// A dropout that drops in training moves into the op with its mask stream:
+// every dropout is numbered first, in program order, so the one before it
+// keeps stream 0 and the fused one takes 1.
+// CHECK-LABEL: func.func @dropout
+// CHECK: tg.dropout %arg0 {ratio = 5.000000e-01 : f32, stream = 0 : i64, training}
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %arg2 {dropout = 1.000000e-01 : f32, scale = 1.000000e+00 : f32, seed = 42 : i64, stream = 1 : i64}
+func.func @dropout(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x2xf32>, %v: tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32> {
+  %qd, %qm = tg.dropout %q {ratio = 5.000000e-01 : f32, training} : tensor<1x1x2x4xf32> -> tensor<1x1x2x4xi1>
+  %s = tg.matmul %qd, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = tg.softmax %s {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %pd, %pm = tg.dropout %p {ratio = 1.000000e-01 : f32, seed = 42 : i64, training} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xi1>
+  %o = tg.matmul %pd, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  return %o : tensor<1x1x2x4xf32>
 }
 
 // -----
