@@ -39,8 +39,10 @@ namespace {
 
 /// Fused ops an inlined op may be computed in.
 constexpr size_t kMaxCopies = 4;
-/// Instructions in one fused op (the runtime takes up to 256).
+/// Instructions and inputs of one fused op (the runtime takes up to 256
+/// and 64).
 constexpr int64_t kMaxOps = 64;
+constexpr int64_t kMaxInputs = 64;
 
 bool isF32(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); }
 
@@ -174,6 +176,8 @@ struct Fuser {
           inputIndex[v] = inputs.size() - 1;
       }
     int64_t nIn = inputs.size();
+    if (nIn > kMaxInputs)
+      return; // the ops stay as they are
     SmallVector<StringRef> ops;
     SmallVector<int64_t> args;
     for (Operation *op : code) {

@@ -213,3 +213,77 @@ func.func @long_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
   %v69 = tg.neg %v68 : tensor<8xf32>
   return %v69 : tensor<8xf32>
 }
+
+// -----
+// An expression reading more than 64 tensors stays as separate ops (the
+// runtime's fused programs take 64 inputs).
+// CHECK-LABEL: func.func @many_inputs
+// CHECK-NOT: tg.fused
+func.func @many_inputs(%a0: tensor<8xf32>, %a1: tensor<8xf32>, %a2: tensor<8xf32>, %a3: tensor<8xf32>, %a4: tensor<8xf32>, %a5: tensor<8xf32>, %a6: tensor<8xf32>, %a7: tensor<8xf32>, %a8: tensor<8xf32>, %a9: tensor<8xf32>, %a10: tensor<8xf32>, %a11: tensor<8xf32>, %a12: tensor<8xf32>, %a13: tensor<8xf32>, %a14: tensor<8xf32>, %a15: tensor<8xf32>, %a16: tensor<8xf32>, %a17: tensor<8xf32>, %a18: tensor<8xf32>, %a19: tensor<8xf32>, %a20: tensor<8xf32>, %a21: tensor<8xf32>, %a22: tensor<8xf32>, %a23: tensor<8xf32>, %a24: tensor<8xf32>, %a25: tensor<8xf32>, %a26: tensor<8xf32>, %a27: tensor<8xf32>, %a28: tensor<8xf32>, %a29: tensor<8xf32>, %a30: tensor<8xf32>, %a31: tensor<8xf32>, %a32: tensor<8xf32>, %a33: tensor<8xf32>, %a34: tensor<8xf32>, %a35: tensor<8xf32>, %a36: tensor<8xf32>, %a37: tensor<8xf32>, %a38: tensor<8xf32>, %a39: tensor<8xf32>, %a40: tensor<8xf32>, %a41: tensor<8xf32>, %a42: tensor<8xf32>, %a43: tensor<8xf32>, %a44: tensor<8xf32>, %a45: tensor<8xf32>, %a46: tensor<8xf32>, %a47: tensor<8xf32>, %a48: tensor<8xf32>, %a49: tensor<8xf32>, %a50: tensor<8xf32>, %a51: tensor<8xf32>, %a52: tensor<8xf32>, %a53: tensor<8xf32>, %a54: tensor<8xf32>, %a55: tensor<8xf32>, %a56: tensor<8xf32>, %a57: tensor<8xf32>, %a58: tensor<8xf32>, %a59: tensor<8xf32>, %a60: tensor<8xf32>, %a61: tensor<8xf32>, %a62: tensor<8xf32>, %a63: tensor<8xf32>, %a64: tensor<8xf32>, %a65: tensor<8xf32>) -> tensor<8xf32> {
+  %s0 = tg.add %a0, %a1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s1 = tg.add %s0, %a2 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s2 = tg.add %s1, %a3 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s3 = tg.add %s2, %a4 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s4 = tg.add %s3, %a5 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s5 = tg.add %s4, %a6 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s6 = tg.add %s5, %a7 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s7 = tg.add %s6, %a8 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s8 = tg.add %s7, %a9 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s9 = tg.add %s8, %a10 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s10 = tg.add %s9, %a11 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s11 = tg.add %s10, %a12 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s12 = tg.add %s11, %a13 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s13 = tg.add %s12, %a14 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s14 = tg.add %s13, %a15 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s15 = tg.add %s14, %a16 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s16 = tg.add %s15, %a17 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s17 = tg.add %s16, %a18 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s18 = tg.add %s17, %a19 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s19 = tg.add %s18, %a20 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s20 = tg.add %s19, %a21 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s21 = tg.add %s20, %a22 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s22 = tg.add %s21, %a23 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s23 = tg.add %s22, %a24 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s24 = tg.add %s23, %a25 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s25 = tg.add %s24, %a26 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s26 = tg.add %s25, %a27 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s27 = tg.add %s26, %a28 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s28 = tg.add %s27, %a29 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s29 = tg.add %s28, %a30 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s30 = tg.add %s29, %a31 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s31 = tg.add %s30, %a32 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s32 = tg.add %s31, %a33 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s33 = tg.add %s32, %a34 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s34 = tg.add %s33, %a35 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s35 = tg.add %s34, %a36 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s36 = tg.add %s35, %a37 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s37 = tg.add %s36, %a38 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s38 = tg.add %s37, %a39 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s39 = tg.add %s38, %a40 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s40 = tg.add %s39, %a41 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s41 = tg.add %s40, %a42 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s42 = tg.add %s41, %a43 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s43 = tg.add %s42, %a44 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s44 = tg.add %s43, %a45 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s45 = tg.add %s44, %a46 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s46 = tg.add %s45, %a47 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s47 = tg.add %s46, %a48 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s48 = tg.add %s47, %a49 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s49 = tg.add %s48, %a50 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s50 = tg.add %s49, %a51 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s51 = tg.add %s50, %a52 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s52 = tg.add %s51, %a53 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s53 = tg.add %s52, %a54 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s54 = tg.add %s53, %a55 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s55 = tg.add %s54, %a56 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s56 = tg.add %s55, %a57 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s57 = tg.add %s56, %a58 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s58 = tg.add %s57, %a59 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s59 = tg.add %s58, %a60 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s60 = tg.add %s59, %a61 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s61 = tg.add %s60, %a62 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s62 = tg.add %s61, %a63 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s63 = tg.add %s62, %a64 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s64 = tg.add %s63, %a65 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %s64 : tensor<8xf32>
+}
