@@ -19,7 +19,9 @@ StringRef opKind(Operation *op) {
   if (isView(op))
     return "data";
   return TypeSwitch<Operation *, StringRef>(op)
-      .Case<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>([](auto) { return "matmul"; })
+      .Case<MatMulOp, GemmOp>([](auto) { return "matmul"; })
+      .Case<AttentionOp, AttentionGradOp>([](auto) { return "attention"; })
+      .Case<FusedOp>([](auto) { return "fused"; })
       .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp, SoftmaxCrossEntropyLossOp,
             SoftmaxCrossEntropyLossGradOp>([](auto) { return "softmax"; })
       .Case<LayerNormOp, LayerNormGradOp>([](auto) { return "norm"; })
@@ -29,12 +31,7 @@ StringRef opKind(Operation *op) {
           [](auto) { return "optimizer"; })
       .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp>(
           [](auto) { return "transcendental"; })
-      .Case([](FusedOp o) {
-        for (StringRef name : o.getOps().getAsValueRange<StringAttr>())
-          if (llvm::is_contained({"exp", "log", "erf", "tanh", "sigmoid", "pow"}, name))
-            return "transcendental";
-        return "elementwise";
-      })
+
       .Default([](Operation *o) {
         return opCost(o).flops == 0 ? StringRef("data") : StringRef("elementwise");
       });

@@ -20,7 +20,8 @@
 
 namespace hmcc::planner {
 
-/// The kind whose efficiency applies to `op`: "matmul", "elementwise",
+/// The kind whose efficiency applies to `op`: "matmul", "attention"
+/// (tg.attention and its gradient), "fused" (tg.fused), "elementwise",
 /// "transcendental" (exp, log, erf, tanh, sigmoid, pow), "reduction",
 /// "norm", "softmax", "data", "optimizer" or "" for leaves.
 llvm::StringRef opKind(mlir::Operation *op);

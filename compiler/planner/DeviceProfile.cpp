@@ -19,7 +19,15 @@ double DeviceProfile::flopsFor(llvm::StringRef dtype) const {
 
 double DeviceProfile::efficiencyOf(llvm::StringRef kind) const {
   auto it = efficiency.find(kind.str());
-  return it != efficiency.end() ? it->second : 1.0;
+  if (it != efficiency.end())
+    return it->second;
+  // Profiles measured before these kinds existed: attention is GEMMs,
+  // a fused chain elementwise work.
+  if (kind == "attention")
+    return efficiencyOf("matmul");
+  if (kind == "fused")
+    return efficiencyOf("elementwise");
+  return 1.0;
 }
 
 std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
@@ -40,7 +48,8 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
     p.sharedHost = true;
     p.efficiency = {{"matmul", 0.6},    {"elementwise", 0.5}, {"transcendental", 0.1},
                     {"reduction", 0.5}, {"norm", 0.4},        {"softmax", 0.3},
-                    {"data", 0.5},      {"optimizer", 0.5}};
+                    {"data", 0.5},      {"optimizer", 0.5},   {"attention", 0.4},
+                    {"fused", 0.5}};
     return p;
   }
   if (name == "h200") {
@@ -56,7 +65,8 @@ std::optional<DeviceProfile> builtinProfile(llvm::StringRef name) {
     p.launchOverhead = 4e-6;
     p.efficiency = {{"matmul", 0.7},    {"elementwise", 0.8}, {"transcendental", 0.8},
                     {"reduction", 0.7}, {"norm", 0.7},        {"softmax", 0.6},
-                    {"data", 0.8},      {"optimizer", 0.8}};
+                    {"data", 0.8},      {"optimizer", 0.8},   {"attention", 0.5},
+                    {"fused", 0.8}};
     return p;
   }
   return std::nullopt;

@@ -37,7 +37,8 @@ struct DeviceProfile {
   /// its thread fork on the CPU).
   double launchOverhead = 0;
   /// The fraction of peak an op kind reaches ("matmul", "elementwise",
-  /// "transcendental", "reduction", "norm", "softmax", "data", "optimizer");
+  /// "transcendental", "reduction", "norm", "softmax", "data", "optimizer",
+  /// "attention", "fused");
   /// 1 where absent.
   std::map<std::string, double> efficiency;
   /// Whether the device is the host (the CPU target): compute, copies and

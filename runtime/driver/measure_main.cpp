@@ -300,6 +300,41 @@ int main(int argc, char** argv) {
     });
     efficiency("transcendental", double(ne), 8.0 * ne, s);
   }
+  {  // fused: bias + GELU (erf) as tg-fuse-elementwise makes it, 6 ops per
+     // element
+    std::vector<float> bias(static_cast<size_t>(cols), 0.1f);
+    const float c2 = 1.41421354f, one = 1.0f, half = 0.5f;
+    const void* in[5] = {bias.data(), x.data(), &c2, &one, &half};
+    const int64_t is_bool[5] = {0, 0, 0, 0, 0};
+    const int64_t dims2[2] = {rows, cols};
+    const int64_t in_dims[10] = {1, cols, rows, cols, 1, 1, 1, 1, 1, 1};
+    const int64_t code[24] = {HMRT_FUSED_ADD, 0, 1, -1, HMRT_FUSED_DIV, 5, 2, -1,
+                              HMRT_FUSED_ERF, 6, -1, -1, HMRT_FUSED_ADD, 7, 3, -1,
+                              HMRT_FUSED_MUL, 5, 8, -1, HMRT_FUSED_MUL, 9, 4, -1};
+    double s = best(reps, [&] {
+      check(hmrt_fused_f32(6, code, 5, in, is_bool, in_dims, y.data(), 2, dims2), "fused");
+    });
+    efficiency("fused", 6.0 * ne, 8.0 * ne, s);
+  }
+  {  // attention: the kernel forward and backward on causal heads of 256
+     // keys and 32 dims, its work as tg/Analysis/Cost.h counts it (7 GEMMs
+     // of T x T x D per head, halved by the mask; every operand and result
+     // once)
+    const int64_t B = quick ? 1 : 4, H = 8, T = 256, D = 32, n = B * H * T * D;
+    const size_t un = static_cast<size_t>(n);
+    std::vector<float> q(un, 0.01f), o(un), dq(un), dk(un), dv(un),
+        lse(static_cast<size_t>(B * H * T));
+    double s = best(reps, [&] {
+      check(hmrt_attention_forward(q.data(), q.data(), q.data(), nullptr, nullptr, o.data(),
+                                   lse.data(), B, H, H, T, T, D, 0.17f, HMRT_ATTENTION_CAUSAL,
+                                   0.0f, 0, 0), "attention");
+      check(hmrt_attention_backward(q.data(), q.data(), q.data(), nullptr, nullptr, o.data(),
+                                    lse.data(), q.data(), dq.data(), dk.data(), dv.data(), B, H,
+                                    H, T, T, D, 0.17f, HMRT_ATTENTION_CAUSAL, 0.0f, 0, 0),
+            "attention backward");
+    });
+    efficiency("attention", 7.0 * n * T, 4.0 * (12.0 * n + 2.0 * B * H * T), s);
+  }
   {
     double s = best(reps, [&] {
       check(hmrt_softmax_forward(x.data(), y.data(), rows, cols), "softmax");
