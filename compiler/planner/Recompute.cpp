@@ -597,30 +597,10 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     std::optional<uint64_t> budget;
     if (*vramBudget)
       budget = uint64_t(**vramBudget);
-    numberDropouts(module);
+    numberDropoutStreams(module);
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (failed(planFunction(module, fn, *profile, budget)))
         return signalPassFailure();
-  }
-
-  /// Gives every tg.dropout without one its mask stream, in program order,
-  /// after those taken (by dropouts and by attention that drops).
-  void numberDropouts(ModuleOp module) {
-    int64_t next = 0;
-    module.walk([&](Operation *op) {
-      std::optional<uint64_t> s;
-      if (auto d = dyn_cast<DropoutOp>(op))
-        s = d.getStream();
-      else if (auto a = dyn_cast<AttentionOp>(op))
-        s = a.getStream();
-      if (s)
-        next = std::max(next, int64_t(*s) + 1);
-    });
-    Builder b(module.getContext());
-    module.walk([&](DropoutOp op) {
-      if (!op.getStream())
-        op.setStreamAttr(b.getI64IntegerAttr(next++));
-    });
   }
 
   LogicalResult planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,

@@ -855,6 +855,24 @@ bool hmcc::tg::isView(Operation *op) {
 #define GET_OP_CLASSES
 #include "tg/IR/TGOps.cpp.inc"
 
+void hmcc::tg::numberDropoutStreams(ModuleOp module) {
+  int64_t next = 0;
+  module.walk([&](Operation *op) {
+    std::optional<uint64_t> s;
+    if (auto d = dyn_cast<DropoutOp>(op))
+      s = d.getStream();
+    else if (auto a = dyn_cast<AttentionOp>(op))
+      s = a.getStream();
+    if (s)
+      next = std::max(next, int64_t(*s) + 1);
+  });
+  Builder b(module.getContext());
+  module.walk([&](DropoutOp op) {
+    if (!op.getStream())
+      op.setStreamAttr(b.getI64IntegerAttr(next++));
+  });
+}
+
 std::pair<FlatSymbolRefAttr, OpOperand *> hmcc::tg::optimizerUpdate(Operation *op) {
   if (auto u = dyn_cast<SgdUpdateOp>(op))
     return {u.getParamAttr(), &u.getGradMutable()};

@@ -42,6 +42,12 @@ struct AttentionDims {
 };
 AttentionDims attentionDims(mlir::RankedTensorType q, mlir::RankedTensorType k, bool bthd);
 
+/// Gives every tg.dropout without one its mask `stream`, in program order,
+/// after the streams already taken (by dropouts and by tg.attention that
+/// drops). tg-fuse-attention and plan-recompute both call it, so a mask
+/// does not depend on which of them numbered it.
+void numberDropoutStreams(mlir::ModuleOp module);
+
 /// The operand count of an op of tg.fused (`ops` entries: "add", "erf",
 /// "where", ...); 0 for a name it does not know.
 int fusedArity(llvm::StringRef name);

@@ -309,26 +309,11 @@ bool fuse(MatMulOp pv, Match &m, SmallPtrSetImpl<Operation *> &erased) {
   return true;
 }
 
-/// Gives every tg.dropout without one its mask stream, in program order
-/// (as plan-recompute would, so masks do not depend on fusion): a dropout
-/// inside attention moves into tg.attention with its stream, which the
-/// backward's tg.attention_grad draws again.
-void numberDropouts(ModuleOp module) {
-  int64_t next = 0;
-  module.walk([&](DropoutOp op) {
-    if (op.getStream())
-      next = std::max(next, int64_t(*op.getStream()) + 1);
-  });
-  Builder b(module.getContext());
-  module.walk([&](DropoutOp op) {
-    if (!op.getStream())
-      op.setStreamAttr(b.getI64IntegerAttr(next++));
-  });
-}
-
 struct FuseAttentionPass : hmcc::impl::TGFuseAttentionBase<FuseAttentionPass> {
   void runOnOperation() override {
-    numberDropouts(getOperation());
+    // Numbered first, so a dropout that moves into tg.attention keeps the
+    // stream it would have had unfused.
+    numberDropoutStreams(getOperation());
     SmallVector<MatMulOp> candidates;
     getOperation().walk([&](MatMulOp pv) { candidates.push_back(pv); });
     // Erasing a chain erases matmuls later in this list only when they are
