@@ -3,9 +3,10 @@
 #include <cmath>
 
 #include "core/internal.h"
-#include "cpu/ew_ops.h"
+#include "cpu/vmath.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
+#include "hmrt/tensor_ops.h"
 
 namespace hmrt {
 namespace {
@@ -130,7 +131,9 @@ hmrt_status hmrt_relu_backward(const float* x, const float* dy, float* dx,
                                int64_t n) {
   hmrt_status st = hmrt::check_binary("hmrt_relu_backward", x, dy, dx, n);
   if (st != HMRT_OK) return st;
-  hmrt::map2(x, dy, dx, n, hmrt::ew::relu_grad);
+  hmrt::parallel_for(n, hmrt::kGrain, [&](int64_t lo, int64_t hi) {
+    hmrt::vmath::map(HMRT_FUSED_RELU_GRAD, x + lo, dy + lo, nullptr, dx + lo, hi - lo);
+  });
   return HMRT_OK;
 }
 

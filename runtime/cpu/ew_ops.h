@@ -1,8 +1,8 @@
 // Scalar forms of the elementwise ops whose NaN and zero handling is not a
 // plain IEEE operation, for the one-op kernels that walk broadcast plans
-// (hmrt_binary_f32) or single arrays (hmrt_relu_backward); cpu/vmath's
-// vector forms (used by hmrt_unary_f32 and hmrt_fused_f32) compute the same
-// values lane by lane.
+// (hmrt_binary_f32); cpu/vmath's vector forms (used by hmrt_unary_f32,
+// hmrt_relu_backward and hmrt_fused_f32) compute the same values lane by
+// lane.
 #ifndef HMRT_CPU_EW_OPS_H
 #define HMRT_CPU_EW_OPS_H
 
@@ -14,7 +14,6 @@ namespace hmrt::ew {
 
 inline float max(float u, float v) { return u > v || u != u ? u : v; }
 inline float min(float u, float v) { return u < v || u != u ? u : v; }
-inline float relu_grad(float x, float g) { return x > 0.0f ? g : 0.0f; }
 
 }  // namespace hmrt::ew
 
