@@ -24,7 +24,8 @@ struct ShapeText {
 #define HMRT_SHAPE(r, d) (::hmrt::ShapeText((r), (d)).s)
 
 inline hmrt_status check_shape(const char* fn, const char* name, int32_t rank,
-                        const int64_t* dims, int64_t* numel) {
+                               const int64_t* dims, int64_t* numel) {
+  *numel = 0;  // set on every path, failures included
   HMRT_CHECK_ARG(rank >= 0 && rank <= HMRT_MAX_RANK,
                  "%s: rank of %s must be in [0, %d], got %d", fn, name,
                  HMRT_MAX_RANK, (int)rank);
