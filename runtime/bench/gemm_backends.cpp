@@ -45,6 +45,10 @@ double gflops(F f, double flops) {
 
 int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : omp_get_max_threads();
+  if (argc > 2 || threads < 1 || threads > 1024) {
+    std::fprintf(stderr, "usage: hmrt_gemm_backends [threads, 1 to 1024]\n");
+    return 2;
+  }
   const Shape shapes[] = {
       {"qkv forward", false, true, 2048, 768, 256},
       {"mlp up forward", false, true, 2048, 1024, 256},
