@@ -1,13 +1,18 @@
 // Scaled-dot-product attention, forward and backward, flash-style: the
 // (q_len x kv_len) probabilities are never stored, only each row's
-// log-sum-exp.  Composed from the blocked GEMM on blocks of kQB query rows.
+// log-sum-exp.  Work is cut into blocks of kQB query rows and tiles of kKB
+// keys, composed from the blocked GEMM, so scratch does not grow with the
+// sequence.
 //
-// Forward, per (batch, head, query block): S = scale * Q_blk K^T (+ bias)
-// over the keys the block may see (causal: keys up to the block's last
-// row), the masked softmax of each row (saving its log-sum-exp), then
-// O_blk = P V.  Backward recomputes P = exp(S - lse) per query block:
+// Forward, per (batch, head, query block), over the key tiles the block may
+// see (causal: keys up to its last row), with online softmax: S = scale *
+// Q_blk K_tile^T (+ bias); each row's running maximum m and running sum l
+// are updated, P = exp(S - m) is added into the output accumulator as
+// O += P V_tile after O and l are rescaled by exp(m_old - m); at the end
+// O /= l and lse = m + log l.  Backward recomputes P = exp(S - lse) tile by
+// tile:
 //   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)),
-//   dQ = scale * dS K,  dK += scale * dS^T Q.
+//   dQ += scale * dS K,  dK += scale * dS^T Q.
 // With dropout, each probability is dropped as hmrt_dropout_f32 would drop
 // the (batch, heads, q_len, kv_len) tensor, and the same mask is drawn
 // again in the backward.
@@ -25,12 +30,15 @@
 #include "cpu/dropout_mask.h"
 #include "cpu/gemm_internal.h"
 #include "cpu/vec.h"
+#include "cpu/vmath.h"
+#include "hmrt/tensor_ops.h"
 #include "hmrt/kernels.h"
 
 namespace hmrt {
 namespace {
 
-constexpr int64_t kQB = 64;  // query rows per block
+constexpr int64_t kQB = 64;   // query rows per block
+constexpr int64_t kKB = 256;  // keys per tile
 
 struct Attn {
   int64_t B, H, Hk, T, S, D, group;
@@ -41,10 +49,12 @@ struct Attn {
   bool bthd;       // tensors are (batch, seq, heads, head_dim)
   const DropoutMask* drop;  // null without dropout
 
-  // Drops the masked probabilities of row i of head (b, h), keeping j < n:
-  // element ((b*H + h)*T + i)*S + j of the (B, H, T, S) probabilities.
-  void dropout(float* row, int64_t head, int64_t i, int64_t n, float* out) const {
-    const uint64_t base = uint64_t((head * T + i) * S);
+  // Drops the probabilities of keys [j0, j0 + n) of row i of head
+  // (b, h), held in row[0, n): element ((b*H + h)*T + i)*S + j of the
+  // (B, H, T, S) probabilities.
+  void dropout(const float* row, int64_t head, int64_t i, int64_t j0, int64_t n,
+               float* out) const {
+    const uint64_t base = uint64_t((head * T + i) * S + j0);
     for (int64_t j = 0; j < n; ++j)
       out[j] = drop->keep(base + uint64_t(j)) ? row[j] * drop->scale : 0.0f;
   }
@@ -107,40 +117,48 @@ Attn make(const float* bias, const int64_t* bias_dims, int64_t B, int64_t H,
   return a;
 }
 
-// Scratch per thread: `tiles` (kQB x S) tiles plus GEMM packing space.
+// Scratch per thread: `tiles` (kQB x kKB) tiles, `rows` floats per query
+// row of a block, plus GEMM packing space.
 struct Scratch {
   int64_t tile_floats, gemm_floats, per_thread;
-  Scratch(int64_t S, int64_t D, int tiles) {
-    tile_floats = (kQB * S + 15) / 16 * 16;  // keep 64-byte alignment
-    gemm_floats = std::max({gemm_workspace_floats(kQB, S, D),
-                            gemm_workspace_floats(kQB, D, S),
-                            gemm_workspace_floats(S, D, kQB)});
+  Scratch(int64_t D, int tiles, int64_t rows) {
+    tile_floats = kQB * kKB;  // a multiple of 16: keeps 64-byte alignment
+    gemm_floats = std::max({gemm_workspace_floats(kQB, kKB, D),
+                            gemm_workspace_floats(kQB, D, kKB),
+                            gemm_workspace_floats(kKB, D, kQB)});
     gemm_floats = (gemm_floats + 15) / 16 * 16;
-    per_thread = tiles * tile_floats + gemm_floats;
+    per_thread = tiles * tile_floats + (kQB * rows + 15) / 16 * 16 + gemm_floats;
   }
 };
 
-// s (qb x kend, row stride S) = scale * Q_blk K^T + bias, for query rows
-// [i0, i0 + qb) of head (b, h).
+// s (qb x kn, row stride kKB) = scale * Q_blk K_tile^T + bias, for query
+// rows [i0, i0 + qb) of head (b, h) and keys [j0, j0 + kn).
 void scores(const Attn& a, const float* q, const float* k, int64_t b,
-            int64_t h, int64_t i0, int64_t qb, int64_t kend, float* s,
+            int64_t h, int64_t i0, int64_t qb, int64_t j0, int64_t kn, float* s,
             float* gws) {
-  sgemm_serial(false, true, qb, kend, a.D, a.scale, a.q_head(q, b, h) + i0 * a.ldq(),
-               a.ldq(), a.kv_head(k, b, h), a.ldk(), 0.0f, s, a.S, gws);
+  sgemm_serial(false, true, qb, kn, a.D, a.scale, a.q_head(q, b, h) + i0 * a.ldq(),
+               a.ldq(), a.kv_head(k, b, h) + j0 * a.ldk(), a.ldk(), 0.0f, s, kKB,
+               gws);
   if (!a.bias) return;
   for (int64_t r = 0; r < qb; ++r) {
     const float* br = a.bias + b * a.bst[0] + h * a.bst[1] + (i0 + r) * a.bst[2];
-    float* sr = s + r * a.S;
+    float* sr = s + r * kKB;
     if (a.bst[3] == 1)
-      for (int64_t j = 0; j < kend; ++j) sr[j] += br[j];
+      for (int64_t j = 0; j < kn; ++j) sr[j] += br[j0 + j];
     else
-      for (int64_t j = 0; j < kend; ++j) sr[j] += br[0];
+      for (int64_t j = 0; j < kn; ++j) sr[j] += br[0];
   }
 }
 
-// Keys row r of a block starting at i0 sees: all, or up to its own index.
-inline int64_t visible(const Attn& a, int64_t i, int64_t kend) {
-  return a.causal ? i + 1 : kend;
+// Keys of the tile [j0, j0 + kn) that query row i sees (a prefix of it).
+inline int64_t visible(const Attn& a, int64_t i, int64_t j0, int64_t kn) {
+  return a.causal ? std::clamp<int64_t>(i + 1 - j0, 0, kn) : kn;
+}
+
+// x[j] = exp(x[j] - c) for j < n, at the CPU's vector width.
+inline void exp_shifted(float* x, float c, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) x[j] -= c;
+  vmath::map(HMRT_FUSED_EXP, x, nullptr, nullptr, x, n);
 }
 
 }  // namespace
@@ -171,7 +189,9 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
   const int64_t bh = a.B * a.H;
   if (bh == 0 || T == 0) return HMRT_OK;
 
-  const Scratch sc(S, D, 1);
+  // Per thread: the score tile, then per query row its output accumulator
+  // (D floats), running maximum and running sum.
+  const Scratch sc(D, 1, D + 2);
   const int64_t qblocks = ceil_div(T, kQB);
   const int threads =
       static_cast<int>(std::min<int64_t>(num_threads(), bh * qblocks));
@@ -186,22 +206,46 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
     const int64_t b = head / a.H, h = head % a.H;
     const int64_t i0 = blk * kQB, i1 = std::min(T, i0 + kQB), qb = i1 - i0;
     const int64_t kend = a.kend(i1);
-    float* s = ws + tid * sc.per_thread;  // qb x kend, row stride S
-    float* gws = s + sc.tile_floats;
-    scores(a, q, k, b, h, i0, qb, kend, s, gws);
-    for (int64_t r = 0; r < qb; ++r) {
-      float* sr = s + r * S;
-      const int64_t nvis = visible(a, i0 + r, kend);
-      const float m = hmrt::max(sr, nvis);
-      const float sum = exp_sub_sum(sr, m, sr, nvis);
-      const float inv = 1.0f / sum;
-      for (int64_t j = 0; j < nvis; ++j) sr[j] *= inv;
-      for (int64_t j = nvis; j < kend; ++j) sr[j] = 0.0f;
-      if (a.drop) a.dropout(sr, head, i0 + r, nvis, sr);
-      if (lse) lse[head * T + i0 + r] = m + std::log(sum);
+    float* s = ws + tid * sc.per_thread;  // qb x kn, row stride kKB
+    float* acc = s + sc.tile_floats;      // qb x D
+    float* mx = acc + kQB * D;            // running row maximum
+    float* sum = mx + kQB;                // running sum of exp(s - mx)
+    float* gws = s + sc.per_thread - sc.gemm_floats;
+    std::fill(acc, acc + qb * D, 0.0f);
+    std::fill(mx, mx + qb, -INFINITY);
+    std::fill(sum, sum + qb, 0.0f);
+    // Online softmax over key tiles: each tile's exponentials are taken
+    // against the running maximum, and what was accumulated before is
+    // rescaled when the maximum grows.
+    for (int64_t j0 = 0; j0 < kend; j0 += kKB) {
+      const int64_t kn = std::min(kKB, kend - j0);
+      scores(a, q, k, b, h, i0, qb, j0, kn, s, gws);
+      for (int64_t r = 0; r < qb; ++r) {
+        float* sr = s + r * kKB;
+        const int64_t nvis = visible(a, i0 + r, j0, kn);
+        const float m = nvis > 0 ? std::max(mx[r], hmrt::max(sr, nvis)) : mx[r];
+        if (m == -INFINITY) {  // nothing seen yet
+          std::fill(sr, sr + kn, 0.0f);
+          continue;
+        }
+        exp_shifted(sr, m, nvis);
+        std::fill(sr + nvis, sr + kn, 0.0f);
+        const float corr = vexp1(mx[r] - m);  // 0 on the first visible tile
+        sum[r] = sum[r] * corr + hmrt::sum(sr, nvis);
+        mx[r] = m;
+        if (corr != 1.0f)
+          for (float *o = acc + r * D, *oe = o + D; o < oe; ++o) *o *= corr;
+        if (a.drop) a.dropout(sr, head, i0 + r, j0, nvis, sr);
+      }
+      sgemm_serial(false, false, qb, D, kn, 1.0f, s, kKB,
+                   a.kv_head(v, b, h) + j0 * a.ldk(), a.ldk(), 1.0f, acc, D, gws);
     }
-    sgemm_serial(false, false, qb, D, kend, 1.0f, s, S, a.kv_head(v, b, h), a.ldk(),
-                 0.0f, a.q_head(out, b, h) + i0 * a.ldq(), a.ldq(), gws);
+    float* oh = a.q_head(out, b, h) + i0 * a.ldq();
+    for (int64_t r = 0; r < qb; ++r) {
+      const float inv = 1.0f / sum[r];
+      for (int64_t d = 0; d < D; ++d) oh[r * a.ldq() + d] = acc[r * D + d] * inv;
+      if (lse) lse[head * T + i0 + r] = mx[r] + std::log(sum[r]);
+    }
   });
   return HMRT_OK;
 }
@@ -239,7 +283,9 @@ hmrt_status hmrt_attention_backward(
     return HMRT_OK;
   }
 
-  const Scratch sc(S, D, a.drop ? 3 : 2);
+  // Per thread: the probability tile (then dS), dP, the dropped
+  // probabilities with dropout, and rowsum(dO * O) per query row.
+  const Scratch sc(D, a.drop ? 3 : 2, 1);
   const int threads = static_cast<int>(std::min<int64_t>(num_threads(), tasks));
   float* ws = thread_scratch(threads * sc.per_thread);
   if (ws == nullptr)
@@ -255,7 +301,8 @@ hmrt_status hmrt_attention_backward(
     float* p = ws + tid * sc.per_thread;  // probabilities, then dS
     float* dp = p + sc.tile_floats;
     float* pd = a.drop ? dp + sc.tile_floats : p;  // dropped probabilities
-    float* gws = (a.drop ? pd : dp) + sc.tile_floats;
+    float* di = (a.drop ? pd : dp) + sc.tile_floats;  // rowsum(dO * O)
+    float* gws = p + sc.per_thread - sc.gemm_floats;
     for (int64_t j = 0; j < S; ++j) {
       std::fill(dkh + j * ldk, dkh + j * ldk + D, 0.0f);
       std::fill(dvh + j * ldk, dvh + j * ldk + D, 0.0f);
@@ -269,40 +316,44 @@ hmrt_status hmrt_attention_backward(
       for (int64_t i0 = 0; i0 < T; i0 += kQB) {
         const int64_t i1 = std::min(T, i0 + kQB), qb = i1 - i0;
         const int64_t kend = a.kend(i1);
-        // P = exp(scale * Q K^T + bias - lse), zero where masked.
-        scores(a, q, k, b, h, i0, qb, kend, p, gws);
-        for (int64_t r = 0; r < qb; ++r) {
-          float* pr = p + r * S;
-          const int64_t nvis = visible(a, i0 + r, kend);
-          exp_sub_scale(pr, lh[i0 + r], 1.0f, pr, nvis);
-          for (int64_t j = nvis; j < kend; ++j) pr[j] = 0.0f;
-          if (a.drop) a.dropout(pr, head, i0 + r, kend, pd + r * S);
-        }
-        // dV[0:kend] += P'^T dO_blk, P' = P with the dropout applied
-        sgemm_serial(true, false, kend, D, qb, 1.0f, pd, S, doh + i0 * ldq, ldq,
-                     1.0f, dvh, ldk, gws);
-        // dP = dO_blk V^T
-        sgemm_serial(false, true, qb, kend, D, 1.0f, doh + i0 * ldq, ldq, vh, ldk,
-                     0.0f, dp, S, gws);
-        // dS = P * (dP - rowsum(dO * O)), written over P; with dropout
-        // dP is the dropped probabilities' gradient masked and scaled alike:
-        // dS = P' * dP' - P * rowsum(dO * O).
-        for (int64_t r = 0; r < qb; ++r) {
-          const float di = dot(doh + (i0 + r) * ldq, oh + (i0 + r) * ldq, D);
-          float* pr = p + r * S;
-          const float* dpr = dp + r * S;
-          if (a.drop) {
-            const float* pdr = pd + r * S;
-            for (int64_t j = 0; j < kend; ++j) pr[j] = pdr[j] * dpr[j] - pr[j] * di;
-          } else {
-            for (int64_t j = 0; j < kend; ++j) pr[j] *= dpr[j] - di;
+        for (int64_t r = 0; r < qb; ++r)
+          di[r] = dot(doh + (i0 + r) * ldq, oh + (i0 + r) * ldq, D);
+        for (int64_t j0 = 0; j0 < kend; j0 += kKB) {
+          const int64_t kn = std::min(kKB, kend - j0);
+          // P = exp(scale * Q K^T + bias - lse), zero where masked.
+          scores(a, q, k, b, h, i0, qb, j0, kn, p, gws);
+          for (int64_t r = 0; r < qb; ++r) {
+            float* pr = p + r * kKB;
+            const int64_t nvis = visible(a, i0 + r, j0, kn);
+            exp_shifted(pr, lh[i0 + r], nvis);
+            std::fill(pr + nvis, pr + kn, 0.0f);
+            if (a.drop) a.dropout(pr, head, i0 + r, j0, kn, pd + r * kKB);
           }
+          // dV[tile] += P'^T dO_blk, P' = P with the dropout applied
+          sgemm_serial(true, false, kn, D, qb, 1.0f, pd, kKB, doh + i0 * ldq, ldq,
+                       1.0f, dvh + j0 * ldk, ldk, gws);
+          // dP = dO_blk V_tile^T
+          sgemm_serial(false, true, qb, kn, D, 1.0f, doh + i0 * ldq, ldq,
+                       vh + j0 * ldk, ldk, 0.0f, dp, kKB, gws);
+          // dS = P * (dP - rowsum(dO * O)), written over P; with dropout
+          // dP is the dropped probabilities' gradient masked and scaled
+          // alike: dS = P' * dP' - P * rowsum(dO * O).
+          for (int64_t r = 0; r < qb; ++r) {
+            float* pr = p + r * kKB;
+            const float* dpr = dp + r * kKB;
+            if (a.drop) {
+              const float* pdr = pd + r * kKB;
+              for (int64_t j = 0; j < kn; ++j) pr[j] = pdr[j] * dpr[j] - pr[j] * di[r];
+            } else {
+              for (int64_t j = 0; j < kn; ++j) pr[j] *= dpr[j] - di[r];
+            }
+          }
+          // dQ_blk (+)= scale * dS K_tile,  dK[tile] += scale * dS^T Q_blk
+          sgemm_serial(false, false, qb, D, kn, a.scale, p, kKB, kh + j0 * ldk, ldk,
+                       j0 == 0 ? 0.0f : 1.0f, dqh + i0 * ldq, ldq, gws);
+          sgemm_serial(true, false, kn, D, qb, a.scale, p, kKB, qh + i0 * ldq, ldq,
+                       1.0f, dkh + j0 * ldk, ldk, gws);
         }
-        // dQ_blk = scale * dS K,  dK[0:kend] += scale * dS^T Q_blk
-        sgemm_serial(false, false, qb, D, kend, a.scale, p, S, kh, ldk, 0.0f,
-                     dqh + i0 * ldq, ldq, gws);
-        sgemm_serial(true, false, kend, D, qb, a.scale, p, S, qh + i0 * ldq, ldq,
-                     1.0f, dkh, ldk, gws);
       }
     }
   });

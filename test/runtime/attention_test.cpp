@@ -51,7 +51,8 @@ std::vector<float> make_bias(const Case& c, Dims* dims) {
 
 // Forward and backward against the double reference, which materialises
 // the full probabilities: causal and not, T not a multiple of the 64-row
-// block, grouped kv heads, q_len != kv_len, additive masks broadcast or not.
+// query block, S over several 256-key tiles and not a multiple of them,
+// grouped kv heads, q_len != kv_len, additive masks broadcast or not.
 TEST(Attention, MatchesReference) {
   const Case cases[] = {
       {1, 1, 1, 1, 1, 1, true, 0},     {1, 2, 2, 5, 5, 3, true, 0},
@@ -60,8 +61,12 @@ TEST(Attention, MatchesReference) {
       {2, 4, 2, 70, 70, 16, true, 0},  {1, 6, 2, 33, 33, 8, true, 1},
       {2, 2, 2, 17, 40, 8, false, 0},  {1, 4, 1, 66, 129, 16, false, 1},
       {2, 2, 1, 9, 9, 4, false, 2},    {1, 2, 2, 70, 70, 8, true, 2},
+      // several 256-key tiles, the last one partial
+      {1, 2, 2, 300, 300, 16, true, 0}, {1, 4, 2, 20, 530, 8, false, 1},
+      {1, 1, 1, 513, 513, 8, true, 2},
       // dropout: the mask of hmrt_dropout_f32 over the probabilities
-      {2, 4, 2, 70, 70, 8, true, 0, 0.2f}, {1, 2, 2, 17, 40, 8, false, 1, 0.5f}};
+      {2, 4, 2, 70, 70, 8, true, 0, 0.2f}, {1, 2, 2, 17, 40, 8, false, 1, 0.5f},
+      {1, 2, 1, 270, 270, 8, true, 0, 0.1f}};
   for (const Case& c : cases) {
     Dims bias_dims;
     std::vector<float> bias;
