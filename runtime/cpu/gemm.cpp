@@ -25,6 +25,15 @@
 #ifdef HMRT_HAVE_CBLAS
 #include <cblas.h>
 #endif
+#ifdef HMRT_HAVE_DNNL
+#include <dnnl.h>
+#endif
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "cpu/gemm_select.h"
 
 namespace hmrt {
 namespace {
@@ -296,25 +305,50 @@ int64_t gemm_workspace_floats(int64_t m, int64_t n, int64_t k) {
   return a_pack_floats(bl) + b_pack_floats(bl);
 }
 
-void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                  float alpha, const float* a, int64_t lda, const float* b,
-                  int64_t ldb, float beta, float* c, int64_t ldc,
-                  float* workspace) {
+namespace {
+
+// C = alpha*op(A)*op(B) + beta*C on the calling thread with engine `e`.
+void serial_on(GemmEngine e, bool trans_a, bool trans_b, int64_t m, int64_t n,
+               int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
+  if (m == 0 || n == 0) return;
 #ifdef HMRT_HAVE_CBLAS
   // OpenBLAS's kernels for the CPU at hand (AVX2, AVX-512); called from a
   // kernel's parallel tasks, its OpenMP build runs on the calling thread.
-  if (m > 0 && n > 0) {
+  if (e == GemmEngine::openblas) {
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
                 static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
                 static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
                 static_cast<blasint>(ldc));
+    return;
   }
-  (void)workspace;
-  return;
 #endif
-  sgemm_own_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                   ldc, workspace);
+#ifdef HMRT_HAVE_DNNL
+  // oneDNN's JIT kernels (row-major dnnl_sgemm); inside a parallel region
+  // its OpenMP build runs on the calling thread.
+  if (e == GemmEngine::onednn &&
+      dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b,
+                 ldb, beta, c, ldc) == dnnl_success)
+    return;
+#endif
+  (void)e;
+  sgemm_own_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                   workspace);
+}
+
+double time_engine(GemmEngine e, const GemmCall& call);
+
+}  // namespace
+
+void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                  float alpha, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, float beta, float* c, int64_t ldc,
+                  float* workspace) {
+  const GemmEngine e =
+      gemm_select({true, trans_a, trans_b, m, n, k, 1, 1}, time_engine);
+  serial_on(e, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+            workspace);
 }
 
 void sgemm_own_serial(bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -330,6 +364,128 @@ void sgemm_own_serial(bool trans_a, bool trans_b, int64_t m, int64_t n,
 
 namespace hmrt {
 namespace {
+
+// C_i = alpha*op(A_i)*op(B_i) + beta*C_i for i < batch_count with engine
+// `e` on the runtime's threads; arguments already checked, nothing empty.
+hmrt_status batched_on(GemmEngine e, const char* fn, bool trans_a, bool trans_b,
+                       int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                       int64_t lda, int64_t stride_a, const float* b, int64_t ldb,
+                       int64_t stride_b, float beta, float* c, int64_t ldc,
+                       int64_t stride_c, int64_t batch_count) {
+#ifdef HMRT_HAVE_CBLAS
+  if (e == GemmEngine::openblas) {
+    // OpenBLAS (row-major cblas) with the runtime's thread count.
+    static std::atomic<int> blas_threads{0};
+    const int want = num_threads();
+    if (blas_threads.exchange(want) != want) openblas_set_num_threads(want);
+    for (int64_t i = 0; i < batch_count; ++i)
+      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                  trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+                  static_cast<blasint>(n), static_cast<blasint>(k), alpha,
+                  a + i * stride_a, static_cast<blasint>(lda), b + i * stride_b,
+                  static_cast<blasint>(ldb), beta, c + i * stride_c,
+                  static_cast<blasint>(ldc));
+    return HMRT_OK;
+  }
+#endif
+#ifdef HMRT_HAVE_DNNL
+  if (e == GemmEngine::onednn) {
+    // oneDNN on the OpenMP threads the runtime set for this thread.
+    bool ok = true;
+    for (int64_t i = 0; i < batch_count && ok; ++i)
+      ok = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha,
+                      a + i * stride_a, lda, b + i * stride_b, ldb, beta,
+                      c + i * stride_c, ldc) == dnnl_success;
+    if (ok) return HMRT_OK;
+    return fail(HMRT_INTERNAL, "%s: oneDNN's sgemm failed on %lldx%lldx%lld", fn,
+                (long long)m, (long long)n, (long long)k);
+  }
+#endif
+  (void)e;
+  const int available = num_threads();
+  const int per_gemm = useful_threads(m, n, k, available);
+  const Blocking bl = blocking(m, n, k);
+  const int64_t a_floats = a_pack_floats(bl), b_floats = b_pack_floats(bl);
+
+  // Many GEMMs: one thread per GEMM, each with its own A and B packs.
+  const bool across_batch =
+      available > 1 && per_gemm < available && batch_count > 1;
+  if (across_batch) {
+    const int threads =
+        static_cast<int>(std::min<int64_t>(available, batch_count));
+    float* ws = thread_scratch(threads * (a_floats + b_floats));
+    if (ws == nullptr)
+      return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate packing buffers",
+                  fn);
+    parallel_tasks_indexed(batch_count, threads, [&](int64_t i, int tid) {
+      float* mine = ws + tid * (a_floats + b_floats);
+      gemm_blocked({a + i * stride_a, lda, trans_a}, {b + i * stride_b, ldb, trans_b},
+                   m, n, k, alpha, beta, c + i * stride_c, ldc, 1, mine + a_floats,
+                   mine);
+    });
+    return HMRT_OK;
+  }
+
+  // Few large GEMMs: one after another, each spread over the threads.
+  float* ws = thread_scratch(b_floats + per_gemm * a_floats);
+  if (ws == nullptr)
+    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate packing buffers", fn);
+  for (int64_t i = 0; i < batch_count; ++i)
+    gemm_blocked({a + i * stride_a, lda, trans_a}, {b + i * stride_b, ldb, trans_b},
+                 m, n, k, alpha, beta, c + i * stride_c, ldc, per_gemm, ws,
+                 ws + b_floats);
+  return HMRT_OK;
+}
+
+// Seconds one call of `call`'s shape takes on engine `e`, timed on scratch
+// operands.  Shapes above ~1 GFLOP (or with a matrix above 4 M floats) are
+// timed at a scaled-down size: fewer batch entries first, then the largest
+// dimension halved.
+double time_engine(GemmEngine e, const GemmCall& call) {
+  int64_t m = std::max<int64_t>(call.m, 1), n = std::max<int64_t>(call.n, 1);
+  int64_t k = std::max<int64_t>(call.k, 1), batch = std::max<int64_t>(call.batch, 1);
+  auto flops = [&] { return 2.0 * double(m) * double(n) * double(k) * double(batch); };
+  constexpr int64_t kMaxFloats = int64_t(1) << 22;
+  while (flops() > 1e9 && batch > 1) batch = (batch + 1) / 2;
+  while (flops() > 1e9 || m * k > kMaxFloats || k * n > kMaxFloats ||
+         m * n > kMaxFloats) {
+    int64_t& d = m >= n && m >= k ? m : (n >= k ? n : k);
+    if (d == 1) break;
+    d = (d + 1) / 2;
+  }
+  const int64_t lda = call.trans_a ? m : k, ldb = call.trans_b ? k : n;
+  std::vector<float> A(size_t(batch * m * k)), B(size_t(batch * k * n)),
+      C(size_t(batch * m * n), 0.0f);
+  for (size_t i = 0; i < A.size(); ++i) A[i] = float(int(i % 17) - 8) * 0.0625f;
+  for (size_t i = 0; i < B.size(); ++i) B[i] = float(int(i % 13) - 6) * 0.125f;
+  std::vector<float> ws;
+  if (call.serial) ws.resize(size_t(gemm_workspace_floats(m, n, k) + 16));
+  float* wsa = reinterpret_cast<float*>(
+      (reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+  auto once = [&] {
+    if (call.serial) {
+      for (int64_t i = 0; i < batch; ++i)
+        serial_on(e, call.trans_a, call.trans_b, m, n, k, 1.0f, A.data() + i * m * k,
+                  lda, B.data() + i * k * n, ldb, 0.0f, C.data() + i * m * n, n, wsa);
+      return true;
+    }
+    return batched_on(e, "gemm timing", call.trans_a, call.trans_b, m, n, k, 1.0f,
+                      A.data(), lda, m * k, B.data(), ldb, k * n, 0.0f, C.data(), n,
+                      m * n, batch) == HMRT_OK;
+  };
+  if (!once()) return INFINITY;  // warm-up (oneDNN compiles its kernels here)
+  const int reps = static_cast<int>(std::clamp(2e7 / flops(), 1.0, 200.0));
+  double best = INFINITY;
+  for (int trial = 0; trial < 3; ++trial) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) once();
+    best = std::min(best, std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - t0).count() / reps);
+  }
+  // Report the time of the shape asked about.
+  return best * (2.0 * double(call.m) * double(call.n) * double(call.k) *
+                 double(std::max<int64_t>(call.batch, 1))) / flops();
+}
 
 // Both public entry points; `fn` names the caller in error messages.
 hmrt_status sgemm_batched(const char* fn, int trans_a, int trans_b, int64_t m,
@@ -348,59 +504,11 @@ hmrt_status sgemm_batched(const char* fn, int trans_a, int trans_b, int64_t m,
                  "%s: stride_c = %lld makes the C matrices overlap", fn,
                  (long long)stride_c);
   if (batch_count == 0 || m == 0 || n == 0) return HMRT_OK;
-
-#ifdef HMRT_HAVE_CBLAS
-  // OpenBLAS (row-major cblas) with the runtime's thread count.
-  static std::atomic<int> blas_threads{0};
-  const int want = num_threads();
-  if (blas_threads.exchange(want) != want) openblas_set_num_threads(want);
-  for (int64_t i = 0; i < batch_count; ++i)
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-                static_cast<blasint>(n), static_cast<blasint>(k), alpha,
-                a + i * stride_a, static_cast<blasint>(lda), b + i * stride_b,
-                static_cast<blasint>(ldb), beta, c + i * stride_c,
-                static_cast<blasint>(ldc));
-  return HMRT_OK;
-#endif
-
-  const int available = num_threads();
-  const int per_gemm = useful_threads(m, n, k, available);
-  const Blocking bl = blocking(m, n, k);
-  const int64_t a_floats = a_pack_floats(bl), b_floats = b_pack_floats(bl);
-  const Operand A0{a, lda, trans_a != 0}, B0{b, ldb, trans_b != 0};
-
-  // Many GEMMs: one thread per GEMM, each with its own A and B packs.
-  const bool across_batch =
-      available > 1 && per_gemm < available && batch_count > 1;
-  if (across_batch) {
-    const int threads =
-        static_cast<int>(std::min<int64_t>(available, batch_count));
-    float* ws = thread_scratch(threads * (a_floats + b_floats));
-    if (ws == nullptr)
-      return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate packing buffers",
-                  fn);
-    parallel_tasks_indexed(batch_count, threads, [&](int64_t i, int tid) {
-      float* mine = ws + tid * (a_floats + b_floats);
-      const Operand A{a + i * stride_a, lda, A0.trans};
-      const Operand B{b + i * stride_b, ldb, B0.trans};
-      gemm_blocked(A, B, m, n, k, alpha, beta, c + i * stride_c, ldc, 1,
-                   mine + a_floats, mine);
-    });
-    return HMRT_OK;
-  }
-
-  // Few large GEMMs: one after another, each spread over the threads.
-  float* ws = thread_scratch(b_floats + per_gemm * a_floats);
-  if (ws == nullptr)
-    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate packing buffers", fn);
-  for (int64_t i = 0; i < batch_count; ++i) {
-    const Operand A{a + i * stride_a, lda, A0.trans};
-    const Operand B{b + i * stride_b, ldb, B0.trans};
-    gemm_blocked(A, B, m, n, k, alpha, beta, c + i * stride_c, ldc, per_gemm,
-                 ws, ws + b_floats);
-  }
-  return HMRT_OK;
+  const GemmEngine e = gemm_select(
+      {false, trans_a != 0, trans_b != 0, m, n, k, batch_count, num_threads()},
+      time_engine);
+  return batched_on(e, fn, trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda,
+                    stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch_count);
 }
 
 }  // namespace
@@ -408,13 +516,7 @@ hmrt_status sgemm_batched(const char* fn, int trans_a, int trans_b, int64_t m,
 
 extern "C" {
 
-const char* hmrt_gemm_backend(void) {
-#ifdef HMRT_HAVE_CBLAS
-  return "openblas";
-#else
-  return "hmrt";
-#endif
-}
+const char* hmrt_gemm_backend(void) { return hmrt::gemm_select_mode(); }
 
 hmrt_status hmrt_sgemm(int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, float alpha, const float* a, int64_t lda,

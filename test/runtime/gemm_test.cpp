@@ -6,15 +6,29 @@
 // addition, so each element may be off by at most
 //   (k + 4) * u * (|alpha| * sum_p |a_ip||b_pj| + |beta * c_ij|).
 // The bound is computed per element with the reference on |A|, |B|, |C|.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <tuple>
 
+#include "cpu/gemm_internal.h"
+#include "cpu/gemm_select.h"
 #include "reference/reference.h"
 #include "test_util.h"
 
 namespace {
 
+using hmrt::GemmEngine;
 using hmrt_test::kU;
+
+// Forces one GEMM engine for a test; afterwards engines are chosen by
+// measurement again, in memory only (tests write no table file).
+struct EngineScope {
+  explicit EngineScope(const char* engine) { hmrt::gemm_select_reset_for_test("", engine); }
+  ~EngineScope() { hmrt::gemm_select_reset_for_test("", "auto"); }
+};
 
 struct Case {
   int ta, tb;
@@ -29,9 +43,9 @@ std::vector<double> abs_of(const std::vector<float>& v) {
   return r;
 }
 
-void check_case(const Case& c, int threads) {
+void check_case(const Case& c, int threads, bool serial = false) {
   SCOPED_TRACE(testing::Message()
-               << "ta=" << c.ta << " tb=" << c.tb << " m=" << c.m
+               << (serial ? "serial " : "") << "ta=" << c.ta << " tb=" << c.tb << " m=" << c.m
                << " n=" << c.n << " k=" << c.k << " alpha=" << c.alpha
                << " beta=" << c.beta << " pad=" << c.pad
                << " threads=" << threads);
@@ -58,8 +72,16 @@ void check_case(const Case& c, int threads) {
   for (double& x : bound) x *= (c.k + 4) * kU;
 
   auto got = cv;
-  HMRT_ASSERT_OK(hmrt_sgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda,
-                            b.data(), ldb, c.beta, got.data(), ldc));
+  if (serial) {  // the one-thread form kernels call inside their own tasks
+    std::vector<float> ws(hmrt::gemm_workspace_floats(c.m, c.n, c.k) + 16);
+    float* wsa = reinterpret_cast<float*>(
+        (reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+    hmrt::sgemm_serial(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb,
+                       c.beta, got.data(), ldc, wsa);
+  } else {
+    HMRT_ASSERT_OK(hmrt_sgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda,
+                              b.data(), ldb, c.beta, got.data(), ldc));
+  }
   // Padding columns of C are untouched (NaN stays NaN, compare bitwise).
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = c.n; j < ldc; ++j)
@@ -73,10 +95,16 @@ void check_case(const Case& c, int threads) {
   EXPECT_TRUE(hmrt_test::all_close(got, want, bound));
 }
 
-class GemmShapes : public testing::TestWithParam<std::tuple<int, int>> {};
+// Every engine the runtime was built with, each forced in turn.
+class GemmShapes : public testing::TestWithParam<std::tuple<int, int, int>> {};
 
 TEST_P(GemmShapes, MatchesReference) {
   const int ta = std::get<0>(GetParam()), tb = std::get<1>(GetParam());
+  const GemmEngine engine = GemmEngine(std::get<2>(GetParam()));
+  if (!hmrt::gemm_engine_built(engine))
+    GTEST_SKIP() << "this runtime was built without " << hmrt::gemm_engine_name(engine)
+                 << " (its library was not found at configure time)";
+  EngineScope scope(hmrt::gemm_engine_name(engine));
   // Odd sizes around the micro-tile (6 x 8) and block (96 x 256 x 2048)
   // edges, vectors, and a K longer than one block.
   const Case cases[] = {
@@ -86,16 +114,19 @@ TEST_P(GemmShapes, MatchesReference) {
       {ta, tb, 97, 65, 257, 1.0f, 1.0f, 0}, {ta, tb, 100, 130, 600, 2.0f, 0.0f, 5},
       {ta, tb, 193, 37, 300, 1.0f, -1.0f, 0}, {ta, tb, 5, 2100, 9, 1.0f, 0.0f, 0},
   };
-  for (const Case& c : cases)
+  for (const Case& c : cases) {
     for (int t : hmrt_test::thread_counts()) check_case(c, t);
+    check_case(c, 1, true);
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmShapes,
-                         testing::Combine(testing::Values(0, 1),
-                                          testing::Values(0, 1)),
-                         [](const testing::TestParamInfo<std::tuple<int, int>>& p) {
+INSTANTIATE_TEST_SUITE_P(AllTransposesAndEngines, GemmShapes,
+                         testing::Combine(testing::Values(0, 1), testing::Values(0, 1),
+                                          testing::Range(0, hmrt::kGemmEngines)),
+                         [](const testing::TestParamInfo<std::tuple<int, int, int>>& p) {
                            return std::string(std::get<0>(p.param) ? "T" : "N") +
-                                  (std::get<1>(p.param) ? "T" : "N");
+                                  (std::get<1>(p.param) ? "T" : "N") + "_" +
+                                  hmrt::gemm_engine_name(GemmEngine(std::get<2>(p.param)));
                          });
 
 TEST(Gemm, DegenerateShapes) {
@@ -173,10 +204,9 @@ TEST(Gemm, StridedBatchedMatchesLoop) {
 }
 
 TEST(Gemm, SameResultForAnyThreadCount) {
-  // Every element is computed by one thread with a fixed K order.
-  if (std::string(hmrt_gemm_backend()) == "openblas")
-    GTEST_SKIP() << "GEMM runs on OpenBLAS, which is reproducible only for a fixed thread "
-                    "count (configure with -DHMRT_USE_OPENBLAS=OFF to test the runtime's own)";
+  // The runtime's own GEMM computes every element on one thread with a fixed
+  // K order (the libraries are reproducible only for a fixed thread count).
+  EngineScope engine("own");
   auto a = hmrt_test::random_vec(300 * 200, 7);
   auto b = hmrt_test::random_vec(200 * 250, 8);
   std::vector<float> first;
@@ -190,6 +220,87 @@ TEST(Gemm, SameResultForAnyThreadCount) {
     else
       EXPECT_TRUE(hmrt_test::bitwise_equal(first, c)) << threads << " threads";
   }
+}
+
+// Engine selection with made-up timings: the fastest engine wins, per shape
+// class; the table file keeps the choice for a later process.
+double g_fake[hmrt::kGemmEngines];
+int g_timed = 0;
+double fake_timer(GemmEngine e, const hmrt::GemmCall&) {
+  ++g_timed;
+  return g_fake[int(e)];
+}
+
+std::string temp_table() {
+  char dir[] = "/tmp/hmrt_gemm_table_XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  return std::string(dir) + "/gemm.tsv";
+}
+
+int last_built() {
+  int e = 0;
+  for (int i = 0; i < hmrt::kGemmEngines; ++i)
+    if (hmrt::gemm_engine_built(GemmEngine(i))) e = i;
+  return e;
+}
+
+TEST(GemmSelect, FastestEngineWinsPerClassAndPersists) {
+  const std::string table = temp_table();
+  hmrt::gemm_select_reset_for_test(table, "auto");
+  const int fast = last_built();
+  for (int i = 0; i < hmrt::kGemmEngines; ++i) g_fake[i] = 1.0 + i;
+  g_fake[fast] = 0.5;
+  g_timed = 0;
+  const hmrt::GemmCall call{false, false, true, 2048, 768, 256, 1, 2};
+  EXPECT_EQ(int(hmrt::gemm_select(call, fake_timer)), fast);
+  const int timed = g_timed;
+  EXPECT_GE(timed, 1);
+  // The same class (each size rounded up to a power of two) is not timed again.
+  hmrt::GemmCall same = call;
+  same.m = 1500;
+  same.n = 1000;
+  EXPECT_EQ(int(hmrt::gemm_select(same, fake_timer)), fast);
+  EXPECT_EQ(g_timed, timed);
+  // Another class is: here the runtime's own engine is fastest.
+  g_fake[int(GemmEngine::own)] = 0.1;
+  hmrt::GemmCall serial = call;
+  serial.serial = true;
+  serial.threads = 1;
+  EXPECT_EQ(hmrt::gemm_select(serial, fake_timer), GemmEngine::own);
+  EXPECT_GT(g_timed, timed);
+
+  // A new process (a reset) reads both choices from the file, timing nothing.
+  hmrt::gemm_select_reset_for_test(table, "auto");
+  g_timed = 0;
+  EXPECT_EQ(int(hmrt::gemm_select(same, fake_timer)), fast);
+  EXPECT_EQ(hmrt::gemm_select(serial, fake_timer), GemmEngine::own);
+  EXPECT_EQ(g_timed, 0);
+  std::ifstream in(table);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("# hmrt: the GEMM engine per shape class"), std::string::npos);
+  EXPECT_NE(text.find("threaded 0 1 11 10 8 0 2 "), std::string::npos) << text;
+
+  // Lines that do not parse are ignored: the class is measured again.
+  {
+    std::ofstream out(table);
+    out << "threaded 0 1 11 10 8 0 2 fastest\nnot a line\nserial 2 0 1 1 1 0 1 own\n";
+  }
+  hmrt::gemm_select_reset_for_test(table, "auto");
+  g_fake[int(GemmEngine::own)] = 1.0;
+  g_timed = 0;
+  EXPECT_EQ(int(hmrt::gemm_select(call, fake_timer)), fast);
+  EXPECT_GE(g_timed, 1);
+
+  // A forced engine is never timed.
+  hmrt::gemm_select_reset_for_test(table, "own");
+  g_timed = 0;
+  EXPECT_EQ(hmrt::gemm_select(call, fake_timer), GemmEngine::own);
+  EXPECT_EQ(g_timed, 0);
+  EXPECT_STREQ(hmrt_gemm_backend(), "own");
+  hmrt::gemm_select_reset_for_test("", "auto");
+  EXPECT_STREQ(hmrt_gemm_backend(), "auto");
+  std::remove(table.c_str());
+  ::rmdir(table.substr(0, table.rfind('/')).c_str());
 }
 
 }  // namespace
