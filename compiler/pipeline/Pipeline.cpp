@@ -102,9 +102,12 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   PlanStorageOptions storage;
   storage.ram = o.ram;
   storage.nvme = o.nvme;
+  storage.chunkSize = o.chunkSize;
   pm.addPass(createPlanStorage(storage));
   pm.addPass(createHMPlaceBuffers());
-  pm.addPass(createPlanStaging());
+  PlanStagingOptions staging;
+  staging.chunkSize = o.chunkSize;
+  pm.addPass(createPlanStaging(staging));
   pm.addPass(createPlanStreams());
   pm.addPass(createHMVerifyMemory());
   pm.addPass(createHMVerifyStreams());

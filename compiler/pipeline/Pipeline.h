@@ -20,9 +20,9 @@
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
 //   plan-quantize           (quantize-states, ram)
-//   plan-storage            (ram, nvme)
+//   plan-storage            (ram, nvme, chunk-size)
 //   hm-place-buffers        (tg -> hm)
-//   plan-staging
+//   plan-staging            (chunk-size)
 //   plan-streams
 //   hm-verify-memory
 //   hm-verify-streams
@@ -91,6 +91,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                            llvm::cl::desc("Storage budget for the storage arena, e.g. 400G "
                                           "(empty: no storage)"),
                            llvm::cl::init("")};
+  Option<std::string> chunkSize{
+      *this, "chunk-size",
+      llvm::cl::desc("Parameter bytes per chunk of an update of stored states, e.g. 64M "
+                     "(empty: whole parameters)"),
+      llvm::cl::init("")};
   Option<std::string> deviceProfile{
       *this, "device-profile",
       llvm::cl::desc("cpu, h200 or a JSON profile: the planner's cost model"),

@@ -1,5 +1,6 @@
 //===- CostModel.cpp - predicted time of tg ops on a device ---------------===//
 #include "compiler/planner/CostModel.h"
+#include "hm/IR/HMOps.h"
 #include "tg/Analysis/Cost.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -71,6 +72,12 @@ double predictSeconds(Operation *op, const DeviceProfile &p) {
   if (isView(op))
     return p.launchOverhead;
   OpCost cost = opCost(op);
+  if (auto chunk = hm::chunkOf(op)) { // an update of a chunk of its parameter
+    double n = double(cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements());
+    double part = double(chunk->second - chunk->first) / std::max(1.0, n);
+    cost.flops = int64_t(double(cost.flops) * part);
+    cost.bytes = int64_t(double(cost.bytes) * part);
+  }
   double eff = p.efficiencyOf(kind);
   double compute = double(cost.flops) / (p.flopsFor(computeType(op)) * eff);
   double memory = double(cost.bytes) / (p.memoryBandwidth * eff);

@@ -1,5 +1,7 @@
 //===- PassOptions.cpp - the planner passes' shared options ----------------===//
 #include "compiler/planner/PassOptions.h"
+#include "hm/IR/HMOps.h"
+#include "tg/IR/TGOps.h"
 #include "lib/support/Size.h"
 
 #include <algorithm>
@@ -28,6 +30,17 @@ FailureOr<DeviceProfile> profileOption(ModuleOp module, StringRef pass, StringRe
     return failure();
   }
   return *profile;
+}
+
+int64_t chunkElements(int64_t bytes) {
+  return std::max<int64_t>(1, bytes / 4 / hm::kChunkElements) * hm::kChunkElements;
+}
+
+int64_t chunkFor(ArrayRef<tg::StateOp> states, int64_t chunk) {
+  int64_t granularity = hm::kChunkElements;
+  for (tg::StateOp s : states)
+    granularity = std::max(granularity, hm::chunkGranularity(s));
+  return (chunk + granularity - 1) / granularity * granularity;
 }
 
 } // namespace hmcc::planner

@@ -16,6 +16,10 @@
 #include <cstdint>
 #include <optional>
 
+namespace hmcc::tg {
+class StateOp;
+} // namespace hmcc::tg
+
 namespace hmcc::planner {
 
 /// The byte budget a size option (`text`, e.g. "24G") gives: nothing when
@@ -28,6 +32,14 @@ mlir::FailureOr<std::optional<int64_t>> budgetOption(mlir::ModuleOp module, llvm
 /// after an error on `module` naming `pass`, when it cannot be loaded.
 mlir::FailureOr<DeviceProfile> profileOption(mlir::ModuleOp module, llvm::StringRef pass,
                                              llvm::StringRef spec);
+
+/// Parameter elements per chunk for a chunk size of `bytes` (fp32
+/// parameter bytes): rounded down to a multiple of hm::kChunkElements (4
+/// KiB of parameter), and at least that.
+int64_t chunkElements(int64_t bytes);
+/// `chunk` elements rounded up to the granularity of the update of
+/// `states` (hm::chunkGranularity: 1 MiB of parameter with 8-bit states).
+int64_t chunkFor(llvm::ArrayRef<tg::StateOp> states, int64_t chunk);
 
 } // namespace hmcc::planner
 

@@ -181,7 +181,8 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
     those of the largest parameters first, until the host arena fits: it
     loses exactly the states' bytes (persistent tensors come first in it)
     and gains two staging buffers, each as large as the states of the
-    largest parameter moved (plan-staging adds them after placement). The
+    largest parameter moved, or with `chunk-size` of the largest chunk
+    (plan-staging adds them after placement). The
     host arena without storage comes from placing a copy of the program.
     When moving every state is not enough, all move if that makes the host
     arena smaller (small states need not: storage moves whole pages), none
@@ -193,6 +194,8 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
            "Host memory budget, e.g. 96G (empty: no bound, nothing moved)">,
     Option<"nvme", "nvme", "std::string", /*default=*/"\"\"",
            "Storage budget, e.g. 400G (empty: no storage, nothing moved)">,
+    Option<"chunkSize", "chunk-size", "std::string", /*default=*/"\"\"",
+           "plan-staging's chunk size, for the staging buffers' size (empty: whole parameters)">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
            "For tests: all, or parameters on the host whose states go to storage">,
   ];
@@ -213,7 +216,21 @@ def PlanStaging : Pass<"plan-staging", "::mlir::ModuleOp"> {
     are issued right after the update before it, so they run (on the
     storage_read stream) while that one updates; plan-streams orders them
     after the write-back that last used their buffer.
+
+    With `chunk-size` (bytes of fp32 parameter, rounded down to a multiple
+    of 1 MiB, at least 1 MiB), the AdamW, 8-bit AdamW and SGD updates of
+    larger parameters run chunk by chunk: one update per chunk of elements
+    (`hm.chunk = array<i64: lo, hi>`), whose hm.stage ops move only that
+    chunk's slice of each state. The staging buffers then hold one chunk's
+    states instead of the largest parameter's, and reading the next chunk
+    overlaps the update of this one within a parameter too. The values
+    computed are the same: the updates are elementwise and the chunks
+    start on 8-bit AdamW's 256-element blocks.
   }];
+  let options = [
+    Option<"chunkSize", "chunk-size", "std::string", /*default=*/"\"\"",
+           "Parameter bytes per chunk of a stored update, e.g. 64M (empty: whole parameters)">,
+  ];
 }
 
 def PlanStreams : Pass<"plan-streams", "::mlir::ModuleOp"> {

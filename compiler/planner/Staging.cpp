@@ -4,10 +4,14 @@
 // whose states plan-tiers homed in storage reads them into one of two
 // staging buffers at the end of the host arena, updates them there and
 // writes them back; the read for the next such update is issued right
-// after this one, so that it overlaps the update in flight.
+// after this one, so that it overlaps the update in flight. With a chunk
+// size, the update of a large parameter runs chunk by chunk, each chunk's
+// slices of the states staged in turn, so that staging takes two chunks'
+// states rather than two whole parameters'.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
@@ -37,9 +41,38 @@ SmallVector<StateOp> storedStates(Operation *op, SymbolTable &symbols) {
   return out;
 }
 
+/// Replaces `update` (of a parameter of more than `chunk` elements, rounded
+/// up to its states' granularity) by one copy per chunk, each marked with
+/// hm.chunk; returns them in order. Others come back alone.
+SmallVector<Operation *> splitIntoChunks(Operation *update, ArrayRef<StateOp> states,
+                                         int64_t chunk, SymbolTable &symbols) {
+  auto ref = update->getAttrOfType<FlatSymbolRefAttr>("param");
+  auto param = ref ? symbols.lookup<ParameterOp>(ref.getValue()) : ParameterOp();
+  int64_t n = param ? cast<RankedTensorType>(param.getType()).getNumElements() : 0;
+  if (chunk > 0)
+    chunk = planner::chunkFor(states, chunk);
+  if (chunk <= 0 || n <= chunk || !isa<AdamWUpdateOp, AdamW8bitUpdateOp, SgdUpdateOp>(update))
+    return {update};
+  SmallVector<Operation *> chunks;
+  OpBuilder b(update);
+  for (int64_t lo = 0; lo < n; lo += chunk) {
+    Operation *c = b.clone(*update);
+    c->setAttr(hm::kChunkAttr, b.getDenseI64ArrayAttr({lo, std::min(n, lo + chunk)}));
+    chunks.push_back(c);
+  }
+  update->erase();
+  return chunks;
+}
+
 struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
+  using PlanStagingBase::PlanStagingBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    auto chunkBytes = planner::budgetOption(module, "plan-staging", "chunk-size", chunkSize);
+    if (failed(chunkBytes))
+      return signalPassFailure();
+    int64_t chunk = *chunkBytes ? planner::chunkElements(**chunkBytes) : 0;
     hm::ArenaOp host = hm::arenaOfTier(module, "host");
     if (!hm::arenaOfTier(module, "storage"))
       return; // nothing stored
@@ -48,12 +81,12 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
       return signalPassFailure();
     }
     SymbolTable symbols(module);
-    // The updates of stored states, per function, and the staging bytes
-    // one of them needs.
+    // The updates of stored states (chunk by chunk), per function, and the
+    // staging bytes one of them needs.
     SmallVector<std::pair<Operation *, SmallVector<StateOp>>> updates;
     int64_t slot = 0;
     for (auto fn : module.getOps<func::FuncOp>())
-      for (Operation &op : fn.getBody().front()) {
+      for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
         SmallVector<StateOp> states = storedStates(&op, symbols);
         if (states.empty())
           continue;
@@ -61,11 +94,13 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
           op.emitError("plan-staging: an update of stored states does not run on the host");
           return signalPassFailure();
         }
-        int64_t bytes = 0;
-        for (StateOp s : states)
-          bytes += hm::storageBlocks(tg::tensorBytes(s.getType()));
-        slot = std::max(slot, bytes);
-        updates.push_back({&op, std::move(states)});
+        for (Operation *part : splitIntoChunks(&op, states, chunk, symbols)) {
+          int64_t bytes = 0;
+          for (StateOp s : states)
+            bytes += hm::stagedSlice(part, s).bytes;
+          slot = std::max(slot, bytes);
+          updates.push_back({part, states});
+        }
       }
     if (updates.empty())
       return;
@@ -85,18 +120,22 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
         b.setInsertionPointAfter(previous);
       else
         b.setInsertionPoint(update);
+      auto stage = [&](StringRef direction, StateOp s, int64_t offset) {
+        auto op = hm::StageOp::create(b, update->getLoc(), direction, s.getSymName(),
+                                      uint64_t(offset), s.getType());
+        if (auto chunkAttr = update->getAttr(hm::kChunkAttr))
+          op->setAttr(hm::kChunkAttr, chunkAttr);
+      };
       for (StateOp s : states) {
-        hm::StageOp::create(b, update->getLoc(), "in", s.getSymName(), uint64_t(at),
-                            s.getType());
+        stage("in", s, at);
         staged.push_back(b.getNamedAttr(s.getSymName(), b.getI64IntegerAttr(at)));
-        at += hm::storageBlocks(tg::tensorBytes(s.getType()));
+        at += hm::stagedSlice(update, s).bytes;
       }
       update->setAttr(hm::kStagedAttr, b.getDictionaryAttr(staged));
       b.setInsertionPointAfter(update);
       for (StateOp s : llvm::reverse(states)) {
-        at -= hm::storageBlocks(tg::tensorBytes(s.getType()));
-        hm::StageOp::create(b, update->getLoc(), "out", s.getSymName(), uint64_t(at),
-                            s.getType());
+        at -= hm::stagedSlice(update, s).bytes;
+        stage("out", s, at);
       }
       previous = update;
     }

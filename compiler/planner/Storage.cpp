@@ -29,6 +29,26 @@ using namespace hmcc::tg;
 
 namespace {
 
+/// The staging bytes the update of `states` (of a parameter of `n`
+/// elements) needs: its states' largest slice sum over its chunks of
+/// `chunk` elements (0: one chunk), as plan-staging lays them out.
+int64_t stagingBytes(ArrayRef<StateOp> states, int64_t n, int64_t chunk) {
+  auto bytesOf = [&](std::optional<std::pair<int64_t, int64_t>> part) {
+    int64_t bytes = 0;
+    for (StateOp s : states)
+      bytes += hm::stateSlice(s, part).bytes;
+    return bytes;
+  };
+  if (chunk > 0)
+    chunk = planner::chunkFor(states, chunk);
+  if (chunk <= 0 || n <= chunk)
+    return bytesOf(std::nullopt);
+  int64_t most = 0;
+  for (int64_t lo = 0; lo < n; lo += chunk)
+    most = std::max(most, bytesOf(std::make_pair(lo, std::min(n, lo + chunk))));
+  return most;
+}
+
 struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
   using PlanStorageBase::PlanStorageBase;
 
@@ -64,8 +84,10 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
           chosen.insert(name);
     } else {
       auto parsed = planner::budgetOption(module, "plan-storage", "ram", ram);
-      if (failed(parsed))
+      auto chunkBytes = planner::budgetOption(module, "plan-storage", "chunk-size", chunkSize);
+      if (failed(parsed) || failed(chunkBytes))
         return signalPassFailure();
+      const int64_t chunk = *chunkBytes ? planner::chunkElements(**chunkBytes) : 0;
       const int64_t budget = **parsed; // set: checked on entry
       std::optional<ScheduleMemory> placed = placedMemory(module);
       if (!placed)
@@ -80,12 +102,11 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
       for (auto &[bytes, name] : sized) {
         if (host == 0 || arenaWith(host, slot) <= budget)
           break;
-        int64_t staged = 0;
-        for (StateOp s : states.lookup(name)) {
+        for (StateOp s : states.lookup(name))
           host -= hm::arenaBytes(s.getType());
-          staged += hm::storageBlocks(tensorBytes(s.getType()));
-        }
-        slot = std::max(slot, staged);
+        auto param = module.lookupSymbol<ParameterOp>(name);
+        int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
+        slot = std::max(slot, stagingBytes(states.lookup(name), n, chunk));
         chosen.insert(name);
       }
       // Over the budget even so: moving is worth it only if the arena shrank

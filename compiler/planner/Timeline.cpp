@@ -17,10 +17,18 @@ using namespace hmcc::tg;
 
 namespace hmcc::planner {
 
+namespace {
+/// The bytes an hm.stage moves: its chunk's slice of the state, or all of it.
+int64_t stagedBytes(hm::StageOp stage) {
+  return hm::stagedSlice(stage, SymbolTable::lookupNearestSymbolFrom(stage, stage.getStateAttr()))
+      .bytes;
+}
+} // namespace
+
 std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p) {
   StringRef stream = streamOf(op);
   if (auto stage = dyn_cast<hm::StageOp>(op)) {
-    int64_t bytes = tensorBytes(stage.getType());
+    int64_t bytes = stagedBytes(stage);
     return {stream, transferSeconds(bytes, stage.getDirection() == "in" ? p.storageRead
                                                                         : p.storageWrite)};
   }
@@ -31,6 +39,8 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
   }
   if (stream == "host_optimizer") {
     int64_t elements = cast<RankedTensorType>(op.getOperand(0).getType()).getNumElements();
+    if (auto chunk = hm::chunkOf(&op))
+      elements = chunk->second - chunk->first;
     auto rate = p.hostOptimizer.find(isa<AdamW8bitUpdateOp>(op) ? "8bit" : "f32");
     double perSecond = rate != p.hostOptimizer.end() ? rate->second : 1e9;
     return {stream, double(elements) / perSecond};
@@ -71,7 +81,7 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     t.ops[&op] = {stream.str(), start, end};
     t.loads[stream.str()] += seconds;
     if (auto stage = dyn_cast<hm::StageOp>(op))
-      t.linkBytes[stream.str()] += tensorBytes(stage.getType());
+      t.linkBytes[stream.str()] += stagedBytes(stage);
     else if (stream == "host_to_device" || stream == "device_to_host")
       t.linkBytes[stream.str()] += tensorBytes(op.getResult(0).getType());
   }

@@ -13,7 +13,8 @@ that one byte less than the smallest budget fails at compile time, naming
 it; the same at the smallest --vram with --ram one byte below that plan's
 host arena and --nvme (a folder of OUTDIR): optimizer states spill to the
 storage tier, which the program's file uses, and every arena is within its
-budget; and that checkpoints do not depend on the plan: the programs at the
+budget (and again with --chunk-size, the stored states updated chunk by
+chunk); and that checkpoints do not depend on the plan: the programs at the
 smallest budget, with and without storage, resumed from the unplanned
 program's checkpoint of step STEPS/2, go on bit-identically. Prints one
 line per budget and a closing verdict.
@@ -102,6 +103,24 @@ def main():
             a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
         failures += not (same and fits)
         print(f"--vram {smallest} --ram {ram}: {stored} optimizer states in storage, arenas "
+              f"{'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
+              f"{'bit-identical' if same else 'DIFFER'}")
+
+        # The same with updates of stored states chunk by chunk (--chunk-size
+        # 4K, the smallest: 1024 elements): smaller staging buffers, the same values.
+        arena, rows, plan = compile_and_train(
+            hmcc, model, out, "chunks", smallest, steps, train_args + storage_args,
+            ["--ram", str(ram), "--nvme", f"{nvme}:1G", "--chunk-size", "4K"])
+        schedule = json.loads((out / "chunks.json").read_text())
+        chunks = sum(1 for f in schedule["functions"] for op in f["ops"]
+                     if "chunk" in op and op["op"] != "hm.stage")
+        fits = arena <= smallest and schedule["host_arena"]["bytes"] <= ram
+        same = len(rows) == len(reference) and all(
+            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        # Every stored state over one chunk's slice (4 KiB) is updated in chunks.
+        larger = any(t["tier"] == "storage" and t["bytes"] > 4096 for t in schedule["persistent"])
+        failures += not (same and fits and (chunks > 0 or not larger))
+        print(f"--vram {smallest} --ram {ram} --chunk-size 4K: {chunks} chunk updates, arenas "
               f"{'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
               f"{'bit-identical' if same else 'DIFFER'}")
 

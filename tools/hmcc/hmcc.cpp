@@ -107,6 +107,13 @@ cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
                                    "budget of the storage arena, e.g. /mnt/ssd/hm:400G (the "
                                    "size bounds the plan; train --nvme DIR places the file)"),
                           cl::cat(budgetCategory));
+cl::opt<std::string> chunkSize(
+    "chunk-size", cl::value_desc("SIZE"),
+    cl::desc("With states in storage: update larger parameters chunk by chunk of SIZE bytes of "
+             "parameter (rounded down to a multiple of 1M, at least 1M), each chunk's states "
+             "staged through host memory in turn, so staging takes two chunks' states instead "
+             "of two whole parameters' (default: whole parameters)"),
+    cl::cat(budgetCategory));
 
 cl::opt<std::string> deviceProfile(
     "device-profile", cl::value_desc("cpu|h200|FILE.json"),
@@ -707,7 +714,7 @@ int run(int argc, char **argv) {
   }
 
   // Budgets are validated now so that a typo is caught before any work.
-  for (auto *opt : {&vram, &ram}) {
+  for (auto *opt : {&vram, &ram, &chunkSize}) {
     if (opt->getNumOccurrences())
       if (auto size = hmcc::parseSize(*opt); !size)
         return error("--" + opt->ArgStr + ": " + toString(size.takeError()));
@@ -833,6 +840,8 @@ int run(int argc, char **argv) {
     o.ram = ram;
   if (nvme.getNumOccurrences())
     o.nvme = StringRef(nvme).rsplit(':').second.str();
+  if (chunkSize.getNumOccurrences())
+    o.chunkSize = chunkSize;
   o.deviceProfile = deviceProfile;
   o.recompute = recompute;
   o.tiers = hostParams;

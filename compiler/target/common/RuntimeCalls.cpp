@@ -165,7 +165,56 @@ int64_t fusedOpcode(StringRef name) {
 
 } // namespace
 
+namespace {
+
+/// Bytes of one element of `type` (a ranked tensor).
+int64_t elementBytes(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return tensorBytes(t) / std::max<int64_t>(1, t.getNumElements());
+}
+
+/// Narrows the calls of an update to its chunk (hm.chunk = [lo, hi) of the
+/// parameter's elements): pointers to the parameter, gradient and states
+/// move to the chunk's first element (or absmax block), element counts
+/// become hi - lo. Only elementwise updates run in chunks.
+LogicalResult applyChunk(Operation *op, MutableArrayRef<Call> calls) {
+  auto chunk = hm::chunkOf(op);
+  if (!chunk)
+    return success();
+  if (!isa<AdamWUpdateOp, AdamW8bitUpdateOp, SgdUpdateOp>(op))
+    return op->emitError("codegen: ") << op->getName() << " cannot run in chunks (hm.chunk)";
+  auto [lo, hi] = *chunk;
+  for (Call &c : calls)
+    for (Arg &a : c.args) {
+      if (a.kind == K::Count) {
+        a = integer(hi - lo);
+      } else if (a.kind == K::Data && a.value) {
+        a.byteOffset = lo * elementBytes(a.value.getType());
+      } else if (a.kind == K::Persistent) {
+        Operation *decl = SymbolTable::lookupNearestSymbolFrom(op, a.symbol);
+        if (auto state = dyn_cast_or_null<StateOp>(decl))
+          a.byteOffset = hm::stateElements(state, lo, hi).first * elementBytes(state.getType());
+        else if (auto param = dyn_cast_or_null<ParameterOp>(decl))
+          a.byteOffset = lo * elementBytes(param.getType());
+      }
+    }
+  return success();
+}
+
+LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls);
+
+} // namespace
+
 LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
+  size_t first = calls.size();
+  if (failed(callsOf(op, calls)))
+    return failure();
+  return applyChunk(op, MutableArrayRef<Call>(calls.data(), calls.size()).drop_front(first));
+}
+
+namespace {
+
+LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
   auto call = [&](StringRef callee, SmallVector<Arg> args) {
     calls.push_back(Call{callee.str(), std::move(args), /*checked=*/true});
     return success();
@@ -498,5 +547,7 @@ LogicalResult runtimeCalls(Operation *op, SmallVectorImpl<Call> &calls) {
         return o->emitError("codegen: no runtime call for ") << o->getName();
       });
 }
+
+} // namespace
 
 } // namespace hmcc::rt

@@ -55,6 +55,7 @@ struct Arg {
   std::vector<int64_t> ints;
   int64_t number = 0;
   double real = 0;
+  int64_t byteOffset = 0; ///< Data, Persistent: bytes past the start (an update's chunk)
 };
 
 /// A call of the runtime: `callee(args...)`. A checked call returns an

@@ -275,7 +275,13 @@ private:
 
   /// A pointer of C type `type`* to the data of `v`: arena memory, a static
   /// array (which converts to a pointer by itself), or a by-value argument.
-  Args ptr(Value v, StringRef type = "uint8_t") {
+  /// `skip` bytes past the start (an update's chunk) only for arena memory.
+  Args ptr(Value v, StringRef type = "uint8_t", int64_t skip = 0) {
+    if (skip && !offsets.count(v)) {
+      emitError(loc, "codegen: a chunk of a value that is not in an arena");
+      unplaced = true;
+      return lit("nullptr");
+    }
     if (auto it = staticData.find(v); it != staticData.end()) // the array's name decays
       return val(emitc::LiteralOp::create(b, loc, pointer(type), it->second.first));
     if (auto it = byValue.find(v); it != byValue.end()) {
@@ -300,14 +306,19 @@ private:
       unplaced = true;
       return lit("nullptr");
     }
-    return val(pointerAt(it->second, type));
+    Address at = it->second;
+    at.offset += skip;
+    return val(pointerAt(at, type));
   }
   Args cfptr(Value v) { return ptr(v, "const float"); }
-  Args sym(FlatSymbolRefAttr ref, StringRef type) {
-    // A state in storage: its staging copy in the host arena (hm.staged).
+  /// A parameter's or state's bytes, `skip` bytes in (an update's chunk).
+  Args sym(FlatSymbolRefAttr ref, StringRef type, int64_t skip = 0) {
+    // A state in storage: its staging copy in the host arena (hm.staged),
+    // which holds just the chunk's slice.
     if (auto at = staged ? staged.getAs<IntegerAttr>(ref.getValue()) : IntegerAttr())
       return val(pointerAt({at.getInt(), /*host=*/true}, type));
     Address where = symbolOffsets.lookup(ref.getValue());
+    where.offset += skip;
     if (where.storage) {
       // plan-staging rules this out; never address storage as memory.
       emitError(loc, "codegen: @") << ref.getValue() << " is in storage and not staged (run "
@@ -490,13 +501,15 @@ private:
     if (auto stage = dyn_cast<hm::StageOp>(op)) {
       // Whole 4096-byte blocks (both sides are aligned and padded), so that
       // storage moves them with O_DIRECT.
-      int64_t bytes = hm::storageBlocks(tg::tensorBytes(stage.getType()));
+      auto state = SymbolTable::lookupNearestSymbolFrom(op, stage.getStateAttr());
+      hm::Slice slice = hm::stagedSlice(op, state);
+      int64_t bytes = slice.bytes;
       auto buffer = [&](StringRef tier) {
         return val(emitCall("hmrt_exec_arena", {val(exec), lit(tier.str())}, {pointer("hmrt_buffer")})
                        .getResult(0));
       };
       Args storage = buffer("HMRT_TIER_STORAGE"), host = buffer("HMRT_TIER_HOST");
-      Args stored = lit(symbolOffsets.lookup(stage.getState()).offset);
+      Args stored = lit(symbolOffsets.lookup(stage.getState()).offset + slice.begin);
       Args staging = lit(stage.getOffsetAttr().getInt());
       if (stage.getDirection() == "in")
         call("hmrt_copy", {host, staging, storage, stored, lit(bytes)});
@@ -525,9 +538,9 @@ private:
     using K = rt::Arg::Kind;
     switch (a.kind) {
     case K::Data:
-      return a.value ? ptr(a.value, a.ctype) : lit("nullptr");
+      return a.value ? ptr(a.value, a.ctype, a.byteOffset) : lit("nullptr");
     case K::Persistent:
-      return sym(a.symbol, a.ctype);
+      return sym(a.symbol, a.ctype, a.byteOffset);
     case K::DataArray:
       return pointerArray(a.values, a.ctype);
     case K::Shape:

@@ -64,11 +64,13 @@ SmallVector<Access, 6> AccessMap::accesses(Operation &op) const {
     auto it = symbols.find(stage.getState());
     if (it == symbols.end())
       return out;
-    auto [stored, bytes] = it->second;
+    Where stored = it->second.first;
+    Slice slice = stagedSlice(&op, SymbolTable::lookupNearestSymbolFrom(&op, stage.getStateAttr()));
     bool in = stage.getDirection() == "in";
     int64_t at = stage.getOffsetAttr().getInt();
-    out.push_back({stored.tier, stored.offset, stored.offset + bytes, in ? false : true});
-    out.push_back({1, at, at + bytes, in});
+    int64_t from = stored.offset + slice.begin;
+    out.push_back({stored.tier, from, from + slice.bytes, in ? false : true});
+    out.push_back({1, at, at + slice.bytes, in});
     return out;
   }
   // An update names the parameter and states it changes by symbol; a
@@ -83,7 +85,10 @@ SmallVector<Access, 6> AccessMap::accesses(Operation &op) const {
       return;
     int64_t bytes = it->second.second;
     if (auto at = staged ? staged.getAs<IntegerAttr>(ref.getValue()) : IntegerAttr())
-      out.push_back({1, at.getInt(), at.getInt() + bytes, true});
+      out.push_back({1, at.getInt(),
+                     at.getInt() + stagedSlice(&op, SymbolTable::lookupNearestSymbolFrom(&op, ref))
+                                       .bytes,
+                     true});
     else
       out.push_back({it->second.first.tier, it->second.first.offset,
                      it->second.first.offset + bytes, true});

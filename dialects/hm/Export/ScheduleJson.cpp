@@ -192,10 +192,25 @@ private:
             if (auto name = dyn_cast<NameLoc>(op.getLoc()))
               j.attribute("node", name.getName().getValue());
             // A stored state's staging copy in the host arena.
-            auto staging = [&](StringRef name, int64_t offset) {
-              Place p = symbolPlace("state", name);
-              return Place{("staging:" + name).str(), offset, p.bytes, 1};
+            // With hm.chunk, only the chunk's slice of it.
+            auto slice = [&](StringRef name) {
+              return hm::stagedSlice(&op, module.lookupSymbol(name));
             };
+            auto staging = [&](StringRef name, int64_t offset) {
+              return Place{("staging:" + name).str(), offset, slice(name).bytes, 1};
+            };
+            auto stored = [&](StringRef name) {
+              Place p = symbolPlace("state", name);
+              hm::Slice s = slice(name);
+              p.offset += s.begin;
+              p.bytes = s.bytes;
+              return p;
+            };
+            if (auto chunk = hm::chunkOf(&op))
+              j.attributeArray("chunk", [&] {
+                j.value(chunk->first);
+                j.value(chunk->second);
+              });
             auto stage = dyn_cast<hm::StageOp>(op);
             auto staged = op.getAttrOfType<DictionaryAttr>(hm::kStagedAttr);
             j.attributeArray("reads", [&] {
@@ -203,7 +218,7 @@ private:
                 writePlace(placeOf(v));
               if (stage)
                 writePlace(stage.getDirection() == "in"
-                               ? symbolPlace("state", stage.getState())
+                               ? stored(stage.getState())
                                : staging(stage.getState(), stage.getOffsetAttr().getInt()));
             });
             j.attributeArray("writes", [&] {
@@ -212,7 +227,7 @@ private:
               if (stage) {
                 writePlace(stage.getDirection() == "in"
                                ? staging(stage.getState(), stage.getOffsetAttr().getInt())
-                               : symbolPlace("state", stage.getState()));
+                               : stored(stage.getState()));
                 return;
               }
               // In-place updates write the parameters and states they name

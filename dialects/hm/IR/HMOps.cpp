@@ -72,6 +72,14 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
                                << "multiples of " << kStorageAlignment;
     return success();
   }
+  if (attr.getName() == kChunkAttr) {
+    auto chunk = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!chunk || chunk.size() != 2 || chunk[0] < 0 || chunk[1] <= chunk[0] ||
+        chunk[0] % kChunkElements)
+      return op->emitOpError() << kChunkAttr << " must be array<i64: lo, hi> with 0 <= lo < hi "
+                               << "and lo a multiple of " << kChunkElements;
+    return success();
+  }
   if (attr.getName() == kWaitAttr) {
     auto waits = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     if (!waits || llvm::any_of(waits.asArrayRef(), [](int64_t e) { return e < 0; }))
@@ -101,6 +109,47 @@ bool hmcc::hm::isHostHomed(Operation *op) {
 bool hmcc::hm::isStorageHomed(Operation *op) {
   auto home = op->getAttrOfType<StringAttr>(kHomeAttr);
   return home && home.getValue() == "storage";
+}
+
+std::optional<std::pair<int64_t, int64_t>> hmcc::hm::chunkOf(Operation *op) {
+  auto chunk = op->getAttrOfType<DenseI64ArrayAttr>(kChunkAttr);
+  if (!chunk || chunk.size() != 2)
+    return std::nullopt;
+  return std::make_pair(chunk[0], chunk[1]);
+}
+
+int64_t hmcc::hm::chunkGranularity(Operation *state) {
+  auto decl = cast<hmcc::tg::StateOp>(state);
+  auto type = cast<RankedTensorType>(decl.getType());
+  int64_t elementBytes =
+      std::max<int64_t>(1, hmcc::tg::tensorBytes(type) / std::max<int64_t>(1, type.getNumElements()));
+  return kStorageAlignment / elementBytes * (decl.getKind().ends_with("_absmax") ? 256 : 1);
+}
+
+std::pair<int64_t, int64_t> hmcc::hm::stateElements(Operation *state, int64_t lo, int64_t hi) {
+  auto decl = cast<hmcc::tg::StateOp>(state);
+  int64_t n = cast<RankedTensorType>(decl.getType()).getNumElements();
+  if (decl.getKind().ends_with("_absmax"))
+    return {std::min(n, lo / 256), std::min(n, (hi + 255) / 256)};
+  return {std::min(n, lo), std::min(n, hi)};
+}
+
+hmcc::hm::Slice hmcc::hm::stagedSlice(Operation *op, Operation *state) {
+  return stateSlice(state, chunkOf(op));
+}
+
+hmcc::hm::Slice hmcc::hm::stateSlice(Operation *state,
+                               std::optional<std::pair<int64_t, int64_t>> chunk) {
+  auto decl = cast<hmcc::tg::StateOp>(state);
+  int64_t whole = storageBlocks(hmcc::tg::tensorBytes(decl.getType()));
+  if (!chunk)
+    return {0, whole};
+  auto type = cast<RankedTensorType>(decl.getType());
+  int64_t elementBytes = hmcc::tg::tensorBytes(type) / std::max<int64_t>(1, type.getNumElements());
+  auto [e0, e1] = stateElements(state, chunk->first, chunk->second);
+  int64_t begin = e0 * elementBytes;
+  int64_t end = e1 == type.getNumElements() ? whole : storageBlocks(e1 * elementBytes);
+  return {begin, std::max<int64_t>(0, end - begin)};
 }
 
 int hmcc::hm::homeTier(Operation *op) { return isHostHomed(op) ? 1 : isStorageHomed(op) ? 2 : 0; }
@@ -171,6 +220,11 @@ LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return emitOpError() << getStateAttr() << " is not homed in storage";
   if (state.getType() != getType())
     return emitOpError() << "type " << getType() << " is not the state's " << state.getType();
+  if (auto chunk = chunkOf(*this); chunk && chunk->first % chunkGranularity(state))
+    return emitOpError() << "chunk [" << chunk->first << ", " << chunk->second << ") does not "
+                         << "start on a " << kStorageAlignment << "-byte block of "
+                         << getStateAttr() << " (a multiple of " << chunkGranularity(state)
+                         << " elements)";
   return success();
 }
 

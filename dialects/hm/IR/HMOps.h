@@ -58,6 +58,34 @@ inline int64_t storageBlocks(int64_t bytes) {
 /// stored state's symbol name to the host arena offset of its staging copy
 /// (plan-staging), where the update finds it.
 constexpr const char *kStagedAttr = "hm.staged";
+/// On an optimizer update of stored states and on the hm.stage ops that
+/// move them: the elements [lo, hi) of the parameter it covers, an
+/// array<i64: lo, hi> (plan-staging's chunks); absent: all of it.
+constexpr const char *kChunkAttr = "hm.chunk";
+/// Chunk boundaries are multiples of chunkGranularity() of every state
+/// the update stages, so that each slice starts on a kStorageAlignment
+/// boundary; this is the smallest (fp32 states).
+constexpr int64_t kChunkElements = kStorageAlignment / 4;
+/// The parameter elements whose slice of `state` (a tg.state) fills one
+/// kStorageAlignment block: 1024 for fp32 moments, 4096 for 8-bit codes,
+/// 262144 for the absmax of 256-element blocks.
+int64_t chunkGranularity(mlir::Operation *state);
+/// The chunk `op` covers ({lo, hi} of hm.chunk), if it has one.
+std::optional<std::pair<int64_t, int64_t>> chunkOf(mlir::Operation *op);
+/// The elements of `state` (a tg.state) that parameter elements [lo, hi)
+/// map to: the same range, or for a block-wise absmax state ("..._absmax")
+/// the entries of the 256-element blocks they touch.
+std::pair<int64_t, int64_t> stateElements(mlir::Operation *state, int64_t lo, int64_t hi);
+/// The bytes of stored state `state` that `op` (an hm.stage, or an update
+/// reading it through hm.staged) moves or touches: [begin, begin + bytes)
+/// of its storage bytes, whole kStorageAlignment blocks; the whole state
+/// when `op` has no hm.chunk.
+struct Slice {
+  int64_t begin = 0, bytes = 0;
+};
+Slice stagedSlice(mlir::Operation *op, mlir::Operation *state);
+/// The same for parameter elements `chunk` ({lo, hi}; none: all).
+Slice stateSlice(mlir::Operation *state, std::optional<std::pair<int64_t, int64_t>> chunk);
 /// The recompute planner's chain and decision, on the module
 /// (plan-recompute).
 constexpr const char *kRecomputeAttr = "hm.recompute";

@@ -217,7 +217,7 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         return fail(op) << "stages @" << state << ", which is no state in storage";
       if (!arenas[1])
         return fail(op) << "stages @" << state << " in the host arena, and there is none";
-      int64_t bytes = bytesOf(decl.getType()), begin = baseOf(1) + offset;
+      int64_t bytes = hm::stagedSlice(op, decl).bytes, begin = baseOf(1) + offset;
       if (offset + bytes > arenas[1].getBytes())
         return fail(op) << "stages @" << state << " at [" << offset << ", " << offset + bytes
                         << "), beyond the host arena's " << arenas[1].getBytes() << " bytes";

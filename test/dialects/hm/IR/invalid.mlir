@@ -109,3 +109,22 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tg.exp %x {hm.staged = {m = 100 : i64}} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+// A chunk is a non-empty element range starting on a 1024-element boundary.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{hm.chunk must be array<i64: lo, hi> with 0 <= lo < hi and lo a multiple of 1024}}
+  %0 = tg.exp %x {hm.chunk = array<i64: 100, 2048>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+// A chunk of 8-bit states starts on a block of every state it stages: the
+// absmax of 256-element blocks needs multiples of 262144 elements.
+tg.parameter @w : tensor<600x500xf32> {source = "w"}
+tg.state @w.exp_avg_absmax : tensor<1172xf32> {hm.home = "storage", kind = "exp_avg_absmax", param = @w}
+func.func @f() {
+  // expected-error @+1 {{chunk [1024, 2048) does not start on a 4096-byte block of @w.exp_avg_absmax (a multiple of 262144 elements)}}
+  hm.stage "in" @w.exp_avg_absmax at 4096 {hm.chunk = array<i64: 1024, 2048>} : tensor<1172xf32>
+  return
+}
