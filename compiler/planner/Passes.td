@@ -218,10 +218,11 @@ def PlanStaging : Pass<"plan-staging", "::mlir::ModuleOp"> {
     after the write-back that last used their buffer.
 
     With `chunk-size` (bytes of fp32 parameter, rounded down to a multiple
-    of 1 MiB, at least 1 MiB), the AdamW, 8-bit AdamW and SGD updates of
-    larger parameters run chunk by chunk: one update per chunk of elements
-    (`hm.chunk = array<i64: lo, hi>`), whose hm.stage ops move only that
-    chunk's slice of each state. The staging buffers then hold one chunk's
+    of 4 KiB, at least 4 KiB, and up to a multiple of 1 MiB for 8-bit
+    states, so that every state's slice starts on a 4096-byte block), the
+    AdamW, 8-bit AdamW and SGD updates of larger parameters run chunk by
+    chunk: one update per chunk of elements (`hm.chunk = array<i64: lo,
+    hi>`), whose hm.stage ops move only that chunk's slice of each state. The staging buffers then hold one chunk's
     states instead of the largest parameter's, and reading the next chunk
     overlaps the update of this one within a parameter too. The values
     computed are the same: the updates are elementwise and the chunks

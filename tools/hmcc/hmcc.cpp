@@ -110,9 +110,9 @@ cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
 cl::opt<std::string> chunkSize(
     "chunk-size", cl::value_desc("SIZE"),
     cl::desc("With states in storage: update larger parameters chunk by chunk of SIZE bytes of "
-             "parameter (rounded down to a multiple of 1M, at least 1M), each chunk's states "
-             "staged through host memory in turn, so staging takes two chunks' states instead "
-             "of two whole parameters' (default: whole parameters)"),
+             "parameter (a multiple of 4K, at least 4K; 1M with 8-bit states), each chunk's "
+             "states staged through host memory in turn, so staging takes two chunks' states "
+             "instead of two whole parameters' (default: whole parameters)"),
     cl::cat(budgetCategory));
 
 cl::opt<std::string> deviceProfile(
