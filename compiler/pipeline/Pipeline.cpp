@@ -104,6 +104,10 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   storage.nvme = o.nvme;
   storage.chunkSize = o.chunkSize;
   pm.addPass(createPlanStorage(storage));
+  PlanQuantizeTrafficOptions traffic;
+  traffic.mode = o.quantizeStates;
+  traffic.deviceProfile = o.deviceProfile;
+  pm.addPass(createPlanQuantizeTraffic(traffic));
   pm.addPass(createHMPlaceBuffers());
   PlanStagingOptions staging;
   staging.chunkSize = o.chunkSize;

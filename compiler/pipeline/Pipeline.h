@@ -21,6 +21,7 @@
 //   plan-overlap            (vram, device-profile)
 //   plan-quantize           (quantize-states, ram)
 //   plan-storage            (ram, nvme, chunk-size)
+//   plan-quantize-traffic   (quantize-states, device-profile)
 //   hm-place-buffers        (tg -> hm)
 //   plan-staging            (chunk-size)
 //   plan-streams
@@ -85,7 +86,8 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                           llvm::cl::init("")};
   Option<std::string> quantizeStates{
       *this, "quantize-states",
-      llvm::cl::desc("AdamW moments in 8 bits: never, auto (what --ram needs) or always"),
+      llvm::cl::desc("AdamW moments in 8 bits: never, auto (what --ram and the predicted step "
+                     "need) or always"),
       llvm::cl::init("never")};
   Option<std::string> nvme{*this, "nvme",
                            llvm::cl::desc("Storage budget for the storage arena, e.g. 400G "

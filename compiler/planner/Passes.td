@@ -171,6 +171,31 @@ def PlanQuantize : Pass<"plan-quantize", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanQuantizeTraffic : Pass<"plan-quantize-traffic", "::mlir::ModuleOp"> {
+  let summary = "Keeps stored optimizer states 8-bit where that shortens the predicted step (--quantize-states auto)";
+  let description = [{
+    Runs after plan-storage, before hm-place-buffers. With `mode=auto`, the
+    fp32 AdamW updates whose moments plan-storage homed in storage become
+    8-bit AdamW (as plan-quantize does it), those of the largest parameters
+    first, as long as each lowers the step's lower bound as `device-profile`
+    predicts it: every resource's load over one train_step (each op on its
+    stream, plus the staging traffic of the states in storage, both ways),
+    the largest of them, or their sum where the profile's device is the
+    host. An 8-bit state moves a quarter of the bytes over the storage links
+    and is updated at the profile's 8-bit host rate; so states are
+    quantized when the storage links bind the step and not when the device
+    or the host optimizer does. Stops at the first parameter that gains
+    nothing (smaller ones gain less). Parameters under 4096 elements keep
+    fp32 moments. Other modes leave the program as it is.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"never\"",
+           "never, auto or always (only auto changes anything here)">,
+    Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
+           "cpu, h200 or a JSON profile: the cost model of the step">,
+  ];
+}
+
 def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
   let summary = "Homes optimizer states in storage when the host arena exceeds its budget";
   let description = [{

@@ -10,17 +10,23 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
+#include "compiler/planner/CostModel.h"
 #include "compiler/planner/PassOptions.h"
+#include "compiler/planner/Timeline.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+
+#include <map>
 
 namespace hmcc {
 #define GEN_PASS_DEF_PLANQUANTIZE
+#define GEN_PASS_DEF_PLANQUANTIZETRAFFIC
 #include "compiler/planner/Passes.h.inc"
 } // namespace hmcc
 
@@ -121,6 +127,93 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
     }
     for (AdamWUpdateOp u : chosen)
       quantize(module, u);
+  }
+};
+
+/// The storage bytes one step moves each way for `states` (whole blocks).
+int64_t storedBytes(ArrayRef<int64_t> stateBytes) {
+  int64_t total = 0;
+  for (int64_t b : stateBytes)
+    total += hm::storageBlocks(b);
+  return total;
+}
+
+struct PlanQuantizeTrafficPass
+    : hmcc::impl::PlanQuantizeTrafficBase<PlanQuantizeTrafficPass> {
+  using PlanQuantizeTrafficBase::PlanQuantizeTrafficBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (mode != "auto")
+      return;
+    auto profile = planner::profileOption(module, "plan-quantize-traffic", deviceProfile);
+    if (failed(profile))
+      return signalPassFailure();
+    auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!fn)
+      return;
+    // Each resource's load over one step: the ops as they are, plus the
+    // staging traffic of the states in storage (plan-staging adds it).
+    std::map<std::string, double> loads;
+    struct Candidate {
+      AdamWUpdateOp update;
+      int64_t elements;
+      std::map<std::string, double> delta; ///< load changes when 8-bit
+    };
+    SmallVector<Candidate> candidates;
+    auto rate = [&](StringRef format) {
+      auto it = profile->hostOptimizer.find(format.str());
+      return it != profile->hostOptimizer.end() ? it->second : 1e9;
+    };
+    for (Operation &op : fn.getBody().front()) {
+      if (!runsInProgram(op))
+        continue;
+      auto [stream, seconds] = planner::streamSeconds(op, *profile);
+      loads[stream.str()] += seconds;
+      SmallVector<int64_t> stored;
+      for (NamedAttribute attr : op.getAttrs())
+        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+          if (auto s = module.lookupSymbol<StateOp>(ref.getValue()); s && hm::isStorageHomed(s))
+            stored.push_back(tensorBytes(s.getType()));
+      if (stored.empty())
+        continue;
+      int64_t bytes = storedBytes(stored);
+      loads["storage_read"] += planner::transferSeconds(bytes, profile->storageRead);
+      loads["storage_write"] += planner::transferSeconds(bytes, profile->storageWrite);
+      auto update = dyn_cast<AdamWUpdateOp>(op);
+      auto type = update ? cast<RankedTensorType>(update.getGrad().getType()) : nullptr;
+      if (!update || type.getNumElements() < kMin8bitElements || stored.size() != 2)
+        continue;
+      int64_t n = type.getNumElements();
+      int64_t codes = tensorBytes(adamw8bitCodesType(type));
+      int64_t absmax = tensorBytes(adamw8bitAbsmaxType(type));
+      int64_t saved = bytes - storedBytes({codes, absmax, codes, absmax});
+      candidates.push_back(
+          {update, n,
+           {{"storage_read", -planner::transferSeconds(saved, profile->storageRead)},
+            {"storage_write", -planner::transferSeconds(saved, profile->storageWrite)},
+            {"host_optimizer", double(n) / rate("8bit") - double(n) / rate("f32")}}});
+    }
+    // The lower bound: the largest load, or their sum on a shared host.
+    auto bound = [&](const std::map<std::string, double> &l) {
+      double most = 0, all = 0;
+      for (auto &[resource, seconds] : l) {
+        most = std::max(most, seconds);
+        all += seconds;
+      }
+      return profile->sharedHost ? all : most;
+    };
+    llvm::stable_sort(candidates,
+                      [](const Candidate &a, const Candidate &b) { return a.elements > b.elements; });
+    for (Candidate &c : candidates) {
+      std::map<std::string, double> trial = loads;
+      for (auto &[resource, seconds] : c.delta)
+        trial[resource] += seconds;
+      if (!(bound(trial) < bound(loads) * (1 - 1e-9)))
+        break; // the largest left gains nothing; smaller ones gain less
+      loads = std::move(trial);
+      quantize(module, c.update);
+    }
   }
 };
 
