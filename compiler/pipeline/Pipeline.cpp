@@ -85,6 +85,12 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   tiers.vram = o.vram;
   tiers.deviceProfile = o.deviceProfile;
   tiers.force = o.tiers == "auto" ? std::string() : std::string(o.tiers);
+  PlanQuantizeDeviceOptions device;
+  device.mode = o.quantizeStates;
+  device.vram = o.vram;
+  device.deviceProfile = o.deviceProfile;
+  device.recompute = o.recompute;
+  pm.addPass(createPlanQuantizeDevice(device));
   pm.addPass(createPlanTiers(tiers));
   PlanRecomputeOptions recompute;
   recompute.vram = o.vram;

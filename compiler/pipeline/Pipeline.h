@@ -16,6 +16,7 @@
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
 //   tg-fuse-elementwise     (fuse=all|elementwise)
+//   plan-quantize-device    (quantize-states, vram, device-profile, recompute)
 //   plan-tiers              (vram, device-profile, host-params)
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
@@ -86,8 +87,8 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                           llvm::cl::init("")};
   Option<std::string> quantizeStates{
       *this, "quantize-states",
-      llvm::cl::desc("AdamW moments in 8 bits: never, auto (what --ram and the predicted step "
-                     "need) or always"),
+      llvm::cl::desc("AdamW moments in 8 bits: never, auto (what --vram, --ram and the "
+                     "predicted step need) or always"),
       llvm::cl::init("never")};
   Option<std::string> nvme{*this, "nvme",
                            llvm::cl::desc("Storage budget for the storage arena, e.g. 400G "

@@ -169,6 +169,36 @@ def PlanQuantize : Pass<"plan-quantize", "::mlir::ModuleOp"> {
     Option<"ram", "ram", "std::string", /*default=*/"\"\"",
            "Host memory budget, e.g. 96G (empty: no bound, nothing quantized)">,
   ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
+}
+
+def PlanQuantizeDevice : Pass<"plan-quantize-device", "::mlir::ModuleOp"> {
+  let summary = "Keeps optimizer states 8-bit where the device budget needs it (--quantize-states auto)";
+  let description = [{
+    Runs before plan-tiers. With `mode=auto`, when the training program
+    does not fit `vram` with what plan-recompute can do, but would with
+    every AdamW update 8-bit (parameters of 4096 elements or more), the
+    fewest of the largest parameters' updates become 8-bit AdamW (as
+    plan-quantize does it) such that it fits: a bisection on how many,
+    largest first, each count judged by plan-recompute's own fit on a copy
+    of the module (its quick search, as plan-tiers judges; with
+    `recompute=none`, by the unplanned arena). 8-bit moments take about a quarter of the device bytes
+    and cost no transfers, where plan-tiers would move parameters to the
+    host and fetch them every step. When even all of them 8-bit do not fit,
+    nothing changes here: plan-tiers moves parameters to the host, and
+    plan-quantize and plan-quantize-traffic decide about their states.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"never\"",
+           "never, auto or always (only auto changes anything here)">,
+    Option<"vram", "vram", "std::string", /*default=*/"\"\"",
+           "Device memory budget, e.g. 24G (empty: no bound, nothing quantized)">,
+    Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
+           "cpu, h200 or a JSON profile (for plan-recompute's search)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"auto\"",
+           "plan-recompute's force (hmcc --recompute): with none, the fit is the unplanned arena's">,
+  ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
 
 def PlanQuantizeTraffic : Pass<"plan-quantize-traffic", "::mlir::ModuleOp"> {
@@ -194,6 +224,7 @@ def PlanQuantizeTraffic : Pass<"plan-quantize-traffic", "::mlir::ModuleOp"> {
     Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
            "cpu, h200 or a JSON profile: the cost model of the step">,
   ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
 
 def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {

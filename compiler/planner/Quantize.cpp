@@ -12,6 +12,7 @@
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
 #include "compiler/planner/CostModel.h"
 #include "compiler/planner/PassOptions.h"
+#include "compiler/planner/Recompute.h"
 #include "compiler/planner/Timeline.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Memory.h"
@@ -27,6 +28,7 @@
 namespace hmcc {
 #define GEN_PASS_DEF_PLANQUANTIZE
 #define GEN_PASS_DEF_PLANQUANTIZETRAFFIC
+#define GEN_PASS_DEF_PLANQUANTIZEDEVICE
 #include "compiler/planner/Passes.h.inc"
 } // namespace hmcc
 
@@ -51,6 +53,7 @@ void quantize(ModuleOp module, AdamWUpdateOp update) {
   auto type = cast<RankedTensorType>(param.getType());
   auto codes = adamw8bitCodesType(type), absmax = adamw8bitAbsmaxType(type);
   Attribute home = m->getAttr(hm::kHomeAttr);
+  Location loc = m.getLoc();
   // The new states take the old ones' names and place.
   Operation *next = m->getNextNode();
   while (next == m.getOperation() || next == v.getOperation())
@@ -60,7 +63,7 @@ void quantize(ModuleOp module, AdamWUpdateOp update) {
   b.setInsertionPoint(next);
   auto declare = [&](StringRef kind, RankedTensorType t) {
     std::string name = (param.getSymName() + "." + kind).str();
-    auto s = StateOp::create(b, m.getLoc(), name, t, param.getSymName(), kind);
+    auto s = StateOp::create(b, loc, name, t, param.getSymName(), kind);
     if (home)
       s->setAttr(hm::kHomeAttr, home);
     return FlatSymbolRefAttr::get(b.getContext(), name);
@@ -126,6 +129,61 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
       chosen.push_back(u);
     }
     for (AdamWUpdateOp u : chosen)
+      quantize(module, u);
+  }
+};
+
+/// The fp32 AdamW updates of `module` that can be 8-bit (parameters of
+/// kMin8bitElements or more), largest parameter first.
+SmallVector<AdamWUpdateOp> quantizable(ModuleOp module) {
+  SmallVector<std::pair<int64_t, AdamWUpdateOp>> sized;
+  module.walk([&](AdamWUpdateOp u) {
+    auto type = cast<RankedTensorType>(u.getGrad().getType());
+    if (type.getNumElements() >= kMin8bitElements)
+      sized.push_back({type.getNumElements(), u});
+  });
+  llvm::stable_sort(sized, [](auto &a, auto &b) { return a.first > b.first; });
+  return SmallVector<AdamWUpdateOp>(llvm::make_second_range(sized));
+}
+
+struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeDevicePass> {
+  using PlanQuantizeDeviceBase::PlanQuantizeDeviceBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (mode != "auto" || vram.empty())
+      return;
+    auto budget = planner::budgetOption(module, "plan-quantize-device", "vram", vram);
+    auto profile = planner::profileOption(module, "plan-quantize-device", deviceProfile);
+    if (failed(budget) || failed(profile))
+      return signalPassFailure();
+    auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!fn)
+      return;
+    SmallVector<AdamWUpdateOp> updates = quantizable(module);
+    // Whether the program with the `count` largest quantized fits the
+    // device with what plan-recompute can do (judged on a copy).
+    auto fits = [&](size_t count) {
+      OwningOpRef<ModuleOp> copy(module.clone());
+      SmallVector<AdamWUpdateOp> theirs = quantizable(*copy);
+      for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(theirs).take_front(count))
+        quantize(*copy, u);
+      planner::RecomputeSearch search(*copy, copy->lookupSymbol<func::FuncOp>("train_step"),
+                                      *profile);
+      if (!search.planned)
+        return false;
+      if (recompute == "none") // nothing will be recomputed: the unplanned arena
+        return search.base.arena <= **budget;
+      return search.fit(**budget, /*thorough=*/false).has_value();
+    };
+    if (updates.empty() || fits(0) || !fits(updates.size()))
+      return; // fits as it is, or only with parameters on the host (plan-tiers)
+    size_t lo = 0, hi = updates.size(); // lo does not fit, hi does
+    while (lo + 1 < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? hi : lo) = mid;
+    }
+    for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(updates).take_front(hi))
       quantize(module, u);
   }
 };

@@ -14,8 +14,11 @@ budgets read from the dumps:
     such parameter's moments 8-bit, and the losses equal the reference's;
   - one byte less, with --nvme: the rest goes to storage, 8-bit states are
     staged from there, and the losses still equal the reference's.
-Each budget's host arena must be within it. Prints a line per case and a
-verdict.
+Each budget's host arena must be within it. Then --vram with --recompute
+none: at the all-8-bit program's arena with every parameter on the device,
+plan-quantize-device must turn every such parameter's moments 8-bit and
+plan-tiers move nothing; the losses equal the reference's. Prints a line per
+case and a verdict.
 """
 import json
 import subprocess
@@ -66,6 +69,22 @@ def main():
         print(f"--ram {ram}: {quantized} parameters with 8-bit moments, {stored} states in "
               f"storage, host arena {'fits' if fits else 'OVER BUDGET'}, {len(losses)} losses "
               f"{'equal to ' + ref if same else 'DIFFER from ' + ref}")
+    # The device budget: the arena of the all-8-bit program with every
+    # parameter on the device and nothing recomputed. fp32 moments cannot
+    # fit there, so plan-quantize-device must make every such parameter's
+    # moments 8-bit (and plan-tiers then moves nothing).
+    vram = build(hmcc, model, out, "q8-device", ["--optimizer", "adamw8bit"])["arena"]["bytes"]
+    plan = build(hmcc, model, out, "device", ["--quantize-states", "auto", "--vram", str(vram),
+                                              "--recompute", "none"])
+    quantized = sum(t["name"].endswith(".exp_avg_absmax") for t in plan["persistent"])
+    host = sum(t["tier"] == "host" for t in plan["persistent"])
+    losses = train(out, "device", steps, args)
+    fits = plan["arena"]["bytes"] <= vram
+    same = losses == reference["q8"]
+    failures += not (fits and same and host == 0)
+    print(f"--vram {vram}: {quantized} parameters with 8-bit moments, {host} tensors on the host, "
+          f"arena {'fits' if fits else 'OVER BUDGET'}, {len(losses)} losses "
+          f"{'equal to q8' if same else 'DIFFER from q8'}")
     print("quantize: " + ("PASS" if failures == 0 else f"FAIL ({failures})"))
     return 1 if failures else 0
 

@@ -98,10 +98,10 @@ cl::opt<std::string> ram("ram", cl::value_desc("SIZE"),
 cl::opt<std::string> quantizeStates(
     "quantize-states", cl::value_desc("never|auto|always"),
     cl::desc("AdamW's moments in block-wise 8 bits (as bitsandbytes' AdamW8bit; parameters of "
-             "4096 elements or more): never (default), auto (those of the largest parameters on "
-             "the host, as --ram needs, before any go to storage; then those in storage, largest "
-             "first, while 8 bits shorten the predicted step), always (every parameter: "
-             "--optimizer adamw8bit)"),
+             "4096 elements or more): never (default), auto (the largest parameters' first: as "
+             "--vram needs before any parameter goes to the host, as --ram needs before any state "
+             "goes to storage, then those in storage while 8 bits shorten the predicted step), "
+             "always (every parameter: --optimizer adamw8bit)"),
     cl::init("never"), cl::cat(budgetCategory));
 cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
                           cl::desc("Storage for optimizer states past --ram: a directory and the "
