@@ -6,7 +6,8 @@
 //    running on the host overlaps the rest of the backward;
 //  - each copy to the device (a fetch of a host parameter, the return of an
 //    offloaded cut), put just before its reader, back by its prefetch
-//    distance: the cost model's time for the copy, in compute it passes.
+//    distance: the cost model's time for the copy and for the copies queued
+//    after it on the same link, in compute it passes.
 // The bytes a moved copy holds longer must fit the budget.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace hmcc {
@@ -46,33 +48,50 @@ struct Moves {
 };
 
 /// Where each fetch among `ops` (a block in order, `index` their positions)
-/// could go: back from its place while the compute it passes is shorter
-/// than the copy (scaled by `scale`), never above what defines its operand.
+/// could go. The fetches share one link and run on it one after another in
+/// program order, so each must end before its reader starts and before the
+/// next fetch has to start: from the last fetch back, each gets the latest
+/// start that meets both (its copy time scaled by `scale`), on the clock of
+/// the compute before each op, and goes before the last op compute reaches
+/// by then, never above what defines its operand.
 Moves planMoves(const DeviceProfile &profile, double scale, ArrayRef<Operation *> ops,
                 const DenseMap<Operation *, unsigned> &index) {
+  // The predicted compute time at which each op starts.
+  SmallVector<double> clock(ops.size() + 1, 0.0);
+  for (unsigned k = 0; k < ops.size(); ++k)
+    clock[k + 1] = clock[k] + (streamOf(*ops[k]) == "compute" && runsInProgram(*ops[k])
+                                   ? predictSeconds(ops[k], profile)
+                                   : 0.0);
+  auto isFetch = [](Operation *op) {
+    return isa<tg::IdentityOp>(op) && streamOf(*op) == "host_to_device";
+  };
   Moves m;
-  for (unsigned k = 0; k < ops.size(); ++k) {
-    Operation *op = ops[k];
-    if (!isa<tg::IdentityOp>(op) || streamOf(*op) != "host_to_device")
-      continue;
-    double need = scale * transferSeconds(tg::tensorBytes(op->getResult(0).getType()),
-                                          profile.hostToDevice);
-    unsigned floor = 0;
-    if (Operation *def = op->getOperand(0).getDefiningOp())
-      floor = index.lookup(def) + 1;
-    unsigned to = k;
-    double covered = 0;
-    while (to > floor && covered < need) {
-      Operation *prev = ops[to - 1];
-      if (streamOf(*prev) == "compute")
-        covered += predictSeconds(prev, profile);
-      --to;
+  for (unsigned k = 0; k < ops.size(); ++k)
+    if (isFetch(ops[k])) {
+      m.fetches.push_back(ops[k]);
+      m.to.push_back(k);
     }
+  // The reader of fetch k is the first op after it that is not a fetch.
+  double next = INFINITY; // when the next fetch must start on the link
+  for (unsigned i = m.fetches.size(); i-- > 0;) {
+    unsigned k = m.to[i];
+    unsigned reader = k;
+    while (reader < ops.size() && isFetch(ops[reader]))
+      ++reader;
+    double need = scale * transferSeconds(tg::tensorBytes(m.fetches[i]->getResult(0).getType()),
+                                          profile.hostToDevice);
+    double start = std::min(clock[reader], next) - need;
+    next = start;
+    unsigned floor = 0;
+    if (Operation *def = m.fetches[i]->getOperand(0).getDefiningOp())
+      floor = index.lookup(def) + 1;
+    unsigned to = k; // the last op that compute starts by `start`
+    while (to > floor && clock[to] > start)
+      --to;
     // Not before another fetch that moves itself (they take no compute).
-    while (to < k && isa<tg::IdentityOp>(ops[to]) && streamOf(*ops[to]) == "host_to_device")
+    while (to < k && isFetch(ops[to]))
       ++to;
-    m.fetches.push_back(op);
-    m.to.push_back(to);
+    m.to[i] = to;
   }
   return m;
 }

@@ -116,10 +116,13 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     Fetches: a copy to the device (the fetch of a parameter homed on the
     host, the return of an offloaded cut) is put just before the op that
     reads it; on its own stream (host_to_device) it would then run while
-    compute waits. It moves earlier by its prefetch distance: back over the
-    ops whose predicted compute time (device-profile's cost model) adds up
-    to the copy's predicted time on the host-to-device link, never above
-    the op defining what it copies.
+    compute waits. It moves earlier by its prefetch distance, on the clock
+    of the predicted compute time (device-profile's cost model) before each
+    op: the copies run on the host-to-device link one after another, so
+    each must end before its reader starts and before the next copy has to
+    start; from the last copy back, each gets the latest start meeting both
+    and goes before the last op compute reaches by then, never above the
+    op defining what it copies.
 
     Holds: each op of another stream than compute gets `hm.hold = N`: what
     it reads stays in memory for the N ops after it whose predicted compute
