@@ -48,14 +48,15 @@ struct Moves {
 };
 
 /// Where each fetch among `ops` (a block in order, `index` their positions)
-/// could go. The fetches share one link and run on it one after another in
+/// could go (those of at most `maxBytes`; larger ones stay). The fetches
+/// share one link and run on it one after another in
 /// program order, so each must end before its reader starts and before the
 /// next fetch has to start: from the last fetch back, each gets the latest
 /// start that meets both (its copy time scaled by `scale`), on the clock of
 /// the compute before each op, and goes before the last op compute reaches
 /// by then, never above what defines its operand.
-Moves planMoves(const DeviceProfile &profile, double scale, ArrayRef<Operation *> ops,
-                const DenseMap<Operation *, unsigned> &index) {
+Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
+                ArrayRef<Operation *> ops, const DenseMap<Operation *, unsigned> &index) {
   // The predicted compute time at which each op starts.
   SmallVector<double> clock(ops.size() + 1, 0.0);
   for (unsigned k = 0; k < ops.size(); ++k)
@@ -78,10 +79,12 @@ Moves planMoves(const DeviceProfile &profile, double scale, ArrayRef<Operation *
     unsigned reader = k;
     while (reader < ops.size() && isFetch(ops[reader]))
       ++reader;
-    double need = scale * transferSeconds(tg::tensorBytes(m.fetches[i]->getResult(0).getType()),
-                                          profile.hostToDevice);
+    int64_t bytes = tg::tensorBytes(m.fetches[i]->getResult(0).getType());
+    double need = scale * transferSeconds(bytes, profile.hostToDevice);
     double start = std::min(clock[reader], next) - need;
     next = start;
+    if (bytes > maxBytes)
+      continue; // stays where it is
     unsigned floor = 0;
     if (Operation *def = m.fetches[i]->getOperand(0).getDefiningOp())
       floor = index.lookup(def) + 1;
@@ -161,16 +164,18 @@ void moveUpdatesUp(func::FuncOp fn) {
   }
 }
 
-/// Moves the fetches of `fn` by their distances times `scale` and, with
-/// `holds`, gives the ops of other streams their hm.hold.
-void moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, bool holds) {
+/// Moves the fetches of `fn` (those of at most `maxBytes`) by their
+/// distances times `scale` and, with `holds`, gives the ops of other
+/// streams their hm.hold.
+void moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, bool holds,
+                 int64_t maxBytes = INT64_MAX) {
   SmallVector<Operation *> ops;
   DenseMap<Operation *, unsigned> index;
   for (Operation &op : fn.getBody().front()) {
     index[&op] = ops.size();
     ops.push_back(&op);
   }
-  applyMoves(ops, planMoves(profile, scale, ops, index));
+  applyMoves(ops, planMoves(profile, scale, maxBytes, ops, index));
   if (holds)
     setHolds(fn, profile, std::min(scale, 1.0));
 }
@@ -229,6 +234,28 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     for (int attempt = 0; attempt < 5; ++attempt, scale /= 2)
       if (tryScale(scale, /*holds=*/false))
         return;
+    // Not all of them, then: the small ones with their full distance, as
+    // many as fit (a bisection on the size up to which fetches move), so
+    // that a few large fetches do not keep every other one late.
+    SmallVector<int64_t> sizes;
+    for (Operation &op : fn.getBody().front())
+      if (isa<tg::IdentityOp>(op) && streamOf(op) == "host_to_device")
+        sizes.push_back(tg::tensorBytes(op.getResult(0).getType()));
+    llvm::sort(sizes);
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    auto fitsUpTo = [&](size_t k) {
+      return fitsWith(module, fn, budget, [&](func::FuncOp f) {
+        moveFetches(f, profile, 1.0, /*holds=*/false, sizes[k]);
+      });
+    };
+    if (sizes.empty() || !fitsUpTo(0))
+      return;
+    size_t lo = 0, hi = sizes.size(); // sizes[lo] fits; moving all did not
+    while (lo + 1 < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      (fitsUpTo(mid) ? lo : hi) = mid;
+    }
+    moveFetches(fn, profile, 1.0, /*holds=*/false, sizes[lo]);
   }
 };
 

@@ -132,8 +132,10 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     Moved copies and holds keep bytes longer and moved updates change when
     gradients are freed: under `vram`, the program is placed after the
     moves, first with the holds, then without them with every prefetch
-    distance halved while it does not fit (five tries, then no fetch moves;
-    updates move only when that fits). `force`:
+    distance halved while it does not fit (five tries); then the fetches up
+    to a size move with their full distance, the largest size that fits
+    (a bisection over the fetches' sizes), the others stay; updates move
+    only when that fits. `force`:
     "none" moves nothing, "max" moves each copy as far up as its operand
     allows (within the budget, as above), "fetches" moves only the fetches.
   }];

@@ -28,12 +28,15 @@
 // NONE: tg.global_norm
 // NONE-NEXT: tg.adamw_update
 
-// A budget the moved fetches would exceed (1600 bytes placed; 1216 where
-// they stay): the distances shrink until it fits, here to nothing.
+// A budget the fetches moved as far as they go would exceed (1600 bytes
+// placed; 1216 where they stay): halving the distances does not fit; each
+// fetch at its cost-model distance does, so @w2's moves above the tanh and
+// the arena stays 1216.
 // TIGHT: hm.arena @arena tier "device" size 1216
-// TIGHT: %[[F:.*]] = tg.identity %w1
+// TIGHT: %[[F:.*]] = tg.identity %w2
 // TIGHT-NEXT: hm.place %[[F]]
-// TIGHT-NEXT: tg.matmul %arg0, %[[F]]
+// TIGHT-NEXT: tg.tanh
+// TIGHT: tg.matmul %{{.*}}, %[[F]]
 
 // Everything on the device: nothing to fetch, updates stay where they are.
 // DEVICE: tg.global_norm
