@@ -118,7 +118,7 @@ std::optional<Match> match(MatMulOp pv) {
     p = d.getX();
   }
   auto sm = p.getDefiningOp<SoftmaxOp>();
-  if (!sm || !singleUse(p) || (sm.getAxis() != 3 && sm.getAxis() != -1))
+  if (!sm || !singleUse(p) || (int64_t(sm.getAxis()) != 3 && int64_t(sm.getAxis()) != -1))
     return std::nullopt;
   m.chain.push_back(sm);
   Value s = sm.getX();
@@ -256,7 +256,7 @@ bool fuse(MatMulOp pv, Match &m, SmallPtrSetImpl<Operation *> &erased) {
     v = v0;
   } else {
     if (perm != SmallVector<int64_t>{0, 1, 2, 3})
-      k = b.create<TransposeOp>(m.k.getLoc(), RankedTensorType::get(kShape, st.getElementType()),
+      k = TransposeOp::create(b, m.k.getLoc(), RankedTensorType::get(kShape, st.getElementType()),
                                 src, b.getDenseI64ArrayAttr(perm));
     // Grouped heads: read K and V from their kv heads when both are
     // expanded alike.
@@ -273,13 +273,13 @@ bool fuse(MatMulOp pv, Match &m, SmallPtrSetImpl<Operation *> &erased) {
       for (bool x : m.mask->masked)
         values.push_back(x ? -std::numeric_limits<float>::infinity() : 0.0f);
     auto type = RankedTensorType::get(m.mask->dims, b.getF32Type());
-    bias = b.create<ConstantOp>(pv.getLoc(), type,
+    bias = ConstantOp::create(b, pv.getLoc(), type,
                                 DenseElementsAttr::get(type, ArrayRef<float>(values)));
   }
   auto lseType = RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1), T},
                                        qt.getElementType());
   Value result = bthd ? back.getResult() : pv.getResult();
-  auto attn = b.create<AttentionOp>(pv.getLoc(), TypeRange{result.getType(), lseType}, q, k, v,
+  auto attn = AttentionOp::create(b, pv.getLoc(), TypeRange{result.getType(), lseType}, q, k, v,
                                     bias, b.getF32FloatAttr(float(m.scale)),
                                     causal ? b.getUnitAttr() : UnitAttr(),
                                     bthd ? b.getUnitAttr() : UnitAttr(),

@@ -189,7 +189,7 @@ struct Fuser {
       }
     }
     OpBuilder b(root);
-    auto fused = b.create<FusedOp>(root->getLoc(), shape, inputs.getArrayRef(),
+    auto fused = FusedOp::create(b, root->getLoc(), shape, inputs.getArrayRef(),
                                    b.getStrArrayAttr(ops), b.getDenseI64ArrayAttr(args));
     root->getResult(0).replaceAllUsesWith(fused.getResult());
   }
