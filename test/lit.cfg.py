@@ -14,6 +14,10 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hmcc_obj_root, "test")
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
+# The compiled programs' GEMM engine table (runtime/README.md): the tests'
+# own, not the user's, since timings taken under a parallel test run are no
+# choice for later runs.
+config.environment["HMRT_GEMM_TABLE"] = os.path.join(config.hmcc_obj_root, "test", "gemm-engines.tsv")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hmcc_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()

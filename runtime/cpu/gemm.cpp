@@ -337,7 +337,7 @@ void serial_on(GemmEngine e, bool trans_a, bool trans_b, int64_t m, int64_t n,
                    workspace);
 }
 
-double time_engine(GemmEngine e, const GemmCall& call);
+void time_engines(const GemmCall& call, double seconds[kGemmEngines]);
 
 }  // namespace
 
@@ -346,7 +346,7 @@ void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   int64_t ldb, float beta, float* c, int64_t ldc,
                   float* workspace) {
   const GemmEngine e =
-      gemm_select({true, trans_a, trans_b, m, n, k, 1, 1}, time_engine);
+      gemm_select({true, trans_a, trans_b, m, n, k, 1, 1}, time_engines);
   serial_on(e, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
             workspace);
 }
@@ -437,11 +437,15 @@ hmrt_status batched_on(GemmEngine e, const char* fn, bool trans_a, bool trans_b,
   return HMRT_OK;
 }
 
-// Seconds one call of `call`'s shape takes on engine `e`, timed on scratch
-// operands.  Shapes above ~1 GFLOP (or with a matrix above 4 M floats) are
+// What one call of `call`'s shape takes on each built engine, timed on
+// scratch operands: after a warm-up call each, the engines take turns for
+// kRounds rounds and each keeps its best round, so that a stall (another
+// process on the cores, a descheduled OpenMP thread) hits a round, not an
+// engine. Shapes above ~1 GFLOP (or with a matrix above 4 M floats) are
 // timed at a scaled-down size: fewer batch entries first, then the largest
-// dimension halved.
-double time_engine(GemmEngine e, const GemmCall& call) {
+// dimension halved; the times are scaled back to the shape asked about.
+void time_engines(const GemmCall& call, double seconds[kGemmEngines]) {
+  constexpr int kRounds = 5;
   int64_t m = std::max<int64_t>(call.m, 1), n = std::max<int64_t>(call.n, 1);
   int64_t k = std::max<int64_t>(call.k, 1), batch = std::max<int64_t>(call.batch, 1);
   auto flops = [&] { return 2.0 * double(m) * double(n) * double(k) * double(batch); };
@@ -462,7 +466,7 @@ double time_engine(GemmEngine e, const GemmCall& call) {
   if (call.serial) ws.resize(size_t(gemm_workspace_floats(m, n, k) + 16));
   float* wsa = reinterpret_cast<float*>(
       (reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
-  auto once = [&] {
+  auto once = [&](GemmEngine e) {
     if (call.serial) {
       for (int64_t i = 0; i < batch; ++i)
         serial_on(e, call.trans_a, call.trans_b, m, n, k, 1.0f, A.data() + i * m * k,
@@ -473,18 +477,24 @@ double time_engine(GemmEngine e, const GemmCall& call) {
                       A.data(), lda, m * k, B.data(), ldb, k * n, 0.0f, C.data(), n,
                       m * n, batch) == HMRT_OK;
   };
-  if (!once()) return INFINITY;  // warm-up (oneDNN compiles its kernels here)
-  const int reps = static_cast<int>(std::clamp(2e7 / flops(), 1.0, 200.0));
-  double best = INFINITY;
-  for (int trial = 0; trial < 3; ++trial) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < reps; ++r) once();
-    best = std::min(best, std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - t0).count() / reps);
+  bool usable[kGemmEngines];
+  for (int i = 0; i < kGemmEngines; ++i) {
+    seconds[i] = INFINITY;
+    // The warm-up call (oneDNN compiles its kernels here).
+    usable[i] = gemm_engine_built(GemmEngine(i)) && once(GemmEngine(i));
   }
-  // Report the time of the shape asked about.
-  return best * (2.0 * double(call.m) * double(call.n) * double(call.k) *
-                 double(std::max<int64_t>(call.batch, 1))) / flops();
+  const int reps = static_cast<int>(std::clamp(2e7 / flops(), 1.0, 200.0));
+  for (int round = 0; round < kRounds; ++round)
+    for (int i = 0; i < kGemmEngines; ++i) {
+      if (!usable[i]) continue;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < reps; ++r) once(GemmEngine(i));
+      seconds[i] = std::min(seconds[i], std::chrono::duration<double>(
+                                            std::chrono::steady_clock::now() - t0).count() / reps);
+    }
+  const double scale = 2.0 * double(call.m) * double(call.n) * double(call.k) *
+                       double(std::max<int64_t>(call.batch, 1)) / flops();
+  for (int i = 0; i < kGemmEngines; ++i) seconds[i] *= scale;
 }
 
 // Both public entry points; `fn` names the caller in error messages.
@@ -506,7 +516,7 @@ hmrt_status sgemm_batched(const char* fn, int trans_a, int trans_b, int64_t m,
   if (batch_count == 0 || m == 0 || n == 0) return HMRT_OK;
   const GemmEngine e = gemm_select(
       {false, trans_a != 0, trans_b != 0, m, n, k, batch_count, num_threads()},
-      time_engine);
+      time_engines);
   return batched_on(e, fn, trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda,
                     stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch_count);
 }

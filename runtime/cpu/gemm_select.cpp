@@ -162,9 +162,12 @@ GemmEngine measure(const GemmCall& call, GemmTimer timer, std::string* line) {
   GemmEngine best = GemmEngine::own;
   double best_t = INFINITY;
   std::string times;
+  double seconds[kGemmEngines];
+  for (double& t : seconds) t = INFINITY;
+  timer(call, seconds);
   for (int i = 0; i < kGemmEngines; ++i) {
     if (!gemm_engine_built(GemmEngine(i))) continue;
-    const double t = timer(GemmEngine(i), call);
+    const double t = seconds[i];
     char buf[64];
     std::snprintf(buf, sizeof buf, " %s=%.1fus", kNames[i], t * 1e6);
     times += buf;

@@ -4,8 +4,8 @@
 // A shape class is (serial or threaded, trans_a, trans_b, and m, n, k and
 // the batch count each rounded up to a power of two, and the thread count).
 // The first call of a class times every engine the runtime was built with
-// (its own blocked GEMM, OpenBLAS, oneDNN) on that call's shape and keeps
-// the fastest.  Choices persist in a per-machine table file, so every later
+// (its own blocked GEMM, OpenBLAS, oneDNN) on that call's shape, in turns
+// over several rounds, and keeps the fastest.  Choices persist in a per-machine table file, so every later
 // process takes the same engine for the same class and a program computes
 // the same bits run after run; the file is read and extended under an
 // exclusive lock, so concurrent processes agree too.
@@ -37,9 +37,12 @@ struct GemmCall {
   int threads;  // 1 when serial
 };
 
-// Seconds one call of `shape` takes on engine `e` (the runtime times its
-// engines on scratch operands; tests pass their own).
-using GemmTimer = double (*)(GemmEngine e, const GemmCall& shape);
+// Fills seconds[e] with what one call of `shape` takes on each engine e
+// the runtime was built with (INFINITY for the others or a failure). The
+// runtime times its engines on scratch operands, taking turns over several
+// rounds and keeping each one's best, so that a stall from another process
+// on the cores does not decide; tests pass their own.
+using GemmTimer = void (*)(const GemmCall& shape, double seconds[kGemmEngines]);
 
 // The engine for `call`: forced by HMRT_GEMM, else this class's entry in
 // the table, measured with `timer` the first time.  Thread-safe.
