@@ -142,18 +142,26 @@ State& state() {
   return s;
 }
 
-// Reads every well-formed line of the table file at fd into `table`.
-void read_table(int fd, std::unordered_map<uint64_t, GemmEngine>& table) {
+constexpr const char* kHeader =
+    "# hmrt: the GEMM engine per shape class on this machine, by measurement.\n"
+    "# mode trans_a trans_b log2(m) log2(n) log2(k) log2(batch) threads engine\n"
+    "# Delete this file to measure again.\n";
+
+// Reads every well-formed line of the table file at fd into `table`; false
+// when the file holds something else than a table (it is left alone).
+bool read_table(int fd, std::unordered_map<uint64_t, GemmEngine>& table) {
   std::string text;
   char buf[4096];
   ::lseek(fd, 0, SEEK_SET);
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+  if (!text.empty() && text.rfind("# hmrt: the GEMM engine", 0) != 0) return false;
   std::istringstream in(text);
   std::string line;
   uint64_t key;
   GemmEngine e;
   while (std::getline(in, line))
     if (!line.empty() && line[0] != '#' && parse_line(line, &key, &e)) table.emplace(key, e);
+  return true;
 }
 
 // Times the built engines on `call`'s shape and returns the fastest, with a
@@ -226,7 +234,10 @@ GemmEngine gemm_select(const GemmCall& call, GemmTimer timer) {
     s.path = default_table_path();
     s.path_known = true;
   }
-  int fd = s.path.empty() ? -1 : ::open(s.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a symbolic link, never into a file that is no table.
+  int fd = s.path.empty()
+               ? -1
+               : ::open(s.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd >= 0 && ::flock(fd, LOCK_EX) != 0) {
     ::close(fd);
     fd = -1;
@@ -236,7 +247,13 @@ GemmEngine gemm_select(const GemmCall& call, GemmTimer timer) {
            "); engine choices last this process only");
     s.path.clear();
   }
-  if (fd >= 0) read_table(fd, s.table);
+  if (fd >= 0 && !read_table(fd, s.table)) {
+    notice(s.path + " is not a GEMM engine table; it is left as it is, and engine choices last "
+                    "this process only");
+    ::close(fd);
+    fd = -1;
+    s.path.clear();
+  }
   GemmEngine e;
   if (auto it = s.table.find(key); it != s.table.end()) {
     e = it->second;
@@ -245,13 +262,7 @@ GemmEngine gemm_select(const GemmCall& call, GemmTimer timer) {
     e = measure(call, timer, &line);
     s.table.emplace(key, e);
     if (fd >= 0) {
-      if (::lseek(fd, 0, SEEK_END) == 0) {
-        const char* head =
-            "# hmrt: the GEMM engine per shape class on this machine, by measurement.\n"
-            "# mode trans_a trans_b log2(m) log2(n) log2(k) log2(batch) threads engine\n"
-            "# Delete this file to measure again.\n";
-        line = head + line;
-      }
+      if (::lseek(fd, 0, SEEK_END) == 0) line = kHeader + line;
       if (::write(fd, line.data(), line.size()) != ssize_t(line.size()))
         notice("cannot extend the GEMM engine table " + s.path);
     }

@@ -284,13 +284,29 @@ TEST(GemmSelect, FastestEngineWinsPerClassAndPersists) {
   // Lines that do not parse are ignored: the class is measured again.
   {
     std::ofstream out(table);
-    out << "threaded 0 1 11 10 8 0 2 fastest\nnot a line\nserial 2 0 1 1 1 0 1 own\n";
+    out << "# hmrt: the GEMM engine per shape class\n"
+        << "threaded 0 1 11 10 8 0 2 fastest\nnot a line\nserial 2 0 1 1 1 0 1 own\n";
   }
   hmrt::gemm_select_reset_for_test(table, "auto");
   g_fake[int(GemmEngine::own)] = 1.0;
   g_timed = 0;
   EXPECT_EQ(int(hmrt::gemm_select(call, fake_timer)), fast);
   EXPECT_GE(g_timed, 1);
+
+  // A file that is no table is neither read nor written.
+  {
+    std::ofstream out(table);
+    out << "threaded 0 1 11 10 8 0 2 own\n";  // no header: somebody else's file
+  }
+  hmrt::gemm_select_reset_for_test(table, "auto");
+  g_timed = 0;
+  EXPECT_EQ(int(hmrt::gemm_select(call, fake_timer)), fast);
+  EXPECT_GE(g_timed, 1);
+  {
+    std::ifstream in2(table);
+    const std::string kept((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(kept, "threaded 0 1 11 10 8 0 2 own\n");
+  }
 
   // A forced engine is never timed.
   hmrt::gemm_select_reset_for_test(table, "own");
