@@ -11,7 +11,10 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     (tier "device"); gives parameters, then optimizer states, then data
     inputs fixed offsets (`hm.offset`; inputs of the same ONNX name share
     one across functions); then, per function, places each tensor that
-    needs memory (`hm.place`, first fit) right after the op that defines it
+    needs memory (`hm.place`, first fit; a copy to the device, which runs on
+    its own stream, takes the fitting free bytes released longest ago, so
+    it does not wait for the op that read them last) right after the op
+    that defines it
     and releases it (`hm.release`) right after its last reader, so later
     tensors reuse the memory. A result never shares memory with an operand
     of its op, except a view (reshape, flatten, squeeze, unsqueeze,

@@ -255,7 +255,11 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
       size_t mid = lo + (hi - lo) / 2;
       (fitsUpTo(mid) ? lo : hi) = mid;
     }
-    moveFetches(fn, profile, 1.0, /*holds=*/false, sizes[lo]);
+    // With the holds if they fit too.
+    bool holds = fitsWith(module, fn, budget, [&](func::FuncOp f) {
+      moveFetches(f, profile, 1.0, /*holds=*/true, sizes[lo]);
+    });
+    moveFetches(fn, profile, 1.0, holds, sizes[lo]);
   }
 };
 

@@ -134,8 +134,8 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     moves, first with the holds, then without them with every prefetch
     distance halved while it does not fit (five tries); then the fetches up
     to a size move with their full distance, the largest size that fits
-    (a bisection over the fetches' sizes), the others stay; updates move
-    only when that fits. `force`:
+    (a bisection over the fetches' sizes), the others stay, with the holds
+    when they fit too; updates move only when that fits. `force`:
     "none" moves nothing, "max" moves each copy as far up as its operand
     allows (within the budget, as above), "fetches" moves only the fetches.
   }];

@@ -10,6 +10,7 @@
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
 #include "compiler/conversion/Passes.h"
 #include "hm/Analysis/Liveness.h"
+#include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
 #include "lib/support/Limits.h"
 #include "tg/IR/TGOps.h"
@@ -51,41 +52,55 @@ bool needsMemory(Value v) {
   return true;
 }
 
-/// First fit over [base, ...) with a free list.
+/// First fit over [base, ...) with a free list; each free block remembers
+/// the step at which its bytes were last released.
 class Allocator {
 public:
   explicit Allocator(int64_t base) : top(base) {}
-  int64_t allocate(int64_t size) {
+  /// With `leastRecent`, the fitting block released longest ago instead of
+  /// the first (for a copy on another stream: bytes just released may still
+  /// be read by the op before it, which the copy would then wait for).
+  int64_t allocate(int64_t size, bool leastRecent = false) {
+    auto pick = free.end();
     for (auto it = free.begin(); it != free.end(); ++it) {
-      if (it->second < size)
+      if (it->second.size < size)
         continue;
-      int64_t offset = it->first, rest = it->second - size;
-      free.erase(it);
+      if (pick == free.end() || (leastRecent && it->second.freedAt < pick->second.freedAt))
+        pick = it;
+      if (!leastRecent)
+        break;
+    }
+    if (pick != free.end()) {
+      int64_t offset = pick->first, rest = pick->second.size - size;
+      int64_t when = pick->second.freedAt;
+      free.erase(pick);
       if (rest)
-        free[offset + size] = rest;
+        free[offset + size] = {rest, when};
       return offset;
     }
     // Out of free blocks that fit: grow from the last free block when it
     // ends at the top, else from the top.
     int64_t offset = top;
-    if (!free.empty() && free.rbegin()->first + free.rbegin()->second == top) {
+    if (!free.empty() && free.rbegin()->first + free.rbegin()->second.size == top) {
       offset = free.rbegin()->first;
       free.erase(std::prev(free.end()));
     }
     top = offset + size;
     return offset;
   }
-  void release(int64_t offset, int64_t size) {
-    auto it = free.emplace(offset, size).first;
+  void release(int64_t offset, int64_t size, int64_t when = 0) {
+    auto it = free.emplace(offset, Block{size, when}).first;
     auto next = std::next(it);
-    if (next != free.end() && it->first + it->second == next->first) {
-      it->second += next->second;
+    if (next != free.end() && it->first + it->second.size == next->first) {
+      it->second.size += next->second.size;
+      it->second.freedAt = std::max(it->second.freedAt, next->second.freedAt);
       free.erase(next);
     }
     if (it != free.begin()) {
       auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
+      if (prev->first + prev->second.size == it->first) {
+        prev->second.size += it->second.size;
+        prev->second.freedAt = std::max(prev->second.freedAt, it->second.freedAt);
         free.erase(it);
       }
     }
@@ -93,7 +108,10 @@ public:
   int64_t top;
 
 private:
-  std::map<int64_t, int64_t> free;
+  struct Block {
+    int64_t size, freedAt;
+  };
+  std::map<int64_t, Block> free;
 };
 
 /// The placement of one module (what the pass does).
@@ -303,16 +321,22 @@ private:
     Allocator allocs[2] = {Allocator(bases[0]), Allocator(bases[1])};
     auto allocOf = [&](Value v) -> Allocator & { return allocs[liveness.inHost.contains(v)]; };
     DenseMap<Value, int64_t> offsets; // of each value with bytes of its own
+    int64_t now = 0; // the step being placed
     auto releaseFreed = [&](const hm::LiveStep &step) {
       for (Value v : step.freed)
-        allocOf(v).release(offsets[v], hm::arenaBytes(v.getType()));
+        allocOf(v).release(offsets[v], hm::arenaBytes(v.getType()), now);
     };
     bool earlyRelease = testFault == "early-release";
     for (const hm::LiveStep &step : liveness.steps) {
+      ++now;
       if (earlyRelease) // test fault: an op's results may reuse its operands
         releaseFreed(step);
+      // A copy to the device runs on its own stream: give it the bytes
+      // released longest ago, not those the compute op before it may still
+      // be reading.
+      bool copy = streamOf(*step.op) == "host_to_device";
       for (Value v : step.born)
-        offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()));
+        offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()), copy);
       if (!earlyRelease)
         releaseFreed(step);
     }
