@@ -93,3 +93,28 @@ func.func @views(%x: tensor<16xf32> {tg.input = "x"}) -> (tensor<4x4xf32>, tenso
   %c = tg.reshape %a : tensor<16xf32> -> tensor<2x8xf32>
   return %b, %c : tensor<4x4xf32>, tensor<2x8xf32>
 }
+
+// -----
+// A copy to the device (of a host parameter) runs on its own stream: it
+// takes the fitting free bytes released longest ago (448, where %big was),
+// not those the op just before it read last (320, where %a was), which it
+// would have to wait for; the compute op after it takes the first fit.
+// CHECK-LABEL: func.func @copies
+// CHECK: hm.place %[[A:.*]] in @arena at 320
+// CHECK: hm.place %[[BIG:.*]] in @arena at 384 : tensor<64xf32>
+// CHECK: hm.release %[[A]]
+// CHECK: %[[F:.*]] = tg.identity %w
+// CHECK-NEXT: hm.place %[[F]] in @arena at 448
+// CHECK-NEXT: tg.add
+// CHECK-NEXT: hm.place %{{.*}} in @arena at 320
+tg.parameter @w : tensor<16xf32> {hm.home = "host", source = "w"}
+func.func @copies(%x: tensor<16xf32> {tg.input = "x"}, %y: tensor<64xf32> {tg.input = "y"}) -> (tensor<16xf32>, tensor<f32>) {
+  %a = tg.exp %x : tensor<16xf32>
+  %big = tg.exp %y : tensor<64xf32>
+  %s = tg.reduce_sum %big {axes = array<i64>} : tensor<64xf32> -> tensor<f32>
+  %c = tg.exp %a : tensor<16xf32>
+  %w = tg.param @w : tensor<16xf32>
+  %f = tg.identity %w : tensor<16xf32>
+  %r = tg.add %c, %f : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %r, %s : tensor<16xf32>, tensor<f32>
+}
