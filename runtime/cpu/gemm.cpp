@@ -307,32 +307,43 @@ int64_t gemm_workspace_floats(int64_t m, int64_t n, int64_t k) {
 
 namespace {
 
-// C = alpha*op(A)*op(B) + beta*C on the calling thread with engine `e`.
-void serial_on(GemmEngine e, bool trans_a, bool trans_b, int64_t m, int64_t n,
-               int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
-  if (m == 0 || n == 0) return;
+// C = alpha*op(A)*op(B) + beta*C through a library engine (OpenBLAS or
+// oneDNN, row-major); false when `e` is the runtime's own or the library
+// refused (it then wrote nothing). Threads: the library's OpenMP build uses
+// the calling thread's team, which inside a kernel's parallel tasks is the
+// calling thread alone.
+bool library_sgemm(GemmEngine e, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                   int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                   int64_t ldb, float beta, float* c, int64_t ldc) {
 #ifdef HMRT_HAVE_CBLAS
-  // OpenBLAS's kernels for the CPU at hand (AVX2, AVX-512); called from a
-  // kernel's parallel tasks, its OpenMP build runs on the calling thread.
   if (e == GemmEngine::openblas) {
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
                 static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
                 static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
                 static_cast<blasint>(ldc));
-    return;
+    return true;
   }
 #endif
 #ifdef HMRT_HAVE_DNNL
-  // oneDNN's JIT kernels (row-major dnnl_sgemm); inside a parallel region
-  // its OpenMP build runs on the calling thread.
-  if (e == GemmEngine::onednn &&
-      dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b,
-                 ldb, beta, c, ldc) == dnnl_success)
-    return;
+  if (e == GemmEngine::onednn)
+    return dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b,
+                      ldb, beta, c, ldc) == dnnl_success;
 #endif
-  (void)e;
+#if !defined(HMRT_HAVE_CBLAS) && !defined(HMRT_HAVE_DNNL)  // no library built in
+  (void)e, (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a;
+  (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+#endif
+  return false;
+}
+
+// C = alpha*op(A)*op(B) + beta*C on the calling thread with engine `e`.
+void serial_on(GemmEngine e, bool trans_a, bool trans_b, int64_t m, int64_t n,
+               int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc, float* workspace) {
+  if (m == 0 || n == 0 ||
+      library_sgemm(e, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    return;
   sgemm_own_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                    workspace);
 }
@@ -372,36 +383,24 @@ hmrt_status batched_on(GemmEngine e, const char* fn, bool trans_a, bool trans_b,
                        int64_t lda, int64_t stride_a, const float* b, int64_t ldb,
                        int64_t stride_b, float beta, float* c, int64_t ldc,
                        int64_t stride_c, int64_t batch_count) {
+  if (e != GemmEngine::own) {
 #ifdef HMRT_HAVE_CBLAS
-  if (e == GemmEngine::openblas) {
-    // OpenBLAS (row-major cblas) with the runtime's thread count.
+    // OpenBLAS with the runtime's thread count (oneDNN takes this thread's
+    // OpenMP setting, which the runtime keeps at it).
     static std::atomic<int> blas_threads{0};
     const int want = num_threads();
-    if (blas_threads.exchange(want) != want) openblas_set_num_threads(want);
-    for (int64_t i = 0; i < batch_count; ++i)
-      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                  trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-                  static_cast<blasint>(n), static_cast<blasint>(k), alpha,
-                  a + i * stride_a, static_cast<blasint>(lda), b + i * stride_b,
-                  static_cast<blasint>(ldb), beta, c + i * stride_c,
-                  static_cast<blasint>(ldc));
-    return HMRT_OK;
-  }
+    if (e == GemmEngine::openblas && blas_threads.exchange(want) != want)
+      openblas_set_num_threads(want);
 #endif
-#ifdef HMRT_HAVE_DNNL
-  if (e == GemmEngine::onednn) {
-    // oneDNN on the OpenMP threads the runtime set for this thread.
-    bool ok = true;
-    for (int64_t i = 0; i < batch_count && ok; ++i)
-      ok = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha,
-                      a + i * stride_a, lda, b + i * stride_b, ldb, beta,
-                      c + i * stride_c, ldc) == dnnl_success;
-    if (ok) return HMRT_OK;
-    return fail(HMRT_INTERNAL, "%s: oneDNN's sgemm failed on %lldx%lldx%lld", fn,
-                (long long)m, (long long)n, (long long)k);
+    int64_t i = 0;
+    while (i < batch_count &&
+           library_sgemm(e, trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
+                         b + i * stride_b, ldb, beta, c + i * stride_c, ldc))
+      ++i;
+    if (i == batch_count) return HMRT_OK;
+    // Refused (it wrote nothing): the rest on the runtime's own GEMM.
+    a += i * stride_a, b += i * stride_b, c += i * stride_c, batch_count -= i;
   }
-#endif
-  (void)e;
   const int available = num_threads();
   const int per_gemm = useful_threads(m, n, k, available);
   const Blocking bl = blocking(m, n, k);
