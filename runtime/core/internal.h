@@ -3,6 +3,7 @@
 #ifndef HMRT_CORE_INTERNAL_H
 #define HMRT_CORE_INTERNAL_H
 
+#include <atomic>
 #include <cstdint>
 
 #include "hmrt/hmrt.h"
@@ -23,6 +24,9 @@ std::string escape_controls(const char* text);
 // `status`, so call sites read `return fail(HMRT_..., "...", ...);`.
 hmrt_status fail(hmrt_status status, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+// `line` on stderr as "hmrt: line", once per process and `flag`.
+void notice_once(std::atomic<bool>& flag, const std::string& line);
 
 // Threads the kernels may use (>= 1).
 int num_threads();

@@ -79,6 +79,11 @@ namespace {
 thread_local int t_thread_cap = 0;  // 0: no cap on this thread
 }  // namespace
 
+void notice_once(std::atomic<bool>& flag, const std::string& line) {
+  if (flag.exchange(true)) return;
+  std::fprintf(stderr, "hmrt: %s\n", line.c_str());
+}
+
 int num_threads() {
   int n = g_num_threads.load(std::memory_order_relaxed);
   n = n > 0 ? n : default_num_threads();

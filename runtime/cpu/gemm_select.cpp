@@ -2,6 +2,8 @@
 // cache, and in a per-machine file extended under flock.
 #include "cpu/gemm_select.h"
 
+#include "core/internal.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -30,14 +32,20 @@ int log2_up(int64_t x) {
   return b;
 }
 
-// The shape class as 64 bits: serial, trans_a, trans_b, the four log2
-// buckets (6 bits each) and the thread count (16 bits).
-uint64_t class_key(const GemmCall& c) {
-  uint64_t key = (uint64_t(c.serial) << 2) | (uint64_t(c.trans_a) << 1) | uint64_t(c.trans_b);
-  for (int64_t d : {c.m, c.n, c.k, c.batch}) key = (key << 6) | uint64_t(log2_up(d));
-  return (key << 16) | uint64_t(c.threads & 0xffff);
+// A shape class as 64 bits: serial, trans_a, trans_b, the log2 buckets of
+// m, n, k and batch (6 bits each) and the thread count (16 bits).
+uint64_t pack_key(bool serial, bool ta, bool tb, const int buckets[4], int threads) {
+  uint64_t key = (uint64_t(serial) << 2) | (uint64_t(ta) << 1) | uint64_t(tb);
+  for (int i = 0; i < 4; ++i) key = (key << 6) | uint64_t(buckets[i] & 63);
+  return (key << 16) | uint64_t(threads & 0xffff);
 }
 
+uint64_t class_key(const GemmCall& c) {
+  const int buckets[4] = {log2_up(c.m), log2_up(c.n), log2_up(c.k), log2_up(c.batch)};
+  return pack_key(c.serial, c.trans_a, c.trans_b, buckets, c.threads);
+}
+
+// The table's text of a key: the fields pack_key takes, in its order.
 std::string key_text(uint64_t key) {
   const int threads = int(key & 0xffff);
   int b[4];
@@ -50,32 +58,29 @@ std::string key_text(uint64_t key) {
   return buf;
 }
 
+// A table line (key_text, then the engine's name); false for one that does
+// not parse or names an engine this build lacks (measured again).
 bool parse_line(const std::string& line, uint64_t* key, GemmEngine* e) {
   std::istringstream in(line);
   std::string mode, engine;
   int ta, tb, b[4], threads;
   if (!(in >> mode >> ta >> tb >> b[0] >> b[1] >> b[2] >> b[3] >> threads >> engine))
     return false;
-  if ((mode != "serial" && mode != "threaded") || (ta | tb) > 1 || ta < 0 || tb < 0 ||
+  if ((mode != "serial" && mode != "threaded") || ta < 0 || ta > 1 || tb < 0 || tb > 1 ||
       threads < 1 || threads > 0xffff)
     return false;
-  uint64_t k = (uint64_t(mode == "serial") << 2) | (uint64_t(ta) << 1) | uint64_t(tb);
-  for (int v : b) {
+  for (int v : b)
     if (v < 0 || v > 62) return false;
-    k = (k << 6) | uint64_t(v);
-  }
-  *key = (k << 16) | uint64_t(threads);
+  *key = pack_key(mode == "serial", ta, tb, b, threads);
   for (int i = 0; i < kGemmEngines; ++i)
     if (engine == kNames[i] && gemm_engine_built(GemmEngine(i))) {
       *e = GemmEngine(i);
       return true;
     }
-  return false;  // an engine this build lacks: measure again
+  return false;
 }
 
-void notice(const std::string& line) {
-  std::fprintf(stderr, "hmrt: %s\n", line.c_str());
-}
+std::atomic<bool> g_env_notice{false}, g_table_notice{false};
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -119,12 +124,14 @@ int forced_from_env() {
   for (int i = 0; i < kGemmEngines; ++i)
     if (std::strcmp(v, kNames[i]) == 0) {
       if (gemm_engine_built(GemmEngine(i))) return i;
-      notice(std::string("HMRT_GEMM=") + v + ": this runtime was built without it; " +
-             "choosing engines by measurement");
+      notice_once(g_env_notice, std::string("HMRT_GEMM=") + v +
+                                    ": this runtime was built without it; choosing engines "
+                                    "by measurement");
       return -1;
     }
-  notice(std::string("HMRT_GEMM=") + v +
-         ": unknown engine (own, openblas, onednn or auto); choosing engines by measurement");
+  notice_once(g_env_notice, std::string("HMRT_GEMM=") + v +
+                                ": unknown engine (own, openblas, onednn or auto); choosing "
+                                "engines by measurement");
   return -1;
 }
 
@@ -142,6 +149,8 @@ State& state() {
   return s;
 }
 
+// The table file's first line starts so; a file that does not is no table.
+constexpr const char* kMagic = "# hmrt: the GEMM engine per shape class";
 constexpr const char* kHeader =
     "# hmrt: the GEMM engine per shape class on this machine, by measurement.\n"
     "# mode trans_a trans_b log2(m) log2(n) log2(k) log2(batch) threads engine\n"
@@ -154,7 +163,7 @@ bool read_table(int fd, std::unordered_map<uint64_t, GemmEngine>& table) {
   char buf[4096];
   ::lseek(fd, 0, SEEK_SET);
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
-  if (!text.empty() && text.rfind("# hmrt: the GEMM engine", 0) != 0) return false;
+  if (!text.empty() && text.rfind(kMagic, 0) != 0) return false;
   std::istringstream in(text);
   std::string line;
   uint64_t key;
@@ -243,13 +252,14 @@ GemmEngine gemm_select(const GemmCall& call, GemmTimer timer) {
     fd = -1;
   }
   if (fd < 0 && !s.path.empty()) {
-    notice("cannot use the GEMM engine table " + s.path + " (" + std::strerror(errno) +
-           "); engine choices last this process only");
+    notice_once(g_table_notice, "cannot use the GEMM engine table " + s.path + " (" +
+                                    std::strerror(errno) +
+                                    "); engine choices last this process only");
     s.path.clear();
   }
   if (fd >= 0 && !read_table(fd, s.table)) {
-    notice(s.path + " is not a GEMM engine table; it is left as it is, and engine choices last "
-                    "this process only");
+    notice_once(g_table_notice, s.path + " is not a GEMM engine table; it is left as it is, "
+                                         "and engine choices last this process only");
     ::close(fd);
     fd = -1;
     s.path.clear();
@@ -264,7 +274,7 @@ GemmEngine gemm_select(const GemmCall& call, GemmTimer timer) {
     if (fd >= 0) {
       if (::lseek(fd, 0, SEEK_END) == 0) line = kHeader + line;
       if (::write(fd, line.data(), line.size()) != ssize_t(line.size()))
-        notice("cannot extend the GEMM engine table " + s.path);
+        notice_once(g_table_notice, "cannot extend the GEMM engine table " + s.path);
     }
   }
   if (fd >= 0) ::close(fd);  // releases the lock
@@ -276,16 +286,6 @@ const char* gemm_select_mode() {
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.forced == -2) s.forced = forced_from_env();
   return s.forced >= 0 ? kNames[s.forced] : "auto";
-}
-
-std::string gemm_table_path() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.path_known) {
-    s.path = default_table_path();
-    s.path_known = true;
-  }
-  return s.path;
 }
 
 void gemm_select_reset_for_test(const std::string& table, const char* forced) {

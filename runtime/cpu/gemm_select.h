@@ -50,8 +50,6 @@ GemmEngine gemm_select(const GemmCall& call, GemmTimer timer);
 
 // "auto" or the forced engine's name.
 const char* gemm_select_mode();
-// The table file in use ("" when choices are not persisted).
-std::string gemm_table_path();
 
 // Tests: forget every choice and use `table` as the table file ("" for
 // none); `forced` replaces HMRT_GEMM ("auto" to measure).

@@ -36,12 +36,6 @@ namespace {
 constexpr uint64_t kRequest = uint64_t{1} << 20;
 constexpr unsigned kDepth = 16;
 
-// `line` on stderr, once per process and `flag`.
-void notice_once(std::atomic<bool>& flag, const std::string& line) {
-  if (flag.exchange(true)) return;
-  std::fprintf(stderr, "hmrt: %s\n", line.c_str());
-}
-
 std::atomic<bool> g_no_direct_notice{false};
 std::atomic<bool> g_no_uring_notice{false};
 
