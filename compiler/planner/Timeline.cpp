@@ -17,18 +17,10 @@ using namespace hmcc::tg;
 
 namespace hmcc::planner {
 
-namespace {
-/// The bytes an hm.stage moves: its chunk's slice of the state, or all of it.
-int64_t stagedBytes(hm::StageOp stage) {
-  return hm::stagedSlice(stage, SymbolTable::lookupNearestSymbolFrom(stage, stage.getStateAttr()))
-      .bytes;
-}
-} // namespace
-
 std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p) {
   StringRef stream = streamOf(op);
   if (auto stage = dyn_cast<hm::StageOp>(op)) {
-    int64_t bytes = stagedBytes(stage);
+    int64_t bytes = hm::stagedSlice(stage).bytes;
     return {stream, transferSeconds(bytes, stage.getDirection() == "in" ? p.storageRead
                                                                         : p.storageWrite)};
   }
@@ -81,7 +73,7 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     t.ops[&op] = {stream.str(), start, end};
     t.loads[stream.str()] += seconds;
     if (auto stage = dyn_cast<hm::StageOp>(op))
-      t.linkBytes[stream.str()] += stagedBytes(stage);
+      t.linkBytes[stream.str()] += hm::stagedSlice(stage).bytes;
     else if (stream == "host_to_device" || stream == "device_to_host")
       t.linkBytes[stream.str()] += tensorBytes(op.getResult(0).getType());
   }

@@ -168,9 +168,8 @@ int64_t fusedOpcode(StringRef name) {
 namespace {
 
 /// Bytes of one element of `type` (a ranked tensor).
-int64_t elementBytes(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return tensorBytes(t) / std::max<int64_t>(1, t.getNumElements());
+int64_t elementBytesOf(Type type) {
+  return elementBytes(cast<RankedTensorType>(type).getElementType());
 }
 
 /// Narrows the calls of an update to its chunk (hm.chunk = [lo, hi) of the
@@ -189,13 +188,13 @@ LogicalResult applyChunk(Operation *op, MutableArrayRef<Call> calls) {
       if (a.kind == K::Count) {
         a = integer(hi - lo);
       } else if (a.kind == K::Data && a.value) {
-        a.byteOffset = lo * elementBytes(a.value.getType());
+        a.byteOffset = lo * elementBytesOf(a.value.getType());
       } else if (a.kind == K::Persistent) {
         Operation *decl = SymbolTable::lookupNearestSymbolFrom(op, a.symbol);
         if (auto state = dyn_cast_or_null<StateOp>(decl))
-          a.byteOffset = hm::stateElements(state, lo, hi).first * elementBytes(state.getType());
+          a.byteOffset = hm::stateElements(state, lo, hi).first * elementBytesOf(state.getType());
         else if (auto param = dyn_cast_or_null<ParameterOp>(decl))
-          a.byteOffset = lo * elementBytes(param.getType());
+          a.byteOffset = lo * elementBytesOf(param.getType());
       }
     }
   return success();

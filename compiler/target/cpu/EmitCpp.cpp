@@ -501,8 +501,7 @@ private:
     if (auto stage = dyn_cast<hm::StageOp>(op)) {
       // Whole 4096-byte blocks (both sides are aligned and padded), so that
       // storage moves them with O_DIRECT.
-      auto state = SymbolTable::lookupNearestSymbolFrom(op, stage.getStateAttr());
-      hm::Slice slice = hm::stagedSlice(op, state);
+      hm::Slice slice = hm::stagedSlice(stage);
       int64_t bytes = slice.bytes;
       auto buffer = [&](StringRef tier) {
         return val(emitCall("hmrt_exec_arena", {val(exec), lit(tier.str())}, {pointer("hmrt_buffer")})

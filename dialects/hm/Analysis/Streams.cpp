@@ -65,7 +65,7 @@ SmallVector<Access, 6> AccessMap::accesses(Operation &op) const {
     if (it == symbols.end())
       return out;
     Where stored = it->second.first;
-    Slice slice = stagedSlice(&op, SymbolTable::lookupNearestSymbolFrom(&op, stage.getStateAttr()));
+    Slice slice = stagedSlice(stage);
     bool in = stage.getDirection() == "in";
     int64_t at = stage.getOffsetAttr().getInt();
     int64_t from = stored.offset + slice.begin;

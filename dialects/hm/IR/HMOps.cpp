@@ -118,38 +118,49 @@ std::optional<std::pair<int64_t, int64_t>> hmcc::hm::chunkOf(Operation *op) {
   return std::make_pair(chunk[0], chunk[1]);
 }
 
+namespace {
+/// Parameter elements per element of `state`: 1, or the 8-bit block size
+/// for a block-wise absmax state ("..._absmax").
+int64_t perStateElement(hmcc::tg::StateOp state) {
+  return state.getKind().ends_with("_absmax") ? hmcc::tg::k8bitBlock : 1;
+}
+int64_t elementBytesOf(hmcc::tg::StateOp state) {
+  return hmcc::tg::elementBytes(cast<RankedTensorType>(state.getType()).getElementType());
+}
+} // namespace
+
 int64_t hmcc::hm::chunkGranularity(Operation *state) {
   auto decl = cast<hmcc::tg::StateOp>(state);
-  auto type = cast<RankedTensorType>(decl.getType());
-  int64_t elementBytes =
-      std::max<int64_t>(1, hmcc::tg::tensorBytes(type) / std::max<int64_t>(1, type.getNumElements()));
-  return kStorageAlignment / elementBytes * (decl.getKind().ends_with("_absmax") ? 256 : 1);
+  return kStorageAlignment / elementBytesOf(decl) * perStateElement(decl);
 }
 
 std::pair<int64_t, int64_t> hmcc::hm::stateElements(Operation *state, int64_t lo, int64_t hi) {
   auto decl = cast<hmcc::tg::StateOp>(state);
   int64_t n = cast<RankedTensorType>(decl.getType()).getNumElements();
-  if (decl.getKind().ends_with("_absmax"))
-    return {std::min(n, lo / 256), std::min(n, (hi + 255) / 256)};
-  return {std::min(n, lo), std::min(n, hi)};
+  int64_t per = perStateElement(decl);
+  return {std::min(n, lo / per), std::min(n, (hi + per - 1) / per)};
 }
 
 hmcc::hm::Slice hmcc::hm::stagedSlice(Operation *op, Operation *state) {
   return stateSlice(state, chunkOf(op));
 }
 
+hmcc::hm::Slice hmcc::hm::stagedSlice(StageOp stage) {
+  return stagedSlice(stage, SymbolTable::lookupNearestSymbolFrom(stage, stage.getStateAttr()));
+}
+
 hmcc::hm::Slice hmcc::hm::stateSlice(Operation *state,
-                               std::optional<std::pair<int64_t, int64_t>> chunk) {
+                                     std::optional<std::pair<int64_t, int64_t>> chunk) {
   auto decl = cast<hmcc::tg::StateOp>(state);
   int64_t whole = storageBlocks(hmcc::tg::tensorBytes(decl.getType()));
   if (!chunk)
     return {0, whole};
-  auto type = cast<RankedTensorType>(decl.getType());
-  int64_t elementBytes = hmcc::tg::tensorBytes(type) / std::max<int64_t>(1, type.getNumElements());
   auto [e0, e1] = stateElements(state, chunk->first, chunk->second);
-  int64_t begin = e0 * elementBytes;
-  int64_t end = e1 == type.getNumElements() ? whole : storageBlocks(e1 * elementBytes);
-  return {begin, std::max<int64_t>(0, end - begin)};
+  int64_t bytes = elementBytesOf(decl);
+  int64_t end = e1 == cast<RankedTensorType>(decl.getType()).getNumElements()
+                    ? whole
+                    : storageBlocks(e1 * bytes);
+  return {e0 * bytes, std::max<int64_t>(0, end - e0 * bytes)};
 }
 
 int hmcc::hm::homeTier(Operation *op) { return isHostHomed(op) ? 1 : isStorageHomed(op) ? 2 : 0; }

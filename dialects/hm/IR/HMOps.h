@@ -106,6 +106,8 @@ namespace hmcc::hm {
 /// The arena of `tier` ("device", "host" or "storage") in `module`, if there
 /// is one.
 ArenaOp arenaOfTier(mlir::ModuleOp module, llvm::StringRef tier);
+/// The slice of its state an hm.stage moves (stagedSlice of its state).
+Slice stagedSlice(StageOp stage);
 } // namespace hmcc::hm
 
 #endif // HMCC_HM_HMOPS_H

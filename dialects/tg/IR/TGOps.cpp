@@ -772,7 +772,7 @@ Type withElement(Type type, Type element) {
 
 Type absmaxType(Type type) {
   auto t = cast<RankedTensorType>(type);
-  int64_t blocks = (t.getNumElements() + 255) / 256;
+  int64_t blocks = (t.getNumElements() + k8bitBlock - 1) / k8bitBlock;
   return RankedTensorType::get({blocks}, Float32Type::get(type.getContext()));
 }
 
@@ -889,6 +889,6 @@ RankedTensorType hmcc::tg::adamw8bitCodesType(RankedTensorType param) {
 }
 
 RankedTensorType hmcc::tg::adamw8bitAbsmaxType(RankedTensorType param) {
-  return RankedTensorType::get({(param.getNumElements() + 255) / 256},
+  return RankedTensorType::get({(param.getNumElements() + k8bitBlock - 1) / k8bitBlock},
                                Float32Type::get(param.getContext()));
 }

@@ -26,8 +26,10 @@ bool isView(mlir::Operation *op);
 
 /// 8-bit AdamW's moments (tg.adamw8bit_update): parameters of at least
 /// kMin8bitElements elements have them (bitsandbytes' min_8bit_size), each
-/// moment one ui8 code per element and one f32 absmax per 256 elements.
+/// moment one ui8 code per element and one f32 absmax per k8bitBlock
+/// elements.
 constexpr int64_t kMin8bitElements = 4096;
+constexpr int64_t k8bitBlock = 256;
 mlir::RankedTensorType adamw8bitCodesType(mlir::RankedTensorType param);
 mlir::RankedTensorType adamw8bitAbsmaxType(mlir::RankedTensorType param);
 
