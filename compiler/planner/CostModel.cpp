@@ -65,6 +65,20 @@ std::string computeType(Operation *op) {
 
 } // namespace
 
+double chunkShare(Operation *op) {
+  auto chunk = hm::chunkOf(op);
+  if (!chunk || op->getNumOperands() == 0)
+    return 1.0;
+  // An update's first operand is its gradient, of the parameter's shape.
+  double n = double(cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements());
+  return double(chunk->second - chunk->first) / std::max(1.0, n);
+}
+
+double hostUpdateSeconds(double elements, StringRef format, const DeviceProfile &p) {
+  auto rate = p.hostOptimizer.find(format.str());
+  return elements / (rate != p.hostOptimizer.end() ? rate->second : 1e9);
+}
+
 double predictSeconds(Operation *op, const DeviceProfile &p) {
   StringRef kind = opKind(op);
   if (kind.empty())
@@ -72,11 +86,9 @@ double predictSeconds(Operation *op, const DeviceProfile &p) {
   if (isView(op))
     return p.launchOverhead;
   OpCost cost = opCost(op);
-  if (auto chunk = hm::chunkOf(op)) { // an update of a chunk of its parameter
-    double n = double(cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements());
-    double part = double(chunk->second - chunk->first) / std::max(1.0, n);
-    cost.flops = int64_t(double(cost.flops) * part);
-    cost.bytes = int64_t(double(cost.bytes) * part);
+  if (double share = chunkShare(op); share != 1.0) {
+    cost.flops = int64_t(double(cost.flops) * share);
+    cost.bytes = int64_t(double(cost.bytes) * share);
   }
   double eff = p.efficiencyOf(kind);
   double compute = double(cost.flops) / (p.flopsFor(computeType(op)) * eff);

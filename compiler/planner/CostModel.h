@@ -30,6 +30,14 @@ llvm::StringRef opKind(mlir::Operation *op);
 double predictSeconds(mlir::Operation *op, const DeviceProfile &profile);
 
 /// Seconds to move `bytes` over a link of `bandwidth` bytes/s.
+/// The share of its parameter an optimizer update covers: (hi - lo) / its
+/// elements for a chunk (hm.chunk), else 1.
+double chunkShare(mlir::Operation *op);
+
+/// Seconds the host optimizer takes for `elements` parameter elements with
+/// states of `format` ("f32" or "8bit"), at the profile's rate for it.
+double hostUpdateSeconds(double elements, llvm::StringRef format, const DeviceProfile &profile);
+
 inline double transferSeconds(int64_t bytes, double bandwidth) {
   return bandwidth > 0 ? double(bytes) / bandwidth : 0.0;
 }

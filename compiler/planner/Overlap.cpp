@@ -47,6 +47,12 @@ struct Moves {
   SmallVector<unsigned> to;
 };
 
+/// Whether `op` is a fetch: a copy to the device (of a host parameter, of
+/// an offloaded cut).
+bool isFetch(Operation *op) {
+  return isa<tg::IdentityOp>(op) && streamOf(*op) == "host_to_device";
+}
+
 /// Where each fetch among `ops` (a block in order, `index` their positions)
 /// could go (those of at most `maxBytes`; larger ones stay). The fetches
 /// share one link and run on it one after another in
@@ -63,9 +69,6 @@ Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
     clock[k + 1] = clock[k] + (streamOf(*ops[k]) == "compute" && runsInProgram(*ops[k])
                                    ? predictSeconds(ops[k], profile)
                                    : 0.0);
-  auto isFetch = [](Operation *op) {
-    return isa<tg::IdentityOp>(op) && streamOf(*op) == "host_to_device";
-  };
   Moves m;
   for (unsigned k = 0; k < ops.size(); ++k)
     if (isFetch(ops[k])) {
@@ -239,7 +242,7 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     // that a few large fetches do not keep every other one late.
     SmallVector<int64_t> sizes;
     for (Operation &op : fn.getBody().front())
-      if (isa<tg::IdentityOp>(op) && streamOf(op) == "host_to_device")
+      if (isFetch(&op))
         sizes.push_back(tg::tensorBytes(op.getResult(0).getType()));
     llvm::sort(sizes);
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());

@@ -32,15 +32,36 @@ FailureOr<DeviceProfile> profileOption(ModuleOp module, StringRef pass, StringRe
   return *profile;
 }
 
+func::FuncOp trainingFunction(ModuleOp module) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    bool updates = false, own = false;
+    fn.walk([&](Operation *op) {
+      updates |= static_cast<bool>(tg::optimizerUpdate(op).first);
+      own |= isa<tg::OnnxOptimizerOp, tg::AssignOp>(op);
+    });
+    if (updates && !own)
+      return fn;
+  }
+  return func::FuncOp();
+}
+
 int64_t chunkElements(int64_t bytes) {
   return std::max<int64_t>(1, bytes / 4 / hm::kChunkElements) * hm::kChunkElements;
 }
 
-int64_t chunkFor(ArrayRef<tg::StateOp> states, int64_t chunk) {
+SmallVector<std::pair<int64_t, int64_t>> chunkRanges(ArrayRef<tg::StateOp> states, int64_t n,
+                                                      int64_t chunk) {
+  SmallVector<std::pair<int64_t, int64_t>> ranges;
+  if (chunk <= 0)
+    return ranges;
   int64_t granularity = hm::kChunkElements;
   for (tg::StateOp s : states)
     granularity = std::max(granularity, hm::chunkGranularity(s));
-  return (chunk + granularity - 1) / granularity * granularity;
+  chunk = (chunk + granularity - 1) / granularity * granularity;
+  if (n > chunk)
+    for (int64_t lo = 0; lo < n; lo += chunk)
+      ranges.push_back({lo, std::min(n, lo + chunk)});
+  return ranges;
 }
 
 } // namespace hmcc::planner

@@ -2,7 +2,8 @@
 //
 // Every planning pass takes budgets (vram, ram) as sizes and most take a
 // device profile; these read them the same way, with one message naming the
-// pass and the option when they are malformed.
+// pass and the option when they are malformed. Also what several passes
+// look up alike: the training function, the chunks of an update.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HMCC_PLANNER_PASSOPTIONS_H
@@ -10,6 +11,7 @@
 
 #include "compiler/planner/DeviceProfile.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -33,13 +35,22 @@ mlir::FailureOr<std::optional<int64_t>> budgetOption(mlir::ModuleOp module, llvm
 mlir::FailureOr<DeviceProfile> profileOption(mlir::ModuleOp module, llvm::StringRef pass,
                                              llvm::StringRef spec);
 
+/// The training function of `module`: the one with optimizer updates, when
+/// every parameter is updated by one (not by the model's own algorithm);
+/// null when there is none.
+mlir::func::FuncOp trainingFunction(mlir::ModuleOp module);
+
 /// Parameter elements per chunk for a chunk size of `bytes` (fp32
 /// parameter bytes): rounded down to a multiple of hm::kChunkElements (4
 /// KiB of parameter), and at least that.
 int64_t chunkElements(int64_t bytes);
-/// `chunk` elements rounded up to the granularity of the update of
-/// `states` (hm::chunkGranularity: 1 MiB of parameter with 8-bit states).
-int64_t chunkFor(llvm::ArrayRef<tg::StateOp> states, int64_t chunk);
+/// The element ranges [lo, hi) in which the update of a parameter of `n`
+/// elements with `states` runs for chunks of `chunk` elements, rounded up
+/// to the states' granularity (hm::chunkGranularity: 1 MiB of parameter
+/// with 8-bit states); none (one whole update) without a chunk size or
+/// when the parameter is no larger than one chunk.
+llvm::SmallVector<std::pair<int64_t, int64_t>> chunkRanges(llvm::ArrayRef<tg::StateOp> states,
+                                                            int64_t n, int64_t chunk);
 
 } // namespace hmcc::planner
 

@@ -157,7 +157,7 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
     auto profile = planner::profileOption(module, "plan-quantize-device", deviceProfile);
     if (failed(budget) || failed(profile))
       return signalPassFailure();
-    auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+    func::FuncOp fn = planner::trainingFunction(module);
     if (!fn)
       return;
     SmallVector<AdamWUpdateOp> updates = quantizable(module);
@@ -168,7 +168,7 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       SmallVector<AdamWUpdateOp> theirs = quantizable(*copy);
       for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(theirs).take_front(count))
         quantize(*copy, u);
-      planner::RecomputeSearch search(*copy, copy->lookupSymbol<func::FuncOp>("train_step"),
+      planner::RecomputeSearch search(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()),
                                       *profile);
       if (!search.planned)
         return false;
@@ -207,7 +207,7 @@ struct PlanQuantizeTrafficPass
     auto profile = planner::profileOption(module, "plan-quantize-traffic", deviceProfile);
     if (failed(profile))
       return signalPassFailure();
-    auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+    func::FuncOp fn = planner::trainingFunction(module);
     if (!fn)
       return;
     // Each resource's load over one step: the ops as they are, plus the
@@ -219,10 +219,6 @@ struct PlanQuantizeTrafficPass
       std::map<std::string, double> delta; ///< load changes when 8-bit
     };
     SmallVector<Candidate> candidates;
-    auto rate = [&](StringRef format) {
-      auto it = profile->hostOptimizer.find(format.str());
-      return it != profile->hostOptimizer.end() ? it->second : 1e9;
-    };
     for (Operation &op : fn.getBody().front()) {
       if (!runsInProgram(op))
         continue;
@@ -250,7 +246,8 @@ struct PlanQuantizeTrafficPass
           {update, n,
            {{"storage_read", -planner::transferSeconds(saved, profile->storageRead)},
             {"storage_write", -planner::transferSeconds(saved, profile->storageWrite)},
-            {"host_optimizer", double(n) / rate("8bit") - double(n) / rate("f32")}}});
+            {"host_optimizer", planner::hostUpdateSeconds(double(n), "8bit", *profile) -
+                                   planner::hostUpdateSeconds(double(n), "f32", *profile)}}});
     }
     // The lower bound: the largest load, or their sum on a shared host.
     auto bound = [&](const std::map<std::string, double> &l) {

@@ -41,23 +41,24 @@ SmallVector<StateOp> storedStates(Operation *op, SymbolTable &symbols) {
   return out;
 }
 
-/// Replaces `update` (of a parameter of more than `chunk` elements, rounded
-/// up to its states' granularity) by one copy per chunk, each marked with
-/// hm.chunk; returns them in order. Others come back alone.
+/// Replaces `update` by one copy per chunk of planner::chunkRanges, each
+/// marked with hm.chunk, and returns them in order; an update that runs
+/// whole comes back alone.
 SmallVector<Operation *> splitIntoChunks(Operation *update, ArrayRef<StateOp> states,
                                          int64_t chunk, SymbolTable &symbols) {
   auto ref = update->getAttrOfType<FlatSymbolRefAttr>("param");
   auto param = ref ? symbols.lookup<ParameterOp>(ref.getValue()) : ParameterOp();
-  int64_t n = param ? cast<RankedTensorType>(param.getType()).getNumElements() : 0;
-  if (chunk > 0)
-    chunk = planner::chunkFor(states, chunk);
-  if (chunk <= 0 || n <= chunk || !isa<AdamWUpdateOp, AdamW8bitUpdateOp, SgdUpdateOp>(update))
+  if (!param || !isa<AdamWUpdateOp, AdamW8bitUpdateOp, SgdUpdateOp>(update))
+    return {update};
+  auto ranges = planner::chunkRanges(
+      states, cast<RankedTensorType>(param.getType()).getNumElements(), chunk);
+  if (ranges.empty())
     return {update};
   SmallVector<Operation *> chunks;
   OpBuilder b(update);
-  for (int64_t lo = 0; lo < n; lo += chunk) {
+  for (auto [lo, hi] : ranges) {
     Operation *c = b.clone(*update);
-    c->setAttr(hm::kChunkAttr, b.getDenseI64ArrayAttr({lo, std::min(n, lo + chunk)}));
+    c->setAttr(hm::kChunkAttr, b.getDenseI64ArrayAttr({lo, hi}));
     chunks.push_back(c);
   }
   update->erase();

@@ -30,8 +30,9 @@ using namespace hmcc::tg;
 namespace {
 
 /// The staging bytes the update of `states` (of a parameter of `n`
-/// elements) needs: its states' largest slice sum over its chunks of
-/// `chunk` elements (0: one chunk), as plan-staging lays them out.
+/// elements) needs: the largest sum of its states' slices over its chunks
+/// (planner::chunkRanges; the whole states without), as plan-staging lays
+/// them out.
 int64_t stagingBytes(ArrayRef<StateOp> states, int64_t n, int64_t chunk) {
   auto bytesOf = [&](std::optional<std::pair<int64_t, int64_t>> part) {
     int64_t bytes = 0;
@@ -39,13 +40,10 @@ int64_t stagingBytes(ArrayRef<StateOp> states, int64_t n, int64_t chunk) {
       bytes += hm::stateSlice(s, part).bytes;
     return bytes;
   };
-  if (chunk > 0)
-    chunk = planner::chunkFor(states, chunk);
-  if (chunk <= 0 || n <= chunk)
-    return bytesOf(std::nullopt);
-  int64_t most = 0;
-  for (int64_t lo = 0; lo < n; lo += chunk)
-    most = std::max(most, bytesOf(std::make_pair(lo, std::min(n, lo + chunk))));
+  auto ranges = planner::chunkRanges(states, n, chunk);
+  int64_t most = ranges.empty() ? bytesOf(std::nullopt) : 0;
+  for (auto range : ranges)
+    most = std::max(most, bytesOf(range));
   return most;
 }
 

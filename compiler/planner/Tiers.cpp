@@ -30,21 +30,6 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// The training function of `module`: the one with optimizer updates, when
-/// every parameter is updated by one (not by the model's own algorithm).
-func::FuncOp trainingFunction(ModuleOp module) {
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    bool updates = false, own = false;
-    fn.walk([&](Operation *op) {
-      updates |= static_cast<bool>(optimizerUpdate(op).first);
-      own |= isa<OnnxOptimizerOp, AssignOp>(op);
-    });
-    if (updates && !own)
-      return fn;
-  }
-  return func::FuncOp();
-}
-
 /// Homes the parameters `names` of `module` on the host (see the pass
 /// description) in its training function `fn`.
 void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names) {
@@ -105,7 +90,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    func::FuncOp fn = trainingFunction(module);
+    func::FuncOp fn = planner::trainingFunction(module);
     if (!fn)
       return; // nothing updated by hmcc's optimizers: nothing to move
     llvm::StringSet<> names;

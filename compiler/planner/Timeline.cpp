@@ -30,12 +30,9 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
                                                                         : p.deviceToHost)};
   }
   if (stream == "host_optimizer") {
-    int64_t elements = cast<RankedTensorType>(op.getOperand(0).getType()).getNumElements();
-    if (auto chunk = hm::chunkOf(&op))
-      elements = chunk->second - chunk->first;
-    auto rate = p.hostOptimizer.find(isa<AdamW8bitUpdateOp>(op) ? "8bit" : "f32");
-    double perSecond = rate != p.hostOptimizer.end() ? rate->second : 1e9;
-    return {stream, double(elements) / perSecond};
+    double elements = double(cast<RankedTensorType>(op.getOperand(0).getType()).getNumElements());
+    return {stream, hostUpdateSeconds(elements * chunkShare(&op),
+                                      isa<AdamW8bitUpdateOp>(op) ? "8bit" : "f32", p)};
   }
   if (hm::isAliasingView(&op))
     return {stream, 0.0};
