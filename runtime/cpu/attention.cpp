@@ -155,7 +155,9 @@ inline int64_t visible(const Attn& a, int64_t i, int64_t j0, int64_t kn) {
   return a.causal ? std::clamp<int64_t>(i + 1 - j0, 0, kn) : kn;
 }
 
-// x[j] = exp(x[j] - c) for j < n, at the CPU's vector width.
+// x[j] = exp(x[j] - c) for j < n, at the CPU's vector width (vmath's exp
+// gives the same bits at every width). Row sums are taken apart, with
+// hmrt::sum's fixed order, so that they too do not depend on the width.
 inline void exp_shifted(float* x, float c, int64_t n) {
   for (int64_t j = 0; j < n; ++j) x[j] -= c;
   vmath::map(HMRT_FUSED_EXP, x, nullptr, nullptr, x, n);
