@@ -26,6 +26,7 @@
 #include <functional>
 #include <string>
 
+#include "cpu/gemm_select.h"
 #include "reference/nn_ops_reference.h"
 #include "hmrt/nn_ops.h"
 #include "test_util.h"
@@ -139,24 +140,28 @@ TEST(NnOpsMatMul, MatchesReference) {
     const int64_t K = c.sa.size() == 1 ? c.sa[0]
                                        : (c.ta ? c.sa[c.sa.size() - 2] : c.sa.back());
     for (double& v : bound) v *= (K + 4) * kU;
-    std::vector<float> first;
-    for (int threads : hmrt_test::thread_counts()) {
-      SCOPED_TRACE(testing::Message() << str(c.sa) << (c.ta ? "T" : "") << " x "
-                                      << str(c.sb) << (c.tb ? "T" : "")
-                                      << " threads=" << threads);
-      hmrt_test::ThreadScope scope(threads);
-      std::vector<float> y(want.size(), NAN);
-      HMRT_ASSERT_OK(hmrt_matmul_f32(a.data(), rank_of(c.sa), c.sa.data(), c.ta,
-                                     b.data(), rank_of(c.sb), c.sb.data(), c.tb,
-                                     y.data(), rank_of(sy), sy.data()));
-      EXPECT_TRUE(all_close(y, want, bound));
-      // Only the runtime's own GEMM is reproducible across thread counts.
-      if (first.empty())
-        first = y;
-      else if (std::string(hmrt_gemm_backend()) == "own") {
-        EXPECT_TRUE(hmrt_test::bitwise_equal(first, y));
+    // The engines as measured, then the runtime's own forced: only it is
+    // reproducible across thread counts, bit for bit.
+    for (const char* engine : {"auto", "own"}) {
+      hmrt::gemm_select_reset_for_test("", engine);
+      std::vector<float> first;
+      for (int threads : hmrt_test::thread_counts()) {
+        SCOPED_TRACE(testing::Message() << str(c.sa) << (c.ta ? "T" : "") << " x "
+                                        << str(c.sb) << (c.tb ? "T" : "")
+                                        << " threads=" << threads << " engine=" << engine);
+        hmrt_test::ThreadScope scope(threads);
+        std::vector<float> y(want.size(), NAN);
+        HMRT_ASSERT_OK(hmrt_matmul_f32(a.data(), rank_of(c.sa), c.sa.data(), c.ta,
+                                       b.data(), rank_of(c.sb), c.sb.data(), c.tb,
+                                       y.data(), rank_of(sy), sy.data()));
+        EXPECT_TRUE(all_close(y, want, bound));
+        if (first.empty())
+          first = y;
+        else if (std::string(engine) == "own")
+          EXPECT_TRUE(hmrt_test::bitwise_equal(first, y));
       }
     }
+    hmrt::gemm_select_reset_for_test("", "auto");
   }
 }
 
