@@ -62,6 +62,11 @@ class Backend {
                                        void* arg) = 0;
 
   virtual const hmrt_kernels* kernels() const = 0;
+
+  // The base of a buffer as the backend's kernels address it, or nullptr
+  // when they cannot (hmrt_buffer_device_ptr).  By default the host-visible
+  // base: the kernels run on the host.
+  virtual uint8_t* kernel_address(const hmrt_buffer* buffer) const;
 };
 
 // A registry entry: the backend's name and its factory, which records an
@@ -74,8 +79,11 @@ struct BackendEntry {
 // The registry (core/registry.cpp), in order; entry 0 is the default.
 const BackendEntry* backend_registry(int32_t* count);
 
-// The factories of the backends (one per backend file).
+// The factories of the backends (one per backend file).  The CUDA backend
+// is in its own library (hmrt_cuda): the registry lists it when the program
+// links it (a weak reference, core/registry.cpp).
 hmrt_status create_cpu_backend(std::unique_ptr<Backend>* out);
+hmrt_status create_cuda_backend(std::unique_ptr<Backend>* out);
 
 }  // namespace hmrt
 
@@ -91,6 +99,10 @@ struct hmrt_buffer {
   uint8_t* host;  // host-visible base, or nullptr
   void* impl;
 };
+
+inline uint8_t* hmrt::Backend::kernel_address(const hmrt_buffer* buffer) const {
+  return buffer->host;
+}
 
 struct hmrt_stream {
   hmrt_device* device;

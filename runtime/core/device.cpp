@@ -250,6 +250,22 @@ hmrt_status hmrt_buffer_host_ptr(hmrt_buffer* buffer, uint64_t offset,
   return HMRT_OK;
 }
 
+hmrt_status hmrt_buffer_device_ptr(hmrt_buffer* buffer, uint64_t offset,
+                                   uint64_t bytes, void** out) {
+  HMRT_CHECK_ARG(buffer != nullptr, "hmrt_buffer_device_ptr: buffer is NULL");
+  HMRT_CHECK_ARG(out != nullptr, "hmrt_buffer_device_ptr: out is NULL");
+  uint8_t* base = buffer->device->backend->kernel_address(buffer);
+  HMRT_CHECK_ARG(base != nullptr,
+                 "hmrt_buffer_device_ptr: the kernels of the %s backend cannot "
+                 "address a %s buffer: copy it to a device buffer",
+                 buffer->device->entry->name, hmrt_tier_name(buffer->tier));
+  hmrt_status st =
+      check_range("hmrt_buffer_device_ptr", "", buffer, offset, bytes);
+  if (st != HMRT_OK) return st;
+  *out = base + offset;
+  return HMRT_OK;
+}
+
 hmrt_status hmrt_copy(hmrt_buffer* dst, uint64_t dst_offset,
                       const hmrt_buffer* src, uint64_t src_offset,
                       uint64_t bytes) {

@@ -111,4 +111,42 @@ bool CpuStream::idle() {
   return queue_.empty() && !busy_;
 }
 
+hmrt_status WorkerStreamBackend::event_create(void** impl) {
+  *impl = new (std::nothrow) CpuEvent;
+  if (*impl == nullptr)
+    return fail(HMRT_OUT_OF_MEMORY, "hmrt_event_create: cannot allocate the event");
+  return HMRT_OK;
+}
+
+hmrt_status WorkerStreamBackend::event_record(void* event, void* impl) {
+  auto* e = static_cast<CpuEvent*>(event);
+  const uint64_t mark = e->mark();
+  return stream(impl)->submit_sync([e, mark] {
+    e->complete(mark);
+    return HMRT_OK;
+  });
+}
+
+hmrt_status WorkerStreamBackend::stream_wait_event(void* impl, void* event) {
+  auto* e = static_cast<CpuEvent*>(event);
+  const uint64_t mark = e->last_mark();
+  if (mark == 0) return HMRT_OK;  // never recorded: complete
+  return stream(impl)->submit_sync([e, mark] {
+    e->wait(mark);
+    return HMRT_OK;
+  });
+}
+
+hmrt_status WorkerStreamBackend::event_synchronize(void* event) {
+  auto* e = static_cast<CpuEvent*>(event);
+  e->wait(e->last_mark());
+  return HMRT_OK;
+}
+
+hmrt_status WorkerStreamBackend::event_query(void* event, bool* done) {
+  auto* e = static_cast<CpuEvent*>(event);
+  *done = e->done(e->last_mark());
+  return HMRT_OK;
+}
+
 }  // namespace hmrt

@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 
+#include "core/backend.h"
 #include "hmrt/hmrt.h"
 
 namespace hmrt {
@@ -85,6 +86,33 @@ class CpuStream {
   hmrt_status error_ = HMRT_OK;
   std::string message_;
   std::thread worker_;
+};
+
+// The streams and events of a backend whose streams are CpuStreams (the
+// stream handle's impl is a CpuStream*): the CPU backend, and the CUDA
+// backend, whose stream workers run blocking CUDA calls in order.  Events
+// are CpuEvents: a stream's task has finished its work when it returns.
+class WorkerStreamBackend : public Backend {
+ public:
+  static CpuStream* stream(void* impl) { return static_cast<CpuStream*>(impl); }
+
+  hmrt_status stream_synchronize(void* impl) override {
+    return stream(impl)->synchronize();
+  }
+  hmrt_status stream_query(void* impl, bool* done) override {
+    *done = stream(impl)->idle();
+    return HMRT_OK;
+  }
+  hmrt_status event_create(void** impl) override;
+  void event_destroy(void* impl) override { delete static_cast<CpuEvent*>(impl); }
+  hmrt_status event_record(void* event, void* stream) override;
+  hmrt_status stream_wait_event(void* stream, void* event) override;
+  hmrt_status event_synchronize(void* event) override;
+  hmrt_status event_query(void* event, bool* done) override;
+  hmrt_status launch_host_func(void* impl, hmrt_status (*fn)(void*),
+                               void* arg) override {
+    return stream(impl)->submit([fn, arg] { return fn(arg); });
+  }
 };
 
 }  // namespace hmrt

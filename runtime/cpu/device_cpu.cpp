@@ -78,7 +78,7 @@ uint8_t* host_of(const Place& p) {
   return p.buffer->host == nullptr ? nullptr : p.buffer->host + p.offset;
 }
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public WorkerStreamBackend {
  public:
   hmrt_status alloc(int32_t tier, uint64_t bytes, uint8_t** host,
                     void** impl) override {
@@ -170,55 +170,6 @@ class CpuBackend final : public Backend {
   void stream_destroy(void* impl) override {
     delete static_cast<CpuStream*>(impl);
   }
-  hmrt_status stream_synchronize(void* impl) override {
-    return static_cast<CpuStream*>(impl)->synchronize();
-  }
-  hmrt_status stream_query(void* impl, bool* done) override {
-    *done = static_cast<CpuStream*>(impl)->idle();
-    return HMRT_OK;
-  }
-  hmrt_status event_create(void** impl) override {
-    *impl = new (std::nothrow) CpuEvent;
-    if (*impl == nullptr)
-      return fail(HMRT_OUT_OF_MEMORY,
-                  "hmrt_event_create: cannot allocate the event");
-    return HMRT_OK;
-  }
-  void event_destroy(void* impl) override {
-    delete static_cast<CpuEvent*>(impl);
-  }
-  hmrt_status event_record(void* event, void* stream) override {
-    auto* e = static_cast<CpuEvent*>(event);
-    const uint64_t mark = e->mark();
-    return static_cast<CpuStream*>(stream)->submit_sync([e, mark] {
-      e->complete(mark);
-      return HMRT_OK;
-    });
-  }
-  hmrt_status stream_wait_event(void* stream, void* event) override {
-    auto* e = static_cast<CpuEvent*>(event);
-    const uint64_t mark = e->last_mark();
-    if (mark == 0) return HMRT_OK;  // never recorded: complete
-    return static_cast<CpuStream*>(stream)->submit_sync([e, mark] {
-      e->wait(mark);
-      return HMRT_OK;
-    });
-  }
-  hmrt_status event_synchronize(void* event) override {
-    auto* e = static_cast<CpuEvent*>(event);
-    e->wait(e->last_mark());
-    return HMRT_OK;
-  }
-  hmrt_status event_query(void* event, bool* done) override {
-    auto* e = static_cast<CpuEvent*>(event);
-    *done = e->done(e->last_mark());
-    return HMRT_OK;
-  }
-  hmrt_status launch_host_func(void* stream, hmrt_status (*fn)(void*),
-                               void* arg) override {
-    return static_cast<CpuStream*>(stream)->submit([fn, arg] { return fn(arg); });
-  }
-
   const hmrt_kernels* kernels() const override { return &kCpuKernels; }
 
  private:

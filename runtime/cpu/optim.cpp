@@ -55,22 +55,10 @@ hmrt_status hmrt_sgd_step(float* param, const float* grad,
   if (momentum != 0.0) HMRT_CHECK_PTR(fn, momentum_buf, n);
   HMRT_CHECK_ARG(!nesterov || (momentum > 0.0 && dampening == 0.0),
                  "%s: nesterov needs momentum > 0 and dampening == 0", fn);
-  const float wd = static_cast<float>(weight_decay);
-  const float mom = static_cast<float>(momentum);
-  const float one_minus_damp = static_cast<float>(1.0 - dampening);
-  const float neg_lr = static_cast<float>(-lr);
-  const bool use_wd = weight_decay != 0.0, use_mom = momentum != 0.0;
+  const SgdScalars s(lr, momentum, dampening, weight_decay, nesterov, first_step);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      float d = grad[i];
-      if (use_wd) d = d + wd * param[i];  // grad.add(param, alpha=wd)
-      if (use_mom) {
-        float b = first_step ? d : momentum_buf[i] * mom + one_minus_damp * d;
-        momentum_buf[i] = b;
-        d = nesterov ? d + mom * b : b;
-      }
-      param[i] = param[i] + neg_lr * d;  // param.add_(d_p, alpha=-lr)
-    }
+    for (int64_t i = lo; i < hi; ++i)
+      sgd_update(s, grad[i], param[i], momentum_buf == nullptr ? nullptr : momentum_buf + i);
   });
   return HMRT_OK;
 }

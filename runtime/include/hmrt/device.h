@@ -5,8 +5,11 @@
  *
  * Backends.  A backend is opened by name from one registry
  * (runtime/core/registry.cpp, the only place a backend is added):
- * hmrt_backend_count() / hmrt_backend_name(i) list them.  This build has
- * "cpu" (runtime/cpu/device_cpu.cpp).
+ * hmrt_backend_count() / hmrt_backend_name(i) list them: "cpu"
+ * (runtime/cpu/device_cpu.cpp), and "cuda" (runtime/cuda/device_cuda.cpp)
+ * in programs that link the hmrt_cuda library, where the CUDA toolkit was
+ * found at build time.  Opening "cuda" on a machine without a usable GPU is
+ * HMRT_IO_ERROR with the CUDA runtime's reason.
  *
  * Tiers.
  *  - HMRT_TIER_DEVICE: the device arena, the memory the backend's kernels
@@ -123,6 +126,14 @@ hmrt_device* hmrt_buffer_device(const hmrt_buffer* buffer);
  * also for an empty buffer. */
 hmrt_status hmrt_buffer_host_ptr(hmrt_buffer* buffer, uint64_t offset,
                                  uint64_t bytes, void** out);
+/* *out = the address of bytes [offset, offset + bytes) as the backend's
+ * kernels (hmrt_device_kernels) take it, range checked like the copies.  On
+ * the CPU backend the host pointer of the device and host tiers; on the
+ * CUDA backend the device address of the device tier and the (mapped)
+ * address of the pinned host tier.  A storage buffer has none
+ * (HMRT_INVALID_ARGUMENT). */
+hmrt_status hmrt_buffer_device_ptr(hmrt_buffer* buffer, uint64_t offset,
+                                   uint64_t bytes, void** out);
 
 /* ---- copies and memset ---------------------------------------------------- */
 

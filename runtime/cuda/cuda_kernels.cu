@@ -1,0 +1,155 @@
+// The CUDA backend's own kernels (cuda_kernels.h): the optimizer updates,
+// scale, fill, the 16-bit casts and the gradient norm's partial sums.  Each
+// element goes through the CPU kernel's own functions (core/optim_math.h,
+// core/float16.h); the build turns off fused multiply-adds (--fmad=false),
+// so the results are the CPU backend's bit for bit.
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "core/float16.h"
+#include "cuda/cuda_kernels.h"
+
+namespace hmrt {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = int64_t{1} << 20;
+constexpr int64_t kNormChunk = 4096;  // cpu/gradnorm.cpp's chunk
+
+// Blocks for a grid-stride loop over n elements.
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b > kMaxBlocks) b = kMaxBlocks;
+  return static_cast<unsigned>(b < 1 ? 1 : b);
+}
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+#define HMRT_GRID_LOOP(i, n)                                                    \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
+
+__global__ void adamw_kernel(AdamWScalars s, float* p, const float* g, float* m,
+                             float* v, int64_t n) {
+  HMRT_GRID_LOOP(i, n) {
+    float pi = p[i], mi = m[i], vi = v[i];
+    adamw_update(s, g[i], pi, mi, vi);
+    p[i] = pi;
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+__global__ void sgd_kernel(SgdScalars s, float* p, const float* g, float* buf,
+                           int64_t n) {
+  HMRT_GRID_LOOP(i, n) {
+    float pi = p[i];
+    sgd_update(s, g[i], pi, buf == nullptr ? nullptr : buf + i);
+    p[i] = pi;
+  }
+}
+
+__global__ void scale_kernel(float* x, int64_t n, float s) {
+  HMRT_GRID_LOOP(i, n) { x[i] *= s; }
+}
+
+template <class T>
+__global__ void fill_kernel(T* y, int64_t n, T value) {
+  HMRT_GRID_LOOP(i, n) { y[i] = value; }
+}
+
+__global__ void cast_kernel(Cast kind, const void* x, void* y, int64_t n) {
+  const uint16_t* x16 = static_cast<const uint16_t*>(x);
+  const float* x32 = static_cast<const float*>(x);
+  uint16_t* y16 = static_cast<uint16_t*>(y);
+  float* y32 = static_cast<float*>(y);
+  HMRT_GRID_LOOP(i, n) {
+    switch (kind) {
+      case Cast::F16ToF32: y32[i] = half_to_float(x16[i]); break;
+      case Cast::F32ToF16: y16[i] = double_to_half(double(x32[i])); break;
+      case Cast::Bf16ToF32: y32[i] = bf16_to_float(x16[i]); break;
+      case Cast::F32ToBf16: y16[i] = float_to_bf16(x32[i]); break;
+      case Cast::F16ToBf16: y16[i] = float_to_bf16(half_to_float(x16[i])); break;
+      case Cast::Bf16ToF16: y16[i] = double_to_half(double(bf16_to_float(x16[i]))); break;
+    }
+  }
+}
+
+// One thread per chunk, the CPU's order within it.
+__global__ void sum_squares_kernel(const float* x, int64_t n, double* partial) {
+  const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
+  if (chunks <= 1) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      double s = 0.0;
+      for (int64_t i = 0; i < n; ++i) s += double(x[i]) * double(x[i]);
+      partial[0] = s;
+    }
+    return;
+  }
+  HMRT_GRID_LOOP(c, chunks) {
+    double a[4] = {0, 0, 0, 0};
+    const int64_t i0 = c * kNormChunk;
+    const int64_t i1 = i0 + kNormChunk < n ? i0 + kNormChunk : n;
+    int64_t i = i0;
+    for (; i + 4 <= i1; i += 4)
+      for (int l = 0; l < 4; ++l) a[l] += double(x[i + l]) * double(x[i + l]);
+    for (; i < i1; ++i) a[0] += double(x[i]) * double(x[i]);
+    partial[c] = (a[0] + a[1]) + (a[2] + a[3]);
+  }
+}
+
+int launched() { return static_cast<int>(cudaGetLastError()); }
+
+}  // namespace
+
+int adamw(void* stream, const AdamWScalars& a, float* param, const float* grad,
+          float* exp_avg, float* exp_avg_sq, int64_t n) {
+  if (n == 0) return 0;
+  adamw_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(a, param, grad, exp_avg,
+                                                                  exp_avg_sq, n);
+  return launched();
+}
+
+int sgd(void* stream, const SgdScalars& a, float* param, const float* grad,
+        float* momentum_buf, int64_t n) {
+  if (n == 0) return 0;
+  sgd_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(a, param, grad, momentum_buf, n);
+  return launched();
+}
+
+int scale(void* stream, float* x, int64_t n, float s) {
+  if (n == 0) return 0;
+  scale_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(x, n, s);
+  return launched();
+}
+
+int fill(void* stream, void* y, int64_t n, uint64_t value, size_t elem_size) {
+  if (n == 0) return 0;
+  const unsigned b = blocks_for(n);
+  cudaStream_t s = as_stream(stream);
+  switch (elem_size) {
+    case 1: fill_kernel<<<b, kThreads, 0, s>>>(static_cast<uint8_t*>(y), n, uint8_t(value)); break;
+    case 2: fill_kernel<<<b, kThreads, 0, s>>>(static_cast<uint16_t*>(y), n, uint16_t(value)); break;
+    case 4: fill_kernel<<<b, kThreads, 0, s>>>(static_cast<uint32_t*>(y), n, uint32_t(value)); break;
+    default: fill_kernel<<<b, kThreads, 0, s>>>(static_cast<uint64_t*>(y), n, value); break;
+  }
+  return launched();
+}
+
+int cast(void* stream, Cast kind, const void* x, void* y, int64_t n) {
+  if (n == 0) return 0;
+  cast_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(kind, x, y, n);
+  return launched();
+}
+
+int sum_squares_partials(void* stream, const float* x, int64_t n, double* partial) {
+  const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
+  sum_squares_kernel<<<chunks <= 1 ? 1u : blocks_for(chunks), kThreads, 0, as_stream(stream)>>>(
+      x, n, partial);
+  return launched();
+}
+
+}  // namespace cuda
+}  // namespace hmrt

@@ -1,0 +1,43 @@
+// The CUDA backend's kernels (cuda/cuda_kernels.cu), as launchers that
+// device_cuda.cpp calls after checking the arguments.  Plain C++: no CUDA
+// header, so the backend's .cpp files build with the host compiler.
+//
+// Every launcher queues its work on `stream` (a cudaStream_t) and returns
+// the cudaError_t of the launch as an int (0: success); the caller
+// synchronizes.  Pointers are device addresses.  The per-element arithmetic
+// is the CPU kernels' own (core/optim_math.h, core/float16.h), built with
+// --fmad=false and IEEE division and square root, and the gradient norm
+// sums in the CPU's order, so the results are bitwise the CPU backend's.
+#ifndef HMRT_CUDA_CUDA_KERNELS_H
+#define HMRT_CUDA_CUDA_KERNELS_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/optim_math.h"
+
+namespace hmrt {
+namespace cuda {
+
+int adamw(void* stream, const AdamWScalars& s, float* param, const float* grad,
+          float* exp_avg, float* exp_avg_sq, int64_t n);
+int sgd(void* stream, const SgdScalars& s, float* param, const float* grad,
+        float* momentum_buf, int64_t n);
+int scale(void* stream, float* x, int64_t n, float s);
+// y[i] = the elem_size bytes at `value` (1, 2, 4 or 8; passed by value).
+int fill(void* stream, void* y, int64_t n, uint64_t value, size_t elem_size);
+
+// The 16-bit float conversions of hmrt_cast (core/float16.h).
+enum class Cast { F16ToF32, F32ToF16, Bf16ToF32, F32ToBf16, F16ToBf16, Bf16ToF16 };
+int cast(void* stream, Cast kind, const void* x, void* y, int64_t n);
+
+// Sums of squares in double as cpu/gradnorm.cpp: for n > 4096, partial[c]
+// for each 4096-element chunk c (four interleaved accumulators, combined
+// (a0 + a1) + (a2 + a3)); for n <= 4096 one partial, a single accumulator.
+// `partial` has max(1, ceil(n / 4096)) doubles.
+int sum_squares_partials(void* stream, const float* x, int64_t n, double* partial);
+
+}  // namespace cuda
+}  // namespace hmrt
+
+#endif  // HMRT_CUDA_CUDA_KERNELS_H

@@ -1,0 +1,634 @@
+// The CUDA backend of the device interface (hmrt/device.h, core/backend.h),
+// on device 0 of the CUDA runtime.
+//
+//  - device tier: cudaMalloc, addressed by the kernels, not by the host;
+//  - host tier: pinned, mapped host memory (cudaHostAlloc), which the
+//    device reads and writes at full link speed and the host addresses;
+//  - storage tier: the CPU backend's files (cpu/storage_file.h), moved to
+//    and from the device through pinned bounce buffers;
+//  - streams: a worker thread each (cpu/cpu_stream.h) with a CUDA stream of
+//    its own; the worker issues each copy on its CUDA stream and waits for
+//    it, so that work on one stream runs in order, the streams' copies
+//    overlap on the GPU's copy engines, and events are the CPU backend's;
+//  - kernels: cuBLAS for the GEMMs and the kernels of cuda_kernels.cu, each
+//    run to completion on the backend's kernel stream (the kernel table's
+//    functions are synchronous, as the CPU's).
+//
+// Built only when the CUDA toolkit is found (runtime/CMakeLists.txt), as the
+// hmrt_cuda object library: programs that link it get the "cuda" entry of
+// the registry (core/registry.cpp), the others do not depend on CUDA.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <system_error>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/internal.h"
+#include "core/optim_math.h"
+#include "cpu/cpu_stream.h"
+#include "cpu/storage_file.h"
+#include "cuda/cuda_kernels.h"
+#include "hmrt/kernels.h"
+#include "hmrt/tensor_ops.h"
+
+namespace hmrt {
+namespace {
+
+// Bounce buffers between storage and the device (pinned, page-aligned).
+constexpr uint64_t kBounce = uint64_t{4} << 20;
+
+hmrt_status cuda_fail(hmrt_status status, const char* fn, const char* what,
+                      cudaError_t e) {
+  cudaGetLastError();  // clears a non-sticky error
+  return fail(status, "%s: %s failed on the GPU: %s (%s)", fn, what,
+              cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+#define HMRT_CUDA_CALL(fn, what, call)                                   \
+  do {                                                                   \
+    cudaError_t hmrt_e_ = (call);                                        \
+    if (hmrt_e_ != cudaSuccess) return cuda_fail(HMRT_IO_ERROR, fn, what, hmrt_e_); \
+  } while (0)
+
+// What the kernel table's functions share: they are plain function pointers
+// with no device argument.  Created by the first device opened; lives as
+// long as the process.
+struct Context {
+  std::mutex mutex;  // one kernel at a time on `stream`
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  double* partials = nullptr;  // the gradient norm's scratch
+  size_t partial_count = 0;
+};
+Context* g_context = nullptr;
+
+const char* blas_error(cublasStatus_t s) { return cublasGetStatusString(s); }
+
+// Waits for the kernel stream and reports what failed.
+hmrt_status finish(const char* fn, int launch) {
+  if (launch != 0)
+    return cuda_fail(HMRT_INTERNAL, fn, "the kernel launch",
+                     static_cast<cudaError_t>(launch));
+  HMRT_CUDA_CALL(fn, "the kernel", cudaStreamSynchronize(g_context->stream));
+  return HMRT_OK;
+}
+
+// `p` must be memory the GPU addresses (device memory, or pinned and
+// mapped host memory), unless count is 0.
+hmrt_status check_gpu_ptr(const char* fn, const char* name, const void* p,
+                          int64_t count) {
+  HMRT_CHECK_ARG(p != nullptr || count == 0,
+                 "%s: %s is NULL but %lld elements are needed", fn, name,
+                 (long long)count);
+  if (count == 0) return HMRT_OK;
+  cudaPointerAttributes attr;
+  const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+  if (e != cudaSuccess) cudaGetLastError();
+  HMRT_CHECK_ARG(e == cudaSuccess && attr.type != cudaMemoryTypeUnregistered &&
+                     attr.devicePointer != nullptr,
+                 "%s: %s is not memory the GPU can address (use the device "
+                 "tier's addresses, hmrt_buffer_device_ptr)",
+                 fn, name);
+  return HMRT_OK;
+}
+
+#define HMRT_CHECK_GPU(fn, p, count)                                  \
+  do {                                                                \
+    hmrt_status hmrt_st_ = check_gpu_ptr(fn, #p, p, count);           \
+    if (hmrt_st_ != HMRT_OK) return hmrt_st_;                         \
+  } while (0)
+
+hmrt_status check_int(const char* fn, const char* name, int64_t v) {
+  HMRT_CHECK_ARG(v >= 0 && v <= INT_MAX,
+                 "%s: %s = %lld is outside what cuBLAS takes (0 to %d)", fn,
+                 name, (long long)v, INT_MAX);
+  return HMRT_OK;
+}
+
+// Checks of the GEMM arguments (as the CPU's) and cuBLAS's int range.
+hmrt_status check_gemm(const char* fn, int ta, int tb, int64_t m, int64_t n,
+                       int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
+  HMRT_CHECK_SIZE(fn, m);
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_SIZE(fn, k);
+  const int64_t min_lda = ta ? m : k, min_ldb = tb ? k : n;
+  HMRT_CHECK_ARG(lda >= (min_lda > 1 ? min_lda : 1),
+                 "%s: lda = %lld is less than %lld", fn, (long long)lda,
+                 (long long)min_lda);
+  HMRT_CHECK_ARG(ldb >= (min_ldb > 1 ? min_ldb : 1),
+                 "%s: ldb = %lld is less than %lld", fn, (long long)ldb,
+                 (long long)min_ldb);
+  HMRT_CHECK_ARG(ldc >= (n > 1 ? n : 1), "%s: ldc = %lld is less than %lld",
+                 fn, (long long)ldc, (long long)n);
+  hmrt_status st;
+  if ((st = check_int(fn, "m", m)) != HMRT_OK ||
+      (st = check_int(fn, "n", n)) != HMRT_OK ||
+      (st = check_int(fn, "k", k)) != HMRT_OK ||
+      (st = check_int(fn, "lda", lda)) != HMRT_OK ||
+      (st = check_int(fn, "ldb", ldb)) != HMRT_OK)
+    return st;
+  return check_int(fn, "ldc", ldc);
+}
+
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
+// gets B first, and m and n swapped.
+cublasOperation_t op(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+// Elements of op(X) stored: rows * ld, the extent a pointer check covers.
+int64_t extent(int64_t rows, int64_t ld) { return rows == 0 ? 0 : (rows - 1) * ld + 1; }
+
+hmrt_status cuda_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float beta, float* c, int64_t ldc) {
+  const char* fn = "hmrt_sgemm (cuda)";
+  hmrt_status st = check_gemm(fn, ta, tb, m, n, k, lda, ldb, ldc);
+  if (st != HMRT_OK) return st;
+  if (m == 0 || n == 0) return HMRT_OK;
+  HMRT_CHECK_GPU(fn, a, k == 0 ? 0 : extent(ta ? k : m, lda));
+  HMRT_CHECK_GPU(fn, b, k == 0 ? 0 : extent(tb ? n : k, ldb));
+  HMRT_CHECK_GPU(fn, c, extent(m, ldc));
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  const cublasStatus_t s =
+      cublasSgemm(g_context->blas, op(tb), op(ta), int(n), int(m), int(k), &alpha, b,
+                  int(ldb), a, int(lda), &beta, c, int(ldc));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return fail(HMRT_INTERNAL, "%s: cublasSgemm failed: %s", fn, blas_error(s));
+  return finish(fn, 0);
+}
+
+hmrt_status cuda_sgemm_strided_batched(int ta, int tb, int64_t m, int64_t n,
+                                       int64_t k, float alpha, const float* a,
+                                       int64_t lda, int64_t stride_a,
+                                       const float* b, int64_t ldb,
+                                       int64_t stride_b, float beta, float* c,
+                                       int64_t ldc, int64_t stride_c,
+                                       int64_t batch) {
+  const char* fn = "hmrt_sgemm_strided_batched (cuda)";
+  hmrt_status st = check_gemm(fn, ta, tb, m, n, k, lda, ldb, ldc);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_SIZE(fn, batch);
+  HMRT_CHECK_ARG(stride_a >= 0 && stride_b >= 0 && stride_c >= 0,
+                 "%s: strides must be >= 0", fn);
+  if ((st = check_int(fn, "batch_count", batch)) != HMRT_OK) return st;
+  if (m == 0 || n == 0 || batch == 0) return HMRT_OK;
+  const int64_t last = batch - 1;
+  HMRT_CHECK_GPU(fn, a, k == 0 ? 0 : last * stride_a + extent(ta ? k : m, lda));
+  HMRT_CHECK_GPU(fn, b, k == 0 ? 0 : last * stride_b + extent(tb ? n : k, ldb));
+  HMRT_CHECK_GPU(fn, c, last * stride_c + extent(m, ldc));
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  const cublasStatus_t s = cublasSgemmStridedBatched(
+      g_context->blas, op(tb), op(ta), int(n), int(m), int(k), &alpha, b, int(ldb),
+      stride_b, a, int(lda), stride_a, &beta, c, int(ldc), stride_c, int(batch));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return fail(HMRT_INTERNAL, "%s: cublasSgemmStridedBatched failed: %s", fn,
+                blas_error(s));
+  return finish(fn, 0);
+}
+
+size_t dtype_bytes(int32_t dtype) {
+  switch (dtype) {
+    case HMRT_DTYPE_U8: case HMRT_DTYPE_I8: case HMRT_DTYPE_BOOL: return 1;
+    case HMRT_DTYPE_U16: case HMRT_DTYPE_I16: case HMRT_DTYPE_F16:
+    case HMRT_DTYPE_BF16: return 2;
+    case HMRT_DTYPE_F32: case HMRT_DTYPE_I32: case HMRT_DTYPE_U32: return 4;
+    case HMRT_DTYPE_I64: case HMRT_DTYPE_F64: case HMRT_DTYPE_U64: return 8;
+    default: return 0;
+  }
+}
+
+// The casts among float, binary16 and bfloat16 the GPU has; 0 for others.
+bool cast_kind(int32_t from, int32_t to, cuda::Cast* kind) {
+  using cuda::Cast;
+  struct Entry { int32_t from, to; Cast kind; };
+  static const Entry kCasts[] = {
+      {HMRT_DTYPE_F16, HMRT_DTYPE_F32, Cast::F16ToF32},
+      {HMRT_DTYPE_F32, HMRT_DTYPE_F16, Cast::F32ToF16},
+      {HMRT_DTYPE_BF16, HMRT_DTYPE_F32, Cast::Bf16ToF32},
+      {HMRT_DTYPE_F32, HMRT_DTYPE_BF16, Cast::F32ToBf16},
+      {HMRT_DTYPE_F16, HMRT_DTYPE_BF16, Cast::F16ToBf16},
+      {HMRT_DTYPE_BF16, HMRT_DTYPE_F16, Cast::Bf16ToF16},
+  };
+  for (const Entry& e : kCasts)
+    if (e.from == from && e.to == to) {
+      *kind = e.kind;
+      return true;
+    }
+  return false;
+}
+
+hmrt_status cuda_cast(int32_t from, const void* x, int32_t to, void* y, int64_t n) {
+  const char* fn = "hmrt_cast (cuda)";
+  HMRT_CHECK_ARG(dtype_bytes(from) != 0, "%s: unsupported from_dtype %d", fn, (int)from);
+  HMRT_CHECK_ARG(dtype_bytes(to) != 0, "%s: unsupported to_dtype %d", fn, (int)to);
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  HMRT_CHECK_GPU(fn, y, n);
+  if (n == 0) return HMRT_OK;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  if (from == to && from != HMRT_DTYPE_BOOL) {
+    if (x == y) return HMRT_OK;
+    HMRT_CUDA_CALL(fn, "the copy",
+                   cudaMemcpyAsync(y, x, size_t(n) * dtype_bytes(from),
+                                   cudaMemcpyDefault, g_context->stream));
+    return finish(fn, 0);
+  }
+  cuda::Cast kind;
+  if (!cast_kind(from, to, &kind))
+    return fail(HMRT_UNIMPLEMENTED,
+                "%s: the GPU casts among float, float16 and bfloat16 only, not "
+                "dtype %d to %d",
+                fn, (int)from, (int)to);
+  return finish(fn, cuda::cast(g_context->stream, kind, x, y, n));
+}
+
+hmrt_status cuda_fill(void* y, int64_t n, const void* value, size_t elem_size) {
+  const char* fn = "hmrt_fill (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_ARG(elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8,
+                 "%s: elem_size %zu is not 1, 2, 4 or 8 on the GPU", fn, elem_size);
+  HMRT_CHECK_ARG(value != nullptr, "%s: value is NULL", fn);
+  HMRT_CHECK_GPU(fn, y, n);
+  uint64_t bits = 0;
+  std::memcpy(&bits, value, elem_size);  // little-endian: the low bytes
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::fill(g_context->stream, y, n, bits, elem_size));
+}
+
+hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
+                             int64_t count, float* out) {
+  const char* fn = "hmrt_global_norm (cuda)";
+  HMRT_CHECK_SIZE(fn, count);
+  HMRT_CHECK_PTR(fn, buffers, count);
+  HMRT_CHECK_PTR(fn, sizes, count);
+  HMRT_CHECK_ARG(out != nullptr, "%s: out is NULL", fn);
+  // One run of partial sums per buffer, all in one scratch array.
+  std::vector<size_t> first(size_t(count) + 1, 0);
+  for (int64_t b = 0; b < count; ++b) {
+    HMRT_CHECK_ARG(sizes[b] >= 0, "%s: sizes[%lld] = %lld is negative", fn,
+                   (long long)b, (long long)sizes[b]);
+    HMRT_CHECK_GPU(fn, buffers[b], sizes[b]);
+    first[b + 1] = first[b] + size_t(sizes[b] > 4096 ? ceil_div(sizes[b], 4096) : 1);
+  }
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  if (g_context->partial_count < first[count]) {
+    cudaFree(g_context->partials);
+    g_context->partials = nullptr;
+    g_context->partial_count = 0;
+    HMRT_CUDA_CALL(fn, "allocating partial sums",
+                   cudaMalloc(&g_context->partials, first[count] * sizeof(double)));
+    g_context->partial_count = first[count];
+  }
+  for (int64_t b = 0; b < count; ++b) {
+    if (sizes[b] == 0) continue;
+    const int launch = cuda::sum_squares_partials(g_context->stream, buffers[b], sizes[b],
+                                                  g_context->partials + first[b]);
+    if (launch != 0) return finish(fn, launch);
+  }
+  std::vector<double> partial(first[count], 0.0);
+  if (!partial.empty())
+    HMRT_CUDA_CALL(fn, "reading the partial sums",
+                   cudaMemcpyAsync(partial.data(), g_context->partials,
+                                   partial.size() * sizeof(double),
+                                   cudaMemcpyDeviceToHost, g_context->stream));
+  hmrt_status st = finish(fn, 0);
+  if (st != HMRT_OK) return st;
+  // cpu/gradnorm.cpp's order: chunks in order per buffer, buffers in order.
+  double total = 0.0;
+  for (int64_t b = 0; b < count; ++b) {
+    if (sizes[b] == 0) continue;
+    double s = 0.0;
+    for (size_t c = first[b]; c < first[b + 1]; ++c) s += partial[c];
+    total += s;
+  }
+  const float norm = static_cast<float>(std::sqrt(total));
+  HMRT_CUDA_CALL(fn, "writing the norm",
+                 cudaMemcpyAsync(out, &norm, sizeof norm, cudaMemcpyDefault,
+                                 g_context->stream));
+  return finish(fn, 0);
+}
+
+hmrt_status cuda_scale(float* x, int64_t n, float s) {
+  const char* fn = "hmrt_scale (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::scale(g_context->stream, x, n, s));
+}
+
+hmrt_status cuda_adamw_step(float* param, const float* grad, float* exp_avg,
+                            float* exp_avg_sq, int64_t n, double lr,
+                            double beta1, double beta2, double eps,
+                            double weight_decay, int64_t step) {
+  const char* fn = "hmrt_adamw_step (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, param, n);
+  HMRT_CHECK_GPU(fn, grad, n);
+  HMRT_CHECK_GPU(fn, exp_avg, n);
+  HMRT_CHECK_GPU(fn, exp_avg_sq, n);
+  HMRT_CHECK_ARG(step >= 1, "%s: step must be >= 1 (1-based), got %lld", fn,
+                 (long long)step);
+  HMRT_CHECK_ARG(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1,
+                 "%s: betas must be in [0, 1), got %g and %g", fn, beta1, beta2);
+  const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::adamw(g_context->stream, s, param, grad, exp_avg, exp_avg_sq, n));
+}
+
+hmrt_status cuda_sgd_step(float* param, const float* grad, float* momentum_buf,
+                          int64_t n, double lr, double momentum,
+                          double dampening, double weight_decay, int nesterov,
+                          int first_step) {
+  const char* fn = "hmrt_sgd_step (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, param, n);
+  HMRT_CHECK_GPU(fn, grad, n);
+  if (momentum != 0.0) HMRT_CHECK_GPU(fn, momentum_buf, n);
+  HMRT_CHECK_ARG(!nesterov || (momentum > 0.0 && dampening == 0.0),
+                 "%s: nesterov needs momentum > 0 and dampening == 0", fn);
+  const SgdScalars s(lr, momentum, dampening, weight_decay, nesterov, first_step);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::sgd(g_context->stream, s, param, grad, momentum_buf, n));
+}
+
+const hmrt_kernels kCudaKernels = {
+    sizeof(hmrt_kernels),
+    "cuda",
+    cuda_sgemm,
+    cuda_sgemm_strided_batched,
+    cuda_cast,
+    cuda_fill,
+    cuda_global_norm,
+    cuda_scale,
+    cuda_adamw_step,
+    cuda_sgd_step,
+};
+
+// A stream: the worker (first, so that the CpuStream* the handle holds is
+// this object) and its CUDA stream.
+struct CudaStream : CpuStream {
+  explicit CudaStream(bool is_inline) : CpuStream(is_inline) {}
+  cudaStream_t cuda = nullptr;
+};
+
+StorageFile* file_of(const hmrt_buffer* b) { return static_cast<StorageFile*>(b->impl); }
+
+// Where a place's bytes are for cudaMemcpy (device or host), or nullptr
+// for a storage buffer.
+uint8_t* address_of(const Place& p) {
+  if (p.buffer == nullptr) return static_cast<uint8_t*>(p.host);
+  if (p.buffer->tier == HMRT_TIER_DEVICE)
+    return static_cast<uint8_t*>(p.buffer->impl) + p.offset;
+  return p.buffer->host == nullptr ? nullptr : p.buffer->host + p.offset;
+}
+
+// The host address of a place, or nullptr when it is not host memory.
+uint8_t* host_of(const Place& p) {
+  if (p.buffer == nullptr) return static_cast<uint8_t*>(p.host);
+  return p.buffer->tier == HMRT_TIER_HOST ? p.buffer->host + p.offset : nullptr;
+}
+
+class CudaBackend final : public WorkerStreamBackend {
+ public:
+  ~CudaBackend() override {
+    for (void* b : bounces_) cudaFreeHost(b);
+  }
+
+  hmrt_status alloc(int32_t tier, uint64_t bytes, uint8_t** host, void** impl) override {
+    const char* fn = "hmrt_buffer_alloc";
+    *host = nullptr;
+    *impl = nullptr;
+    if (tier == HMRT_TIER_STORAGE) {
+      if (bytes == 0) return HMRT_OK;
+      StorageFile* f = nullptr;
+      hmrt_status st = StorageFile::create(bytes, fn, &f);
+      if (st == HMRT_OK) *impl = f;
+      return st;
+    }
+    cudaError_t e;
+    if (tier == HMRT_TIER_DEVICE) {
+      e = cudaMalloc(impl, bytes == 0 ? 1 : bytes);  // never a null base
+    } else {
+      void* p = nullptr;
+      e = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+      *host = static_cast<uint8_t*>(p);
+    }
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      *host = nullptr;
+      *impl = nullptr;
+      return fail(HMRT_OUT_OF_MEMORY,
+                  "%s: cannot allocate %llu bytes in the %s tier of the GPU: %s", fn,
+                  (unsigned long long)bytes, hmrt_tier_name(tier), cudaGetErrorString(e));
+    }
+    return HMRT_OK;
+  }
+
+  void free(int32_t tier, uint64_t, uint8_t* host, void* impl) override {
+    if (tier == HMRT_TIER_DEVICE)
+      cudaFree(impl);
+    else if (tier == HMRT_TIER_HOST)
+      cudaFreeHost(host);
+    else
+      delete static_cast<StorageFile*>(impl);
+  }
+
+  uint8_t* kernel_address(const hmrt_buffer* b) const override {
+    if (b->tier == HMRT_TIER_DEVICE) return static_cast<uint8_t*>(b->impl);
+    return b->host;  // mapped pinned memory: the same address on the GPU
+  }
+
+  hmrt_status copy(const char* fn, const Place& dst, const Place& src,
+                   uint64_t bytes, hmrt_stream* stream) override {
+    if (stream == nullptr) return copy_now(fn, dst, src, bytes, nullptr);
+    auto* s = static_cast<CudaStream*>(stream->impl);
+    cudaStream_t cs = s->cuda;
+    return s->submit([=] { return copy_now(fn, dst, src, bytes, cs); });
+  }
+
+  hmrt_status memset(const char* fn, const Place& dst, int value,
+                     uint64_t bytes, hmrt_stream* stream) override {
+    if (stream == nullptr) return memset_now(fn, dst, value, bytes, nullptr);
+    auto* s = static_cast<CudaStream*>(stream->impl);
+    cudaStream_t cs = s->cuda;
+    return s->submit([=] { return memset_now(fn, dst, value, bytes, cs); });
+  }
+
+  hmrt_status stream_create(bool is_inline, void** impl) override {
+    CudaStream* s = nullptr;
+    try {
+      s = new CudaStream(is_inline);
+    } catch (const std::bad_alloc&) {
+      return fail(HMRT_OUT_OF_MEMORY, "hmrt_stream_create: cannot allocate the stream");
+    } catch (const std::system_error& e) {
+      return fail(HMRT_INTERNAL, "hmrt_stream_create: cannot start the stream's thread: %s",
+                  e.what());
+    }
+    const cudaError_t e = cudaStreamCreateWithFlags(&s->cuda, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+      delete s;
+      return cuda_fail(HMRT_INTERNAL, "hmrt_stream_create", "creating a CUDA stream", e);
+    }
+    *impl = static_cast<CpuStream*>(s);
+    return HMRT_OK;
+  }
+  void stream_destroy(void* impl) override {
+    auto* s = static_cast<CudaStream*>(static_cast<CpuStream*>(impl));
+    cudaStream_t cs = s->cuda;
+    delete s;  // drains the worker first
+    cudaStreamDestroy(cs);
+  }
+
+  const hmrt_kernels* kernels() const override { return &kCudaKernels; }
+
+ private:
+  // Copies between device or host addresses on `cs` (nullptr: the legacy
+  // stream) and waits for them.
+  static hmrt_status memcpy_wait(const char* fn, void* d, const void* s, uint64_t bytes,
+                                 cudaStream_t cs) {
+    HMRT_CUDA_CALL(fn, "the copy", cudaMemcpyAsync(d, s, bytes, cudaMemcpyDefault, cs));
+    HMRT_CUDA_CALL(fn, "the copy", cudaStreamSynchronize(cs));
+    return HMRT_OK;
+  }
+
+  hmrt_status copy_now(const char* fn, const Place& dst, const Place& src, uint64_t bytes,
+                       cudaStream_t cs) {
+    uint8_t* d = address_of(dst);
+    const uint8_t* s = address_of(src);
+    if (d != nullptr && s != nullptr) return memcpy_wait(fn, d, s, bytes, cs);
+    // Storage on one side or both: host memory reads and writes the file
+    // directly, device memory through a pinned bounce buffer.
+    if (uint8_t* h = host_of(dst); h != nullptr)
+      return file_of(src.buffer)->read(h, bytes, src.offset, fn);
+    if (const uint8_t* h = host_of(src); h != nullptr)
+      return file_of(dst.buffer)->write(h, bytes, dst.offset, fn);
+    uint8_t* bounce = take_bounce(fn);
+    if (bounce == nullptr) return HMRT_OUT_OF_MEMORY;
+    hmrt_status st = HMRT_OK;
+    for (uint64_t done = 0; done < bytes && st == HMRT_OK;) {
+      const uint64_t n = bytes - done < kBounce ? bytes - done : kBounce;
+      if (s != nullptr) {  // device -> storage
+        st = memcpy_wait(fn, bounce, s + done, n, cs);
+        if (st == HMRT_OK) st = file_of(dst.buffer)->write(bounce, n, dst.offset + done, fn);
+      } else {
+        st = file_of(src.buffer)->read(bounce, n, src.offset + done, fn);
+        if (st == HMRT_OK)
+          st = d != nullptr ? memcpy_wait(fn, d + done, bounce, n, cs)
+                            : file_of(dst.buffer)->write(bounce, n, dst.offset + done, fn);
+      }
+      done += n;
+    }
+    give_bounce(bounce);
+    return st;
+  }
+
+  hmrt_status memset_now(const char* fn, const Place& dst, int value, uint64_t bytes,
+                         cudaStream_t cs) {
+    if (uint8_t* h = host_of(dst); h != nullptr) {
+      std::memset(h, value, bytes);
+      return HMRT_OK;
+    }
+    if (uint8_t* d = address_of(dst); d != nullptr) {
+      HMRT_CUDA_CALL(fn, "the memset", cudaMemsetAsync(d, value, bytes, cs));
+      HMRT_CUDA_CALL(fn, "the memset", cudaStreamSynchronize(cs));
+      return HMRT_OK;
+    }
+    uint8_t* bounce = take_bounce(fn);
+    if (bounce == nullptr) return HMRT_OUT_OF_MEMORY;
+    std::memset(bounce, value, kBounce);
+    hmrt_status st = HMRT_OK;
+    for (uint64_t done = 0; done < bytes && st == HMRT_OK; done += kBounce) {
+      const uint64_t n = bytes - done < kBounce ? bytes - done : kBounce;
+      st = file_of(dst.buffer)->write(bounce, n, dst.offset + done, fn);
+    }
+    give_bounce(bounce);
+    return st;
+  }
+
+  // A pinned bounce buffer of kBounce bytes, reused across calls; nullptr
+  // (with the error recorded) when none can be allocated.
+  uint8_t* take_bounce(const char* fn) {
+    {
+      std::lock_guard<std::mutex> lock(bounce_mutex_);
+      if (!free_bounces_.empty()) {
+        uint8_t* b = free_bounces_.back();
+        free_bounces_.pop_back();
+        return b;
+      }
+    }
+    void* p = nullptr;
+    const cudaError_t e = cudaHostAlloc(&p, kBounce, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+      cuda_fail(HMRT_OUT_OF_MEMORY, fn, "allocating a pinned bounce buffer", e);
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(bounce_mutex_);
+    bounces_.push_back(p);
+    return static_cast<uint8_t*>(p);
+  }
+  void give_bounce(uint8_t* b) {
+    std::lock_guard<std::mutex> lock(bounce_mutex_);
+    free_bounces_.push_back(b);
+  }
+
+  std::mutex bounce_mutex_;
+  std::vector<void*> bounces_;
+  std::vector<uint8_t*> free_bounces_;
+};
+
+// The kernel context, once per process; the first failure is kept.
+hmrt_status create_context() {
+  static std::once_flag once;
+  static cudaError_t cuda_error = cudaSuccess;
+  static cublasStatus_t blas_status = CUBLAS_STATUS_SUCCESS;
+  std::call_once(once, [] {
+    auto* c = new Context;
+    cuda_error = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    if (cuda_error != cudaSuccess) return;
+    blas_status = cublasCreate(&c->blas);
+    if (blas_status == CUBLAS_STATUS_SUCCESS) blas_status = cublasSetStream(c->blas, c->stream);
+    // fp32 GEMMs in fp32 (no TF32), as the CPU's.
+    if (blas_status == CUBLAS_STATUS_SUCCESS)
+      blas_status = cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH);
+    if (blas_status == CUBLAS_STATUS_SUCCESS) g_context = c;
+  });
+  if (cuda_error != cudaSuccess)
+    return cuda_fail(HMRT_IO_ERROR, "hmrt_device_open", "creating the kernel stream",
+                     cuda_error);
+  if (blas_status != CUBLAS_STATUS_SUCCESS)
+    return fail(HMRT_IO_ERROR, "hmrt_device_open: cuBLAS cannot start: %s",
+                blas_error(blas_status));
+  return HMRT_OK;
+}
+
+}  // namespace
+
+hmrt_status create_cuda_backend(std::unique_ptr<Backend>* out) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    const char* why = e == cudaErrorInsufficientDriver
+                          ? "no NVIDIA driver is loaded, or it is older than this CUDA runtime"
+                          : e == cudaErrorNoDevice || count == 0
+                                ? "no CUDA device is visible (see CUDA_VISIBLE_DEVICES)"
+                                : cudaGetErrorString(e);
+    return fail(HMRT_IO_ERROR, "hmrt_device_open: the cuda backend finds no GPU it can use: %s",
+                why);
+  }
+  HMRT_CUDA_CALL("hmrt_device_open", "selecting device 0", cudaSetDevice(0));
+  hmrt_status st = create_context();
+  if (st != HMRT_OK) return st;
+  out->reset(new (std::nothrow) CudaBackend());
+  if (!*out)
+    return fail(HMRT_OUT_OF_MEMORY, "hmrt_device_open: cannot allocate the cuda backend");
+  return HMRT_OK;
+}
+
+}  // namespace hmrt

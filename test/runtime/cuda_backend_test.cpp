@@ -1,0 +1,359 @@
+// The CUDA backend (runtime/cuda) against the CPU backend: the registry,
+// buffers and copies between every pair of tiers (storage through the
+// pinned bounce buffers), memset, streams and events, and every kernel of
+// the table compared with the CPU kernel on the same inputs: bitwise for
+// the elementwise kernels, the casts and the gradient norm, within the
+// fp32 dot-product error bound for the GEMMs.
+//
+// Without a usable GPU only the registry and the open's message are
+// checked; the rest is skipped with the CUDA runtime's reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cfloat>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hmrt/device.h"
+#include "hmrt/kernels.h"
+#include "hmrt/program.h"
+#include "hmrt/tensor_ops.h"
+#include "test_util.h"
+
+namespace {
+
+std::string last_error() { return hmrt_last_error(); }
+
+struct DeviceCloser {
+  void operator()(hmrt_device* d) const { hmrt_device_close(d); }
+};
+struct BufferFreer {
+  void operator()(hmrt_buffer* b) const { hmrt_buffer_free(b); }
+};
+using DevicePtr = std::unique_ptr<hmrt_device, DeviceCloser>;
+using BufferPtr = std::unique_ptr<hmrt_buffer, BufferFreer>;
+
+const int32_t kTiers[] = {HMRT_TIER_DEVICE, HMRT_TIER_HOST, HMRT_TIER_STORAGE};
+
+std::vector<uint8_t> pattern(size_t n, int salt) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>((i * 131 + salt * 29 + (i >> 8)) & 0xff);
+  return v;
+}
+
+std::vector<float> randoms(size_t n, unsigned seed, float lo = -2, float hi = 2) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+TEST(CudaRegistry, ListsCudaAndOpensOrSaysWhyNot) {
+  ASSERT_EQ(hmrt_backend_count(), 2);
+  EXPECT_STREQ(hmrt_backend_name(0), "cpu");  // still the default
+  EXPECT_STREQ(hmrt_backend_name(1), "cuda");
+  hmrt_device* d = nullptr;
+  const hmrt_status st = hmrt_device_open("cuda", &d);
+  if (st != HMRT_OK) {
+    EXPECT_EQ(st, HMRT_IO_ERROR);
+    EXPECT_EQ(d, nullptr);
+    EXPECT_NE(last_error().find("hmrt_device_open: the cuda backend finds no GPU it can use: "),
+              std::string::npos)
+        << last_error();
+    return;
+  }
+  DevicePtr dev(d);
+  EXPECT_STREQ(hmrt_device_backend(d), "cuda");
+  const hmrt_kernels* k = hmrt_device_kernels(d);
+  ASSERT_NE(k, nullptr);
+  EXPECT_STREQ(k->backend, "cuda");
+  EXPECT_EQ(k->size, sizeof(hmrt_kernels));
+}
+
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hmrt_device* d = nullptr;
+    if (hmrt_device_open("cuda", &d) != HMRT_OK)
+      GTEST_SKIP() << "no GPU here: " << last_error();
+    dev_.reset(d);
+    k_ = hmrt_device_kernels(d);
+  }
+  BufferPtr alloc(int32_t tier, uint64_t bytes) {
+    hmrt_buffer* b = nullptr;
+    EXPECT_EQ(hmrt_buffer_alloc(dev_.get(), tier, bytes, &b), HMRT_OK) << last_error();
+    return BufferPtr(b);
+  }
+  std::vector<uint8_t> read_all(const hmrt_buffer* b) {
+    std::vector<uint8_t> v(hmrt_buffer_size(b));
+    EXPECT_EQ(hmrt_copy_to_host(v.data(), b, 0, v.size()), HMRT_OK) << last_error();
+    return v;
+  }
+  // A device buffer holding `v`, and its kernel address.
+  template <class T>
+  BufferPtr upload(const std::vector<T>& v, T** ptr) {
+    BufferPtr b = alloc(HMRT_TIER_DEVICE, v.size() * sizeof(T) + 4);
+    if (!v.empty()) {
+      EXPECT_EQ(hmrt_copy_from_host(b.get(), 0, v.data(), v.size() * sizeof(T)), HMRT_OK)
+          << last_error();
+    }
+    void* p = nullptr;
+    EXPECT_EQ(hmrt_buffer_device_ptr(b.get(), 0, v.size() * sizeof(T), &p), HMRT_OK)
+        << last_error();
+    *ptr = static_cast<T*>(p);
+    return b;
+  }
+  template <class T>
+  std::vector<T> download(const hmrt_buffer* b, size_t n) {
+    std::vector<T> v(n);
+    if (n != 0) {
+      EXPECT_EQ(hmrt_copy_to_host(v.data(), b, 0, n * sizeof(T)), HMRT_OK) << last_error();
+    }
+    return v;
+  }
+  DevicePtr dev_;
+  const hmrt_kernels* k_ = nullptr;
+};
+
+// Every pair of tiers, blocking and on a stream, at unaligned offsets and
+// over more than one bounce buffer (4 MiB) for storage.
+TEST_F(Cuda, CopiesBetweenEveryPairOfTiers) {
+  constexpr uint64_t kSize = (uint64_t{9} << 20) + 77;
+  hmrt_stream* stream = nullptr;
+  HMRT_ASSERT_OK(hmrt_stream_create(dev_.get(), &stream));
+  int salt = 0;
+  for (int32_t from : kTiers)
+    for (int32_t to : kTiers)
+      for (bool async : {false, true}) {
+        SCOPED_TRACE(std::string(hmrt_tier_name(from)) + " -> " + hmrt_tier_name(to) +
+                     (async ? " async" : ""));
+        ++salt;
+        BufferPtr src = alloc(from, kSize), dst = alloc(to, kSize);
+        const std::vector<uint8_t> a = pattern(kSize, salt), b = pattern(kSize, salt + 1000);
+        HMRT_ASSERT_OK(hmrt_copy_from_host(src.get(), 0, a.data(), kSize));
+        HMRT_ASSERT_OK(hmrt_copy_from_host(dst.get(), 0, b.data(), kSize));
+        const uint64_t so = 13, doff = 4099, n = (uint64_t{8} << 20) + 5;
+        if (async) {
+          HMRT_ASSERT_OK(hmrt_copy_async(dst.get(), doff, src.get(), so, n, stream));
+          HMRT_ASSERT_OK(hmrt_stream_synchronize(stream));
+        } else {
+          HMRT_ASSERT_OK(hmrt_copy(dst.get(), doff, src.get(), so, n));
+        }
+        std::vector<uint8_t> want = b;
+        std::memcpy(want.data() + doff, a.data() + so, n);
+        EXPECT_TRUE(read_all(dst.get()) == want);
+        EXPECT_TRUE(read_all(src.get()) == a);
+      }
+  hmrt_stream_destroy(stream);
+}
+
+TEST_F(Cuda, MemsetEveryTierAndAddresses) {
+  constexpr uint64_t kSize = (uint64_t{5} << 20) + 3;
+  for (int32_t t : kTiers) {
+    SCOPED_TRACE(hmrt_tier_name(t));
+    BufferPtr b = alloc(t, kSize);
+    HMRT_ASSERT_OK(hmrt_memset(b.get(), 0, 0x5a, kSize));
+    HMRT_ASSERT_OK(hmrt_memset(b.get(), 7, 0x11, 100));
+    std::vector<uint8_t> want(kSize, 0x5a);
+    std::memset(want.data() + 7, 0x11, 100);
+    EXPECT_TRUE(read_all(b.get()) == want);
+    void* p = nullptr;
+    const hmrt_status host = hmrt_buffer_host_ptr(b.get(), 0, 4, &p);
+    const hmrt_status kernel = hmrt_buffer_device_ptr(b.get(), 0, 4, &p);
+    EXPECT_EQ(host == HMRT_OK, t == HMRT_TIER_HOST);
+    EXPECT_EQ(kernel == HMRT_OK, t != HMRT_TIER_STORAGE);
+  }
+}
+
+// A copy on one stream waits for an event recorded after a copy on another.
+TEST_F(Cuda, StreamsOrderedByEvents) {
+  constexpr uint64_t kSize = uint64_t{64} << 20;
+  hmrt_stream *s1 = nullptr, *s2 = nullptr;
+  hmrt_event* e = nullptr;
+  HMRT_ASSERT_OK(hmrt_stream_create(dev_.get(), &s1));
+  HMRT_ASSERT_OK(hmrt_stream_create(dev_.get(), &s2));
+  HMRT_ASSERT_OK(hmrt_event_create(dev_.get(), &e));
+  BufferPtr host = alloc(HMRT_TIER_HOST, kSize), dev = alloc(HMRT_TIER_DEVICE, kSize),
+            back = alloc(HMRT_TIER_HOST, kSize);
+  const std::vector<uint8_t> a = pattern(kSize, 3);
+  HMRT_ASSERT_OK(hmrt_copy_from_host(host.get(), 0, a.data(), kSize));
+  HMRT_ASSERT_OK(hmrt_copy_async(dev.get(), 0, host.get(), 0, kSize, s1));
+  HMRT_ASSERT_OK(hmrt_event_record(e, s1));
+  HMRT_ASSERT_OK(hmrt_stream_wait_event(s2, e));
+  HMRT_ASSERT_OK(hmrt_copy_async(back.get(), 0, dev.get(), 0, kSize, s2));
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(s2));
+  EXPECT_TRUE(read_all(back.get()) == a);
+  HMRT_ASSERT_OK(hmrt_stream_synchronize(s1));
+  hmrt_event_destroy(e);
+  hmrt_stream_destroy(s1);
+  hmrt_stream_destroy(s2);
+}
+
+// |gpu - cpu| within the error bound of an fp32 dot product of length k on
+// both sides: 2 * k * eps * sum |a_il| |b_lj| (+ beta's term).
+void expect_gemm_close(const std::vector<float>& gpu, const std::vector<float>& cpu,
+                       const std::vector<double>& bound) {
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (size_t i = 0; i < gpu.size(); ++i)
+    ASSERT_LE(std::fabs(double(gpu[i]) - double(cpu[i])), bound[i]) << "element " << i;
+}
+
+TEST_F(Cuda, GemmMatchesCpuWithinTheDotProductBound) {
+  const int64_t m = 37, n = 53, k = 301, batch = 3;
+  for (int ta : {0, 1})
+    for (int tb : {0, 1})
+      for (float beta : {0.0f, 0.5f}) {
+        SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
+                     " beta=" + std::to_string(beta));
+        const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
+        const int64_t sa = (ta ? k : m) * lda, sb = 0 /* broadcast B */, sc = m * ldc;
+        const std::vector<float> a = randoms(size_t(batch * sa), 1), b = randoms(size_t((tb ? n : k) * ldb), 2);
+        std::vector<float> c = randoms(size_t(batch * sc), 3);
+        // Bound per element from |A| |B|.
+        std::vector<double> bound(c.size(), 0.0);
+        for (int64_t q = 0; q < batch; ++q)
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double s = 0;
+              for (int64_t l = 0; l < k; ++l) {
+                const float x = ta ? a[q * sa + l * lda + i] : a[q * sa + i * lda + l];
+                const float y = tb ? b[j * ldb + l] : b[l * ldb + j];
+                s += std::fabs(double(x) * double(y));
+              }
+              const size_t at = size_t(q * sc + i * ldc + j);
+              bound[at] = 2.0 * double(k + 2) * FLT_EPSILON *
+                          (s + std::fabs(double(beta) * c[at])) + 1e-30;
+            }
+        std::vector<float> want = c;
+        HMRT_ASSERT_OK(hmrt_sgemm_strided_batched(ta, tb, m, n, k, 1.25f, a.data(), lda, sa,
+                                                  b.data(), ldb, sb, beta, want.data(), ldc,
+                                                  sc, batch));
+        float *da, *db, *dc;
+        BufferPtr ba = upload(a, &da), bb = upload(b, &db), bc = upload(c, &dc);
+        HMRT_ASSERT_OK(k_->sgemm_strided_batched(ta, tb, m, n, k, 1.25f, da, lda, sa, db, ldb,
+                                                 sb, beta, dc, ldc, sc, batch));
+        expect_gemm_close(download<float>(bc.get(), c.size()), want, bound);
+        // The single GEMM on the second matrix of the batch.
+        std::vector<float> want1(c.begin() + sc, c.begin() + 2 * sc);
+        HMRT_ASSERT_OK(hmrt_sgemm(ta, tb, m, n, k, 1.25f, a.data() + sa, lda, b.data(), ldb,
+                                  beta, want1.data(), ldc));
+        std::vector<float> c1(c.begin() + sc, c.begin() + 2 * sc);
+        float* dc1;
+        BufferPtr bc1 = upload(c1, &dc1);
+        HMRT_ASSERT_OK(k_->sgemm(ta, tb, m, n, k, 1.25f, da + sa, lda, db, ldb, beta, dc1, ldc));
+        std::vector<double> bound1(bound.begin() + sc, bound.begin() + 2 * sc);
+        expect_gemm_close(download<float>(bc1.get(), c1.size()), want1, bound1);
+      }
+}
+
+// Elementwise kernels, casts and the gradient norm: the CPU's bits.
+TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
+  const size_t n = 100003;  // odd, several blocks and norm chunks
+  const std::vector<float> g = randoms(n, 11);
+  const std::vector<float> p0 = randoms(n, 12), m0 = randoms(n, 13);
+  const std::vector<float> v0 = randoms(n, 14, 0.0f, 1.0f);
+  for (int64_t step : {1, 7}) {
+    std::vector<float> p = p0, m = m0, v = v0;
+    HMRT_ASSERT_OK(hmrt_adamw_step(p.data(), g.data(), m.data(), v.data(), int64_t(n), 1e-3,
+                                   0.9, 0.999, 1e-8, 0.01, step));
+    float *dp, *dg, *dm, *dv;
+    BufferPtr bp = upload(p0, &dp), bg = upload(g, &dg), bm = upload(m0, &dm), bv = upload(v0, &dv);
+    HMRT_ASSERT_OK(k_->adamw_step(dp, dg, dm, dv, int64_t(n), 1e-3, 0.9, 0.999, 1e-8, 0.01, step));
+    EXPECT_TRUE(same_bits(download<float>(bp.get(), n), p)) << "adamw param, step " << step;
+    EXPECT_TRUE(same_bits(download<float>(bm.get(), n), m)) << "adamw exp_avg";
+    EXPECT_TRUE(same_bits(download<float>(bv.get(), n), v)) << "adamw exp_avg_sq";
+  }
+  for (int nesterov : {0, 1})
+    for (int first : {0, 1}) {
+      std::vector<float> p = p0, buf = m0;
+      HMRT_ASSERT_OK(hmrt_sgd_step(p.data(), g.data(), buf.data(), int64_t(n), 0.1, 0.9, 0.0,
+                                   1e-4, nesterov, first));
+      float *dp, *dg, *db;
+      BufferPtr bp = upload(p0, &dp), bg = upload(g, &dg), bb = upload(m0, &db);
+      HMRT_ASSERT_OK(k_->sgd_step(dp, dg, db, int64_t(n), 0.1, 0.9, 0.0, 1e-4, nesterov, first));
+      EXPECT_TRUE(same_bits(download<float>(bp.get(), n), p)) << "sgd " << nesterov << first;
+      EXPECT_TRUE(same_bits(download<float>(bb.get(), n), buf));
+    }
+  {
+    std::vector<float> x = p0;
+    HMRT_ASSERT_OK(hmrt_scale(x.data(), int64_t(n), 0.37f));
+    float* dx;
+    BufferPtr bx = upload(p0, &dx);
+    HMRT_ASSERT_OK(k_->scale(dx, int64_t(n), 0.37f));
+    EXPECT_TRUE(same_bits(download<float>(bx.get(), n), x));
+  }
+  // Fill at every element size.
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    const uint64_t value = 0x0123456789abcdefull;
+    std::vector<uint8_t> want(1001 * es);
+    HMRT_ASSERT_OK(hmrt_fill(want.data(), 1001, &value, es));
+    uint8_t* dy;
+    BufferPtr by = upload(std::vector<uint8_t>(want.size(), 0), &dy);
+    HMRT_ASSERT_OK(k_->fill(dy, 1001, &value, es));
+    EXPECT_TRUE(download<uint8_t>(by.get(), want.size()) == want) << "elem_size " << es;
+  }
+  // Casts among float, float16 and bfloat16, with specials and subnormals.
+  std::vector<float> xs = randoms(4096, 15, -70000.0f, 70000.0f);
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 65504.0f, 65520.0f,
+                            5.96e-8f, 2.98e-8f, 1e-40f, 6.1e-5f, -3.0e-7f};
+  xs.insert(xs.end(), std::begin(specials), std::end(specials));
+  for (float s : randoms(2000, 16, -1e-4f, 1e-4f)) xs.push_back(s);
+  const int32_t floats[] = {HMRT_DTYPE_F32, HMRT_DTYPE_F16, HMRT_DTYPE_BF16};
+  for (int32_t from : floats)
+    for (int32_t to : floats) {
+      SCOPED_TRACE("cast " + std::to_string(from) + " -> " + std::to_string(to));
+      const size_t fs = from == HMRT_DTYPE_F32 ? 4 : 2, ts = to == HMRT_DTYPE_F32 ? 4 : 2;
+      std::vector<uint8_t> src(xs.size() * fs);
+      HMRT_ASSERT_OK(hmrt_cast(HMRT_DTYPE_F32, xs.data(), from, src.data(), int64_t(xs.size())));
+      std::vector<uint8_t> want(xs.size() * ts);
+      HMRT_ASSERT_OK(hmrt_cast(from, src.data(), to, want.data(), int64_t(xs.size())));
+      uint8_t *dx, *dy;
+      BufferPtr bx = upload(src, &dx), by = upload(std::vector<uint8_t>(want.size(), 0), &dy);
+      HMRT_ASSERT_OK(k_->cast(from, dx, to, dy, int64_t(xs.size())));
+      EXPECT_TRUE(download<uint8_t>(by.get(), want.size()) == want);
+    }
+  // Gradient norm over buffers below, at and above one 4096-element chunk.
+  const std::vector<int64_t> sizes = {0, 5, 4096, 4097, int64_t(n)};
+  std::vector<std::vector<float>> host;
+  std::vector<BufferPtr> held;
+  std::vector<const float*> hp, dp;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    host.push_back(randoms(size_t(sizes[i]), unsigned(20 + i)));
+    float* d;
+    held.push_back(upload(host.back(), &d));
+    hp.push_back(host.back().data());
+    dp.push_back(d);
+  }
+  float want = 0, got = 0;
+  HMRT_ASSERT_OK(hmrt_global_norm(hp.data(), sizes.data(), int64_t(sizes.size()), &want));
+  HMRT_ASSERT_OK(k_->global_norm(dp.data(), sizes.data(), int64_t(sizes.size()), &got));
+  EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
+}
+
+// Host memory the GPU cannot address is refused with a message, not a
+// fault; so is a cast the GPU does not have.
+TEST_F(Cuda, KernelsRefuseWhatTheyCannotRun) {
+  std::vector<float> x(16, 1.0f);
+  EXPECT_EQ(k_->scale(x.data(), 16, 2.0f), HMRT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("hmrt_scale (cuda): x is not memory the GPU can address"),
+            std::string::npos)
+      << last_error();
+  float* d;
+  BufferPtr b = upload(x, &d);
+  EXPECT_EQ(k_->cast(HMRT_DTYPE_F32, d, HMRT_DTYPE_I32, d, 4), HMRT_UNIMPLEMENTED);
+  EXPECT_NE(last_error().find("float, float16 and bfloat16 only"), std::string::npos)
+      << last_error();
+  EXPECT_EQ(k_->sgemm(0, 0, 4, 4, 4, 1.0f, d, 2, d, 4, 0.0f, d, 4), HMRT_INVALID_ARGUMENT);
+}
+
+}  // namespace
