@@ -37,6 +37,10 @@ if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
 # The numerics tests compare with NumPy (Debian: python3-numpy).
 import sys
 config.substitutions.append(("%python", sys.executable))
+# hmcc --target cuda links programs with the runtime's CUDA backend, built
+# where the CUDA toolkit was found (runtime/CMakeLists.txt).
+if config.hmcc_cuda_runtime == "ON":
+    config.available_features.add("cuda-runtime")
 
 # The memory plot is opened in a headless browser (Debian: chromium, which
 # tools/scripts/setup.sh installs); without one that test is UNSUPPORTED.

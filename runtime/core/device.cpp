@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/backend.h"
+#include "hmrt/kernel_table.h"
 #include "core/internal.h"
 
 namespace {
@@ -192,6 +193,14 @@ const char* hmrt_device_backend(const hmrt_device* device) {
 
 const hmrt_kernels* hmrt_device_kernels(const hmrt_device* device) {
   return device == nullptr ? nullptr : device->backend->kernels();
+}
+
+hmrt_status hmrt_kernel_missing(const hmrt_kernels* kernels, const char* name) {
+  return hmrt::fail(HMRT_UNIMPLEMENTED,
+                    "the %s backend has no %s kernel yet, which this program "
+                    "calls: run it on another backend (train --device cpu)",
+                    kernels != nullptr && kernels->backend != nullptr ? kernels->backend : "?",
+                    name != nullptr ? name : "?");
 }
 
 hmrt_status hmrt_buffer_alloc(hmrt_device* device, int32_t tier,

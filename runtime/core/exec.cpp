@@ -1,5 +1,6 @@
 // The execution context of generated programs (hmrt/program.h): the device,
 // one arena buffer per tier and the streams.
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -18,6 +19,24 @@ struct hmrt_exec {
 };
 
 namespace {
+
+// The arena (device or host) holding [p, p + bytes) at kernel addresses,
+// and the offset of p in it; false when neither does.
+bool locate(const hmrt_exec* x, const void* p, uint64_t bytes,
+            hmrt_buffer** buffer, uint64_t* offset) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (int32_t t : {HMRT_TIER_DEVICE, HMRT_TIER_HOST}) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(x->bases[t]);
+    const uint64_t size = hmrt_buffer_size(x->arenas[t]);
+    if (x->bases[t] != nullptr && a >= base && a - base <= size &&
+        bytes <= size - (a - base)) {
+      *buffer = x->arenas[t];
+      *offset = a - base;
+      return true;
+    }
+  }
+  return false;
+}
 
 hmrt_status check_stream(const char* fn, const hmrt_exec* x, int32_t stream) {
   HMRT_CHECK_ARG(x != nullptr, "%s: exec is NULL", fn);
@@ -74,7 +93,7 @@ hmrt_status hmrt_exec_create(hmrt_device* device,
       hmrt_exec_destroy(x);
       return st;
     }
-    x->bases[t] = x->arenas[t]->host;
+    x->bases[t] = device->backend->kernel_address(x->arenas[t]);
   }
   for (int32_t i = 0; i < HMRT_EXEC_STREAM_COUNT; ++i) {
     // Compute runs on the caller where the backend can (generated CPU code
@@ -130,10 +149,46 @@ uint8_t* hmrt_exec_base(hmrt_exec* exec, int32_t tier) {
     hmrt::fail(HMRT_INVALID_ARGUMENT, "hmrt_exec_base: unknown tier %d", tier);
   else
     hmrt::fail(HMRT_INVALID_ARGUMENT,
-               "hmrt_exec_base: the %s arena of the %s backend has no "
-               "host-visible memory",
-               hmrt_tier_name(tier), hmrt_device_backend(exec->device));
+               "hmrt_exec_base: the kernels of the %s backend cannot "
+               "address its %s arena",
+               hmrt_device_backend(exec->device), hmrt_tier_name(tier));
   return nullptr;
+}
+
+hmrt_status hmrt_exec_copy(hmrt_exec* exec, void* dst, const void* src,
+                           uint64_t bytes) {
+  const char* fn = "hmrt_exec_copy";
+  HMRT_CHECK_ARG(exec != nullptr, "%s: exec is NULL", fn);
+  HMRT_CHECK_ARG((dst != nullptr && src != nullptr) || bytes == 0,
+                 "%s: dst or src is NULL", fn);
+  if (bytes == 0) return HMRT_OK;
+  hmrt_buffer *d = nullptr, *s = nullptr;
+  uint64_t doff = 0, soff = 0;
+  HMRT_CHECK_ARG(locate(exec, dst, bytes, &d, &doff),
+                 "%s: the destination, %llu bytes, is not inside the device or "
+                 "the host arena",
+                 fn, (unsigned long long)bytes);
+  // A source outside the arenas is the program's static data.
+  if (!locate(exec, src, bytes, &s, &soff))
+    return hmrt_copy_from_host(d, doff, src, bytes);
+  return hmrt_copy(d, doff, s, soff, bytes);
+}
+
+hmrt_status hmrt_exec_read(hmrt_exec* exec, void* dst, const void* src,
+                           uint64_t bytes) {
+  const char* fn = "hmrt_exec_read";
+  HMRT_CHECK_ARG(exec != nullptr, "%s: exec is NULL", fn);
+  HMRT_CHECK_ARG((dst != nullptr && src != nullptr) || bytes == 0,
+                 "%s: dst or src is NULL", fn);
+  if (bytes == 0) return HMRT_OK;
+  hmrt_buffer* s = nullptr;
+  uint64_t soff = 0;
+  // A source outside the arenas is the program's static data.
+  if (!locate(exec, src, bytes, &s, &soff)) {
+    std::memcpy(dst, src, bytes);
+    return HMRT_OK;
+  }
+  return hmrt_copy_to_host(dst, s, soff, bytes);
 }
 
 hmrt_status hmrt_exec_launch(hmrt_exec* exec, int32_t stream,

@@ -17,8 +17,7 @@
 #include "core/internal.h"
 #include "cpu/cpu_stream.h"
 #include "cpu/storage_file.h"
-#include "hmrt/kernels.h"
-#include "hmrt/tensor_ops.h"
+#include "hmrt/kernel_table.h"
 
 namespace hmrt {
 namespace {
@@ -40,6 +39,42 @@ const hmrt_kernels kCpuKernels = {
     hmrt_scale,
     hmrt_adamw_step,
     hmrt_sgd_step,
+    hmrt_adamw8bit_step,
+    hmrt_attention_forward,
+    hmrt_attention_backward,
+    hmrt_binary_f32,
+    hmrt_binary_i64,
+    hmrt_clip_coefficient,
+    hmrt_concat,
+    hmrt_dropout_f32,
+    hmrt_dropout_backward_f32,
+    hmrt_equal,
+    hmrt_expand,
+    hmrt_fused_f32,
+    hmrt_gather,
+    hmrt_gather_backward_f32,
+    hmrt_gemm_f32,
+    hmrt_layer_norm_f32,
+    hmrt_layer_norm_backward_f32,
+    hmrt_matmul_f32,
+    hmrt_neg_i64,
+    hmrt_onnx_adagrad,
+    hmrt_onnx_adam,
+    hmrt_onnx_momentum,
+    hmrt_reduce_f32,
+    hmrt_reduce_max_backward_f32,
+    hmrt_reduce_to_f32,
+    hmrt_relu_backward,
+    hmrt_sce_loss_f32,
+    hmrt_sce_loss_backward_f32,
+    hmrt_slice,
+    hmrt_slice_backward_f32,
+    hmrt_softmax_axis_f32,
+    hmrt_softmax_axis_backward_f32,
+    hmrt_transpose,
+    hmrt_trilu,
+    hmrt_unary_f32,
+    hmrt_where,
 };
 
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }

@@ -35,8 +35,7 @@
 #include "cpu/cpu_stream.h"
 #include "cpu/storage_file.h"
 #include "cuda/cuda_kernels.h"
-#include "hmrt/kernels.h"
-#include "hmrt/tensor_ops.h"
+#include "hmrt/kernel_table.h"
 
 namespace hmrt {
 namespace {
@@ -357,18 +356,22 @@ hmrt_status cuda_sgd_step(float* param, const float* grad, float* momentum_buf,
   return finish(fn, cuda::sgd(g_context->stream, s, param, grad, momentum_buf, n));
 }
 
-const hmrt_kernels kCudaKernels = {
-    sizeof(hmrt_kernels),
-    "cuda",
-    cuda_sgemm,
-    cuda_sgemm_strided_batched,
-    cuda_cast,
-    cuda_fill,
-    cuda_global_norm,
-    cuda_scale,
-    cuda_adamw_step,
-    cuda_sgd_step,
-};
+// The kernels the GPU has so far; NULL entries are those it does not
+// (generated programs name them before they start: hmrt_kernel_missing).
+const hmrt_kernels kCudaKernels = [] {
+  hmrt_kernels k{};
+  k.size = sizeof(hmrt_kernels);
+  k.backend = "cuda";
+  k.sgemm = cuda_sgemm;
+  k.sgemm_strided_batched = cuda_sgemm_strided_batched;
+  k.cast = cuda_cast;
+  k.fill = cuda_fill;
+  k.global_norm = cuda_global_norm;
+  k.scale = cuda_scale;
+  k.adamw_step = cuda_adamw_step;
+  k.sgd_step = cuda_sgd_step;
+  return k;
+}();
 
 // A stream: the worker (first, so that the CpuStream* the handle holds is
 // this object) and its CUDA stream.

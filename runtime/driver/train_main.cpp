@@ -132,6 +132,11 @@ const char* const kHelp =
     "  --resume DIR          continue from the checkpoint DIR: restores parameters,\n"
     "                        optimizer states, step, data position and seed (used\n"
     "                        instead of --state; with --eval, evaluates DIR)\n"
+    "  --device NAME         the device backend to run on (default: the one the\n"
+    "                        program was compiled for, hmcc --target); the same\n"
+    "                        program runs on any backend this executable has,\n"
+    "                        e.g. --device cpu to compare a cuda program's\n"
+    "                        losses with the CPU's\n"
     "  --threads T           CPU threads for the kernels (default: OMP_NUM_THREADS\n"
     "                        or all cores)\n"
     "  --metrics FILE        write one JSON object per step to FILE: step, loss, lr,\n"
@@ -191,6 +196,7 @@ struct Options {
   bool dump_set = false;
   std::string trace;
   std::string nvme;  // the storage tier's directory
+  std::string device;  // the backend; empty: the program's
   int64_t trace_steps = 10;
   bool trace_steps_set = false;
 };
@@ -223,7 +229,7 @@ Options parse_args(int argc, char** argv) {
       "--state",   "--data",    "--data-dtype", "--steps",   "--seed",
       "--log-every", "--save",  "--save-every", "--resume",  "--threads",
       "--metrics", "--feed",    "--dump-outputs", "--trace", "--trace-steps",
-      "--nvme"};
+      "--nvme",    "--device"};
   const std::vector<std::string> switches = {"--eval", "--quiet", "--help",
                                              "--force"};
   std::vector<std::string> seen;
@@ -313,6 +319,8 @@ Options parse_args(int argc, char** argv) {
       if (::stat(value.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         die("--nvme %s: not a directory", value.c_str());
       o.nvme = value;
+    } else if (flag == "--device") {
+      o.device = value;
     } else if (flag == "--trace-steps") {
       o.trace_steps = parse_count(flag, value, 1);
       if (o.trace_steps > 1000)
@@ -1336,12 +1344,14 @@ int Trainer::run() {
   if (o_.threads > 0 && hmrt_set_num_threads(o_.threads) != HMRT_OK)
     die("--threads: %s", last_error().c_str());
   // The device the program was generated for, and its arenas.
-  const char* backend = p_->backend != nullptr && p_->backend[0] != '\0'
+  const char* backend = !o_.device.empty() ? o_.device.c_str()
+                        : p_->backend != nullptr && p_->backend[0] != '\0'
                             ? p_->backend
                             : hmrt_backend_name(0);
   hmrt_device* dev = nullptr;
   if (hmrt_device_open(backend, &dev) != HMRT_OK)
-    die("cannot open the program's device: %s", last_error().c_str());
+    die("%s: %s", o_.device.empty() ? "cannot open the program's device" : "--device",
+        last_error().c_str());
   device_.reset(dev);
   // The storage tier's file goes where --nvme says (the backend reads
   // HMRT_STORAGE_DIR when it creates it).

@@ -3,6 +3,7 @@
 
 #include "hmrt/device.h"
 #include "hmrt/hmrt.h"
+#include "hmrt/kernel_table.h"
 #include "hmrt/kernels.h"
 #include "hmrt/program.h"
 

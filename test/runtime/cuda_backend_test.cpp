@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hmrt/device.h"
+#include "hmrt/kernel_table.h"
 #include "hmrt/kernels.h"
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"

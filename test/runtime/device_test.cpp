@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "hmrt/device.h"
+#include "hmrt/kernel_table.h"
 #include "hmrt/kernels.h"
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
@@ -573,6 +575,25 @@ TEST_F(Device, CpuKernelTable) {
   EXPECT_EQ(k->scale, &hmrt_scale);
   EXPECT_EQ(k->adamw_step, &hmrt_adamw_step);
   EXPECT_EQ(k->sgd_step, &hmrt_sgd_step);
+  EXPECT_EQ(k->matmul_f32, &hmrt_matmul_f32);
+  EXPECT_EQ(k->fused_f32, &hmrt_fused_f32);
+  EXPECT_EQ(k->attention_backward, &hmrt_attention_backward);
+  EXPECT_EQ(k->where, &hmrt_where);  // the last entry
+  // Every entry is there: the table is function pointers after the header.
+  const size_t header = offsetof(hmrt_kernels, sgemm);
+  const size_t entries = (sizeof(hmrt_kernels) - header) / sizeof(void (*)(void));
+  EXPECT_EQ(entries, 44u);
+  for (size_t i = 0; i < entries; ++i) {
+    void (*entry)(void) = nullptr;
+    std::memcpy(&entry, reinterpret_cast<const char*>(k) + header + i * sizeof entry,
+                sizeof entry);
+    EXPECT_NE(entry, nullptr) << "entry " << i;
+  }
+  // What a program returns for an entry a backend leaves NULL.
+  EXPECT_EQ(hmrt_kernel_missing(k, "fused_f32"), HMRT_UNIMPLEMENTED);
+  EXPECT_EQ(last_error(),
+            "the cpu backend has no fused_f32 kernel yet, which this program calls: run it "
+            "on another backend (train --device cpu)");
 
   BufferPtr b = alloc(HMRT_TIER_DEVICE, 256);
   void* p = nullptr;
@@ -616,8 +637,8 @@ TEST_F(Device, ExecContextAccessors) {
     if (t == HMRT_TIER_STORAGE) {
       EXPECT_EQ(base, nullptr);
       EXPECT_EQ(last_error(),
-                "hmrt_exec_base: the storage arena of the cpu backend has no "
-                "host-visible memory");
+                "hmrt_exec_base: the kernels of the cpu backend cannot "
+                "address its storage arena");
       continue;
     }
     void* p = nullptr;
@@ -680,6 +701,38 @@ TEST_F(Device, ExecContextAccessors) {
   EXPECT_EQ(hmrt_exec_create(dev_.get(), huge, &x), HMRT_OUT_OF_MEMORY);
   EXPECT_TRUE(contains(last_error(), "host tier")) << last_error();
   EXPECT_EQ(x, nullptr);
+}
+
+// The copies generated code makes on addresses it computed from the
+// bases: between the arenas, from static data, and scalars read back.
+TEST_F(Device, ExecCopyAndRead) {
+  const uint64_t bytes[HMRT_TIER_COUNT] = {256, 128, 0};
+  hmrt_exec* x = nullptr;
+  HMRT_ASSERT_OK(hmrt_exec_create(dev_.get(), bytes, &x));
+  uint8_t* dev = hmrt_exec_base(x, HMRT_TIER_DEVICE);
+  uint8_t* host = hmrt_exec_base(x, HMRT_TIER_HOST);
+  static const float kStatic[4] = {1.5f, -2.0f, 3.25f, 8.0f};
+  HMRT_ASSERT_OK(hmrt_exec_copy(x, dev + 16, kStatic, sizeof kStatic));  // static data
+  HMRT_ASSERT_OK(hmrt_exec_copy(x, host + 64, dev + 16, sizeof kStatic));  // device -> host
+  HMRT_ASSERT_OK(hmrt_exec_copy(x, dev + 240, host + 64, 16));             // host -> device, at the end
+  float got[4] = {0, 0, 0, 0};
+  HMRT_ASSERT_OK(hmrt_exec_read(x, got, dev + 240, sizeof got));
+  EXPECT_EQ(std::memcmp(got, kStatic, sizeof got), 0);
+  float one = 0;
+  HMRT_ASSERT_OK(hmrt_exec_read(x, &one, host + 68, sizeof one));
+  EXPECT_EQ(one, -2.0f);
+  HMRT_ASSERT_OK(hmrt_exec_read(x, &one, kStatic + 2, sizeof one));  // static data
+  EXPECT_EQ(one, 3.25f);
+  // A destination past the end of the arena, or outside both.
+  EXPECT_EQ(hmrt_exec_copy(x, dev + 250, kStatic, 8), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(),
+            "hmrt_exec_copy: the destination, 8 bytes, is not inside the device or the host "
+            "arena");
+  float outside[2];
+  EXPECT_EQ(hmrt_exec_copy(x, outside, kStatic, 8), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_exec_copy(nullptr, dev, kStatic, 8), HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(hmrt_exec_read(x, nullptr, dev, 4), HMRT_INVALID_ARGUMENT);
+  hmrt_exec_destroy(x);
 }
 
 // What generated code does with a context's streams: work launched on a

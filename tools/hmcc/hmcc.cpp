@@ -177,7 +177,11 @@ cl::opt<bool> verbose("verbose",
 enum class Target { Cpu, Cuda };
 cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(Target::Cpu),
                        cl::values(clEnumValN(Target::Cpu, "cpu", "the host CPU (default)"),
-                                  clEnumValN(Target::Cuda, "cuda", "NVIDIA GPUs (not built yet)")),
+                                  clEnumValN(Target::Cuda, "cuda",
+                                             "NVIDIA GPUs: the same program linked with the "
+                                             "runtime's CUDA backend, which it opens by default "
+                                             "(kernels it lacks are named when the program "
+                                             "starts; train --device cpu runs it on the CPU)")),
                        cl::cat(outputCategory));
 cl::opt<std::string> fuse(
     "fuse", cl::value_desc("all|elementwise|none"),
@@ -581,7 +585,8 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   };
   SmallString<256> cppPath = inStaging("model.cpp"), logPath = inStaging("build.log");
   if (int rc = writeTo(cppPath, "-o", [&](raw_ostream &os) {
-        if (mlir::succeeded(hmcc::emitProgramCpp(module, train, eval, os)))
+        if (mlir::succeeded(hmcc::emitProgramCpp(module, train, eval, os,
+                                                 target == Target::Cuda ? "cuda" : "cpu")))
           return true;
         error(inputFile + ": " + diagnostics);
         return false;
@@ -592,7 +597,8 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   sys::path::append(statePath, "state");
   errs() << "hmcc: compiling " << exePath << "\n";
   std::string message;
-  if (!hmcc::compileHostExecutable(cppPath, inStaging("train"), logPath, message)) {
+  if (!hmcc::compileHostExecutable(cppPath, inStaging("train"), logPath, target == Target::Cuda,
+                                   message)) {
     staged->keep(); // for its build.log, which the message names
     return error(message);
   }
@@ -730,8 +736,9 @@ int run(int argc, char **argv) {
       return error("--nvme: " + toString(bytes.takeError()));
   }
 
-  if (target == Target::Cuda)
-    return error("--target cuda: the CUDA code generator is not built yet; use --target cpu");
+  if (target == Target::Cuda && !hmcc::haveCudaRuntime())
+    return error("--target cuda: this hmcc was built without the CUDA toolkit (no nvcc was found "
+                 "when it was configured), so it has no CUDA runtime to link programs with");
   if (optimizerName != "sgd" && optimizerName != "adamw" && optimizerName != "adamw8bit")
     return error("--optimizer '" + optimizerName + "' is unknown: use sgd, adamw or adamw8bit");
   if (fuse != "all" && fuse != "elementwise" && fuse != "none")
@@ -886,7 +893,7 @@ int run(int argc, char **argv) {
   mlir::func::FuncOp trainFn = train ? entry : nullptr, eval = train ? nullptr : entry;
   if (stage == Emit::EmitC)
     return writeOutput([&](raw_ostream &os) {
-      auto cpp = hmcc::lowerToEmitC(*module, trainFn, eval);
+      auto cpp = hmcc::lowerToEmitC(*module, trainFn, eval, target == Target::Cuda ? "cuda" : "cpu");
       if (cpp)
         return printModule(*cpp, os);
       error(inputFile + ": " + diagnostics);
@@ -894,7 +901,8 @@ int run(int argc, char **argv) {
     });
   if (stage == Emit::Cpp)
     return writeOutput([&](raw_ostream &os) {
-      if (mlir::succeeded(hmcc::emitProgramCpp(*module, trainFn, eval, os)))
+      if (mlir::succeeded(hmcc::emitProgramCpp(*module, trainFn, eval, os,
+                                               target == Target::Cuda ? "cuda" : "cpu")))
         return true;
       error(inputFile + ": " + diagnostics);
       return false;

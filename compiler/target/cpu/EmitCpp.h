@@ -14,7 +14,8 @@ namespace hmcc {
 /// dialect: what --emit=emitc prints and emitProgramCpp translates. `train`
 /// and `eval` as for emitProgramCpp. Returns null after a diagnostic.
 mlir::OwningOpRef<mlir::ModuleOp> lowerToEmitC(mlir::ModuleOp module, mlir::func::FuncOp train,
-                                               mlir::func::FuncOp eval);
+                                               mlir::func::FuncOp eval,
+                                               llvm::StringRef backend = "cpu");
 
 /// Writes the C++ translation unit of the scheduled program (after
 /// hm-place-buffers), through EmitC and MLIR's C++ translator: one runtime
@@ -22,15 +23,23 @@ mlir::OwningOpRef<mlir::ModuleOp> lowerToEmitC(mlir::ModuleOp module, mlir::func
 /// inputs, outputs, parameters, states and hyper-parameters
 /// (runtime/include/hmrt/program.h). `train` (the step entry) and `eval`
 /// (the forward entry, whose results are the program's outputs) may each
-/// be null.
+/// be null. `backend` is the device the program opens by default ("cpu",
+/// "cuda"): the code is the same, every kernel on device memory is called
+/// through the device's kernel table (hmrt/kernel_table.h).
 mlir::LogicalResult emitProgramCpp(mlir::ModuleOp module, mlir::func::FuncOp train,
-                                   mlir::func::FuncOp eval, llvm::raw_ostream &os);
+                                   mlir::func::FuncOp eval, llvm::raw_ostream &os,
+                                   llvm::StringRef backend = "cpu");
 
 /// Compiles the C++ file `cppPath` with the host C++ compiler and links it
-/// with the runtime into the executable `exePath`; the compiler's output
-/// goes to `logPath`. Returns false with `error` set.
+/// with the runtime into the executable `exePath`, with `cuda` the runtime's
+/// CUDA backend too; the compiler's output goes to `logPath`. Returns false
+/// with `error` set.
 bool compileHostExecutable(llvm::StringRef cppPath, llvm::StringRef exePath,
-                           llvm::StringRef logPath, std::string &error);
+                           llvm::StringRef logPath, bool cuda, std::string &error);
+
+/// Whether this hmcc can link programs with the runtime's CUDA backend (the
+/// CUDA toolkit was found when it was built).
+bool haveCudaRuntime();
 
 } // namespace hmcc
 

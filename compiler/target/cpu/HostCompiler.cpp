@@ -1,24 +1,35 @@
 //===- HostCompiler.cpp - builds the CPU program with the host compiler ---===//
 #include "compiler/target/cpu/EmitCpp.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Program.h"
 
 using namespace llvm;
 
+bool hmcc::haveCudaRuntime() { return StringRef(HMCC_RUNTIME_CUDA_LIB).size() != 0; }
+
 bool hmcc::compileHostExecutable(StringRef cppPath, StringRef exePath, StringRef logPath,
-                                 std::string &error) {
+                                 bool cuda, std::string &error) {
   auto cxx = sys::findProgramByName("c++");
   if (!cxx) {
     error = "no C++ compiler ('c++') found on PATH to build the program";
     return false;
   }
   SmallVector<std::string> args = {*cxx, "-O2", "-std=c++17", "-I" HMCC_RUNTIME_INCLUDE_DIR,
-                                   cppPath.str(), HMCC_RUNTIME_DRIVER_LIB, HMCC_RUNTIME_LIB};
+                                   cppPath.str(), HMCC_RUNTIME_DRIVER_LIB};
+  // The CUDA backend whole: the runtime's registry reaches it only through
+  // a weak reference (runtime/core/registry.cpp).
+  if (cuda)
+    args.append({"-Wl,--whole-archive", HMCC_RUNTIME_CUDA_LIB, "-Wl,--no-whole-archive"});
+  args.push_back(HMCC_RUNTIME_LIB);
+  SmallVector<StringRef> cudaLibs;
+  if (cuda)
+    StringRef(HMCC_RUNTIME_CUDA_LINK_LIBS).split(cudaLibs, '|', -1, /*KeepEmpty=*/false);
   // The system libraries libhmrt.a needs, separated by commas (-lz,-luring).
   SmallVector<StringRef> systemLibs;
   StringRef(HMCC_RUNTIME_SYSTEM_LIBS).split(systemLibs, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef lib : systemLibs)
+  for (StringRef lib : llvm::concat<StringRef>(systemLibs, cudaLibs))
     args.push_back(lib.str());
   args.append({"-fopenmp", "-lm", "-o", exePath.str()});
   // What libhmrt.a needs besides (OpenBLAS, found by path), before -o EXE.

@@ -202,60 +202,7 @@ hmrt_status hmrt_event_synchronize(hmrt_event* event);
 /* *done = 1 when the event has completed (or was never recorded), else 0. */
 hmrt_status hmrt_event_query(hmrt_event* event, int* done);
 
-/* ---- the kernels a backend provides ----------------------------------------
- * A table of function pointers per backend (hmrt_device_kernels), each with
- * the signature and semantics of the C function named in its comment
- * (hmrt/kernels.h, hmrt/tensor_ops.h); pointer arguments are addresses in the
- * backend's device tier (on the CPU backend: host pointers such as
- * hmrt_exec_base(x, HMRT_TIER_DEVICE) + offset).  The CPU backend fills it
- * with the runtime's CPU kernels.
- *
- * What it covers, and why only this: the driver and the checkpoint code run
- * no kernel on device memory (zeroing the arena and writing inputs are the
- * memset and copies above, reached through the backend like every other
- * device call; converting token ids to int32 and printing float16 outputs
- * happen on host copies).  The table holds the kernels a backend must
- * provide first, those every training step of a generated program runs
- * (GEMM, cast and fill, gradient norm and scaling, the optimizer updates),
- * so a second backend can be checked against the CPU one through it.
- * Generated code still calls the CPU kernels directly; the table grows as
- * code generation moves to it.  `size` is sizeof(hmrt_kernels) of the
- * runtime that filled it: entries are only ever added at the end. */
-struct hmrt_kernels {
-  uint32_t size;
-  const char* backend;
-  /* hmrt_sgemm */
-  hmrt_status (*sgemm)(int trans_a, int trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const float* a, int64_t lda,
-                       const float* b, int64_t ldb, float beta, float* c,
-                       int64_t ldc);
-  /* hmrt_sgemm_strided_batched */
-  hmrt_status (*sgemm_strided_batched)(
-      int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-      const float* a, int64_t lda, int64_t stride_a, const float* b,
-      int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
-      int64_t stride_c, int64_t batch_count);
-  /* hmrt_cast */
-  hmrt_status (*cast)(int32_t from_dtype, const void* x, int32_t to_dtype,
-                      void* y, int64_t n);
-  /* hmrt_fill */
-  hmrt_status (*fill)(void* y, int64_t n, const void* value, size_t elem_size);
-  /* hmrt_global_norm */
-  hmrt_status (*global_norm)(const float* const* buffers, const int64_t* sizes,
-                             int64_t count, float* out);
-  /* hmrt_scale */
-  hmrt_status (*scale)(float* x, int64_t n, float s);
-  /* hmrt_adamw_step */
-  hmrt_status (*adamw_step)(float* param, const float* grad, float* exp_avg,
-                            float* exp_avg_sq, int64_t n, double lr,
-                            double beta1, double beta2, double eps,
-                            double weight_decay, int64_t step);
-  /* hmrt_sgd_step */
-  hmrt_status (*sgd_step)(float* param, const float* grad,
-                          float* momentum_buf, int64_t n, double lr,
-                          double momentum, double dampening,
-                          double weight_decay, int nesterov, int first_step);
-};
+/* The backend's kernel table, struct hmrt_kernels: hmrt/kernel_table.h. */
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -125,10 +125,11 @@ typedef struct hmrt_program {
    * `step` counts from 1 (bias correction); `lr` is this step's learning
    * rate (the driver applies the learning-rate schedule). Writes the loss computed before
    * the update and the global L2 norm of the gradients before clipping.
-   * Generated CPU code starts with
+   * Generated code starts with
    *   uint8_t* arena = hmrt_exec_base(exec, HMRT_TIER_DEVICE);
    *   if (arena == NULL) return HMRT_INVALID_ARGUMENT;
-   * and addresses tensors as (T*)(arena + offset). */
+   * addresses tensors as (T*)(arena + offset) and passes them to the
+   * device's kernels (hmrt/kernel_table.h). */
   hmrt_status (*step)(hmrt_exec* exec, int64_t step, float lr, float* loss,
                       float* grad_norm);
   /* Forward only: computes every output; parameters are unchanged. */
@@ -180,13 +181,27 @@ hmrt_device* hmrt_exec_device(const hmrt_exec* exec);
 hmrt_buffer* hmrt_exec_arena(const hmrt_exec* exec, int32_t tier);
 /* Stream `which` (HMRT_EXEC_STREAM_*); NULL for NULL or an unknown index. */
 hmrt_stream* hmrt_exec_stream(const hmrt_exec* exec, int32_t which);
-/* The host-visible base address of the arena of `tier`, for generated code
- * to call once at entry (cheap: no allocation, no system call).  NULL, with
- * a message for hmrt_last_error, when exec is NULL, the tier is unknown or
- * its arena has no host-visible memory (the storage tier; on a backend whose
- * device memory the host cannot address, the device tier).  Never NULL for
- * the device and host tiers of the CPU backend, also for an empty arena. */
+/* The base address of the arena of `tier` as the device's kernels address
+ * it (hmrt_buffer_device_ptr), for generated code to call once at entry
+ * (cheap: no allocation, no system call): on the CPU backend the host
+ * pointer of the device and host arenas; on the CUDA backend the device
+ * address of the device arena and the mapped address of the pinned host
+ * arena.  NULL, with a message for hmrt_last_error, when exec is NULL, the
+ * tier is unknown or the kernels cannot address it (the storage tier).
+ * Never NULL for the device and host tiers, also for an empty arena. */
 uint8_t* hmrt_exec_base(hmrt_exec* exec, int32_t tier);
+/* For generated code, on addresses it computed from hmrt_exec_base:
+ * hmrt_exec_copy copies `bytes` from `src` to `dst` (ranges that do not
+ * overlap; `dst` inside the device or the host arena, `src` too or else the
+ * program's static data in ordinary host memory), hmrt_exec_read copies
+ * them from `src` (likewise) into ordinary host memory `dst` (a scalar the
+ * program passes by value).  Blocking, on the calling thread, through the device
+ * interface: memory the host cannot address (a GPU's) works too.
+ * HMRT_INVALID_ARGUMENT for a destination outside both arenas. */
+hmrt_status hmrt_exec_copy(hmrt_exec* exec, void* dst, const void* src,
+                           uint64_t bytes);
+hmrt_status hmrt_exec_read(hmrt_exec* exec, void* dst, const void* src,
+                           uint64_t bytes);
 
 /* What generated code calls to run its ops on the context's streams, in
  * program order from the thread that calls step() or forward():
