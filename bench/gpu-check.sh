@@ -13,14 +13,19 @@
 #                                and writes the full output under OUT
 #                                (default: build-gpu/results)
 #
-# What it checks today: the CUDA backend's tests (hmrt_cuda_tests): tiers
-# and copies between device, pinned host and storage, streams and events,
-# and every kernel of the device kernel table against the CPU kernels
-# (bitwise for the elementwise kernels, casts and gradient norm; within the
-# fp32 dot-product bound for cuBLAS's GEMMs).  Not yet: training the GPT-2
-# fixture and the 1.3 B GPT on CUDA, which need generated programs that run
-# their kernels through the device's kernel table; the script says so
-# rather than skipping it silently.
+# What it checks:
+#  1. the CUDA backend's tests (hmrt_cuda_tests): tiers and copies between
+#     device, pinned host and storage, streams and events, and every kernel
+#     the backend has against the CPU kernels (bitwise for the elementwise
+#     kernels, casts and gradient norm; within the fp32 dot-product bound
+#     for cuBLAS's GEMMs);
+#  2. the GPT-2 fixture compiled with --target cuda (prepare needs hmcc,
+#     make build), 20 AdamW steps on the GPU and, with the same executable,
+#     on the CPU (train --device cpu): the losses must agree within 1e-4
+#     relative (fp32 on both; the GEMMs' summation order differs).  Today
+#     the program stops at entry naming the first kernel the cuda backend
+#     does not have yet, and the table says so.
+# Not yet: the 1.3 B GPT at --vram 8G / 24G beside PyTorch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -32,14 +37,29 @@ prepare() {
   # The portable subset: the runtime's own GEMM instead of OpenBLAS and
   # oneDNN, which the GPU machine does not have (the CPU side is only the
   # reference there).
+  [ -x build/bin/hmcc ] || { echo "gpu-check prepare: no build/bin/hmcc; run 'make build' first" >&2; exit 2; }
   cmake -S runtime -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DHMRT_USE_OPENBLAS=OFF -DHMRT_USE_ONEDNN=OFF -DHMRT_BUILD_BENCH=OFF >/dev/null
-  ninja -C build-gpu -j"$jobs" hmrt_cuda_tests
+  ninja -C build-gpu -j"$jobs" hmrt_cuda_tests hmrt hmrt_driver hmrt_cuda
+  grep -q '^HMRT_CUDA_LINK_LIBS:INTERNAL=.' build-gpu/CMakeCache.txt ||
+    { echo "gpu-check prepare: the runtime found no CUDA toolkit" >&2; exit 2; }
   rm -rf build-gpu/bundle
-  mkdir -p build-gpu/bundle/lib
+  mkdir -p build-gpu/bundle/lib build-gpu/bundle/gpt2
   cp build-gpu/test/hmrt_cuda_tests build-gpu/bundle/
+  # The GPT-2 fixture's program, linked with this portable runtime.
+  build/bin/hmcc test/fixtures/gpt2/model.onnx --target cuda --optimizer adamw --lr 1e-3 \
+    --betas 0.9,0.999 --eps 1e-8 --weight-decay 0.01 -o build-gpu/gpt2 --force
+  local libs
+  libs=$(grep -h '^HMRT_LINK_SYSTEM_LIBS:INTERNAL=\|^HMRT_CUDA_LINK_LIBS:INTERNAL=' build-gpu/CMakeCache.txt |
+    sed 's/^[^=]*=//' | tr ';' ' ')
+  # shellcheck disable=SC2086
+  c++ -O2 -std=c++17 -Iruntime/include build-gpu/gpt2/model.cpp build-gpu/libhmrt_driver.a \
+    -Wl,--whole-archive build-gpu/libhmrt_cuda.a -Wl,--no-whole-archive build-gpu/libhmrt.a \
+    $libs -fopenmp -lm -o build-gpu/bundle/gpt2/train
+  cp -r build-gpu/gpt2/state build-gpu/bundle/gpt2/
   # The shared libraries it needs that are neither glibc's nor CUDA's.
-  ldd build-gpu/test/hmrt_cuda_tests | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+  { ldd build-gpu/test/hmrt_cuda_tests; ldd build-gpu/bundle/gpt2/train; } |
+    awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libstdc++.so*|libgcc_s.so*) ;;
       libcublas*|libcudart*) ;;
@@ -72,8 +92,33 @@ run() {
   failed=$(grep -c '^\[  FAILED  \] [A-Za-z]*\.[A-Za-z]* (' "$out/hmrt_cuda_tests.log" || true)
   skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z]*\.[A-Za-z]* (' "$out/hmrt_cuda_tests.log" || true)
   echo "| CUDA backend tests (hmrt_cuda_tests) | $passed passed, $failed failed, $skipped skipped (exit $status) |"
-  echo "| GPT-2 fixture, 20 steps, CUDA vs CPU losses | not yet: generated programs do not run on the cuda backend |"
-  echo "| GPT 1.3B at --vram 8G / 24G | not yet: as above |"
+  # The GPT-2 fixture on the GPU and, with the same executable, on the CPU.
+  local feed="--feed idx=test/fixtures/gpt2/inputs/idx.npy --feed targets=test/fixtures/gpt2/inputs/targets.npy"
+  local gpu_status=0 cpu_status=0 gpt2
+  # shellcheck disable=SC2086
+  "$bundle/gpt2/train" --state "$bundle/gpt2/state" --quiet --steps 20 $feed \
+    --metrics "$out/gpt2-cuda.jsonl" --force >"$out/gpt2-cuda.log" 2>&1 || gpu_status=$?
+  # shellcheck disable=SC2086
+  "$bundle/gpt2/train" --state "$bundle/gpt2/state" --device cpu --quiet --steps 20 $feed \
+    --metrics "$out/gpt2-cpu.jsonl" --force >"$out/gpt2-cpu.log" 2>&1 || cpu_status=$?
+  if [ "$gpu_status" != 0 ]; then
+    gpt2="did not run on the GPU: $(tail -n 1 "$out/gpt2-cuda.log")"
+  elif [ "$cpu_status" != 0 ]; then
+    gpt2="did not run on the CPU: $(tail -n 1 "$out/gpt2-cpu.log")"
+  else
+    gpt2=$(python3 - "$out/gpt2-cuda.jsonl" "$out/gpt2-cpu.jsonl" <<'PY'
+import json, sys
+gpu, cpu = ([json.loads(line)["loss"] for line in open(f)] for f in sys.argv[1:])
+worst = max(abs(g - c) / max(abs(c), 1e-30) for g, c in zip(gpu, cpu))
+ok = len(gpu) == len(cpu) == 20 and worst <= 1e-4
+print(f"{'PASS' if ok else 'FAIL'}: {len(gpu)} steps, largest relative loss difference "
+      f"{worst:.2e} (tolerance 1e-4, fp32), final loss {gpu[-1]:.6f} (CPU {cpu[-1]:.6f})")
+PY
+)
+    [ "${gpt2#PASS}" != "$gpt2" ] || status=1
+  fi
+  echo "| GPT-2 fixture, 20 AdamW steps, CUDA vs CPU losses | $gpt2 |"
+  echo "| GPT 1.3B at --vram 8G / 24G beside PyTorch | not yet |"
   if [ "$skipped" != 0 ]; then
     echo
     echo "skipped because: $(grep -m1 'no GPU here' "$out/hmrt_cuda_tests.log" || echo '(see the log)')"
