@@ -3,6 +3,7 @@
 #include "hmrt/driver.h"
 
 #include <chrono>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdarg>
@@ -26,6 +27,7 @@
 #include "hmrt/tensor_ops.h"
 #include "hmrt/trace.h"
 #include "core/internal.h"
+#include "cpu/dropout_mask.h"
 #include "io/io_internal.h"
 #include "io/json_util.h"
 
@@ -114,6 +116,12 @@ const char* const kHelp =
     "  --state DIR           initial parameters and optimizer states: a checkpoint\n"
     "                        directory (manifest.json + tensors.bin) as hmcc writes\n"
     "                        it; default: the folder 'state' beside this executable\n"
+    "  --init S              start from parameters drawn with seed S instead of a\n"
+    "                        state directory (for benchmarks and programs hmcc\n"
+    "                        compiled with --no-initial-state): matrices and\n"
+    "                        embeddings (rank >= 2) normal with std 0.02, vectors\n"
+    "                        named *weight, *scale or *gamma 1 (norm gains), other\n"
+    "                        vectors and scalars 0; the same values every run\n"
     "  --data FILE           token data for the inputs fed by the loader: raw uint16\n"
     "                        (nanoGPT .bin), raw uint32, or an llm.c .bin shard\n"
     "                        (recognised by its header); required when the program\n"
@@ -183,6 +191,8 @@ struct Options {
   int64_t steps = 0;
   bool steps_set = false;
   uint64_t seed = 1;
+  uint64_t init = 0;  // --init's seed
+  bool init_set = false;
   bool seed_set = false;
   int64_t log_every = 10;
   std::string save;
@@ -229,7 +239,7 @@ Options parse_args(int argc, char** argv) {
       "--state",   "--data",    "--data-dtype", "--steps",   "--seed",
       "--log-every", "--save",  "--save-every", "--resume",  "--threads",
       "--metrics", "--feed",    "--dump-outputs", "--trace", "--trace-steps",
-      "--nvme",    "--device"};
+      "--nvme",    "--device",  "--init"};
   const std::vector<std::string> switches = {"--eval", "--quiet", "--help",
                                              "--force"};
   std::vector<std::string> seen;
@@ -319,6 +329,9 @@ Options parse_args(int argc, char** argv) {
       if (::stat(value.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         die("--nvme %s: not a directory", value.c_str());
       o.nvme = value;
+    } else if (flag == "--init") {
+      if (!parse_u64(value, &o.init)) die("--init: expected a seed (an integer >= 0), got '%s'", value.c_str());
+      o.init_set = true;
     } else if (flag == "--device") {
       o.device = value;
     } else if (flag == "--trace-steps") {
@@ -348,6 +361,9 @@ Options parse_args(int argc, char** argv) {
     if (!o.steps_set) die("--steps is required (or --eval); see --help");
     if (o.dump_set) die("--dump-outputs needs --eval");
   }
+  if (o.init_set && o.state_set) die("--init and --state both give the initial parameters: pass one");
+  if (o.init_set && !o.resume.empty())
+    die("--init and --resume both give the initial parameters: pass one");
   if (o.save_every && o.save.empty()) die("--save-every needs --save");
   if (o.trace_steps_set && o.trace.empty()) die("--trace-steps needs --trace");
   if (o.trace_steps_set && o.eval) die("--trace-steps cannot be used with --eval");
@@ -688,6 +704,7 @@ class Trainer {
  private:
   void setup_inputs();
   void load_state();
+  void init_parameters();
   void open_data();
   void write_inputs(int64_t draw);
   int eval();
@@ -859,13 +876,71 @@ void Trainer::load_state() {
     return;
   }
   seed_ = o_.seed;
+  if (o_.init_set) {
+    init_parameters();
+    return;
+  }
   const std::string dir =
       o_.state_set ? o_.state : default_state_dir(argv0_);
   std::error_code ec;
-  if (!o_.state_set && !has_tensors && !fs::exists(dir, ec)) return;
+  if (!o_.state_set && !fs::exists(dir, ec)) {
+    if (!has_tensors) return;
+    die("no initial state: %s does not exist (hmcc --no-initial-state writes "
+        "none); pass --init SEED, --state DIR or --resume DIR",
+        dir.c_str());
+  }
   const char* flag = o_.state_set ? "--state" : "the default --state";
   if (hmrt_checkpoint_load(dir.c_str(), p_, exec_.get(), &meta) != HMRT_OK)
     die("%s %s", flag, last_error().c_str());
+}
+
+// --init: every parameter drawn by its rule (see --help) from a generator
+// keyed by the seed and the parameter's name, so that each parameter's
+// values do not depend on the others; optimizer states stay zero (the
+// arenas are zeroed before).  Written in pieces through the device
+// interface, whatever the parameter's tier.
+void Trainer::init_parameters() {
+  constexpr int64_t kPiece = int64_t{1} << 20;  // elements per copy
+  std::vector<float> piece;
+  for (int32_t k = 0; k < p_->num_params; ++k) {
+    const hmrt_tensor_desc& d = p_->params[k];
+    if (d.dtype != HMRT_DTYPE_F32)
+      die("--init: parameter '%s' is not float32", d.name);
+    const int64_t n = static_cast<int64_t>(d.bytes / sizeof(float));
+    std::string name = d.name;
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto ends_with = [&](const char* tail) {
+      const size_t t = std::strlen(tail);
+      return name.size() >= t && name.compare(name.size() - t, t, tail) == 0;
+    };
+    const bool normal = d.rank >= 2;
+    const float fill = !normal && d.rank == 1 &&
+                               (ends_with("weight") || ends_with("scale") || ends_with("gamma"))
+                           ? 1.0f
+                           : 0.0f;
+    uint64_t key = 1469598103934665603ull;  // FNV-1a of the name, then the seed
+    for (unsigned char c : std::string(d.name)) key = (key ^ c) * 1099511628211ull;
+    key = hmrt::splitmix(o_.init, key);
+    hmrt_buffer* arena = hmrt_exec_arena(exec_.get(), d.tier);
+    for (int64_t at = 0; at < n; at += kPiece) {
+      const int64_t len = std::min(kPiece, n - at);
+      piece.assign(size_t(len), fill);
+      if (normal)
+        for (int64_t i = 0; i < len; ++i) {
+          // Box-Muller on two draws in (0, 1] and [0, 1).
+          const uint64_t j = uint64_t(at + i);
+          const double u1 = double((hmrt::splitmix(key, 2 * j) >> 11) + 1) * 0x1p-53;
+          const double u2 = double(hmrt::splitmix(key, 2 * j + 1) >> 11) * 0x1p-53;
+          piece[size_t(i)] = static_cast<float>(
+              0.02 * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+        }
+      if (hmrt_copy_from_host(arena, d.offset + uint64_t(at) * sizeof(float), piece.data(),
+                              uint64_t(len) * sizeof(float)) != HMRT_OK)
+        die("--init: cannot write parameter '%s': %s", d.name, last_error().c_str());
+    }
+  }
+  log("initialized %d parameters with --init %llu\n", (int)p_->num_params,
+      (unsigned long long)o_.init);
 }
 
 void Trainer::open_data() {

@@ -170,6 +170,12 @@ cl::opt<bool> force("force",
                              "that exist; a directory is replaced only when it holds nothing but "
                              "hmcc's own output"),
                     cl::cat(outputCategory));
+cl::opt<bool> noInitialState(
+    "no-initial-state",
+    cl::desc("With -o: write no OUT/state and read no weights (a model too large to copy, or "
+             "planned from shapes only); OUT/train then starts from --init SEED (seeded "
+             "parameters), --state DIR or --resume DIR"),
+    cl::cat(outputCategory));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print errors whole (ONNX's checker and MLIR's diagnostics "
                                "can span several lines; by default only the first is shown)"),
@@ -569,7 +575,8 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
 int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
                     std::string &diagnostics) {
   // Before any work: the initial state must fit in memory.
-  uint64_t need = hmcc::initialStateMemory(module), usable = hmcc::usableMemoryBytes();
+  uint64_t need = noInitialState ? 0 : hmcc::initialStateMemory(module),
+           usable = hmcc::usableMemoryBytes();
   if (need > usable)
     return error("writing the initial state would hold about " + hmcc::formatBytes(need) +
                  " in memory, more than the " + hmcc::formatBytes(usable) +
@@ -603,14 +610,20 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
     return error(message);
   }
   // The initial state: parameters from the model, optimizer states zero.
-  auto values = hmcc::loadParameters(module, inputFile, message);
-  if (!values)
-    return error(message);
-  if (!hmcc::writeInitialState(module, static_cast<bool>(train), *values, inStaging("state"), message))
-    return error(message);
+  if (!noInitialState) {
+    auto values = hmcc::loadParameters(module, inputFile, message);
+    if (!values)
+      return error(message);
+    if (!hmcc::writeInitialState(module, static_cast<bool>(train), *values, inStaging("state"),
+                                 message))
+      return error(message);
+  }
   if (Error e = staged->commit())
     return error("-o: cannot replace '" + outputFile + "': " + toString(std::move(e)));
-  outs() << "hmcc: wrote " << exePath << " and " << statePath << "\n";
+  if (noInitialState)
+    outs() << "hmcc: wrote " << exePath << " (no initial state: train --init SEED)\n";
+  else
+    outs() << "hmcc: wrote " << exePath << " and " << statePath << "\n";
   return 0;
 }
 
@@ -770,6 +783,8 @@ int run(int argc, char **argv) {
                                         : (outputFile.empty() ? Emit::Summary : Emit::Exe);
   if (stage == Emit::Exe && (outputFile.empty() || outputFile == "-"))
     return error("--emit=exe needs an output directory: -o DIR");
+  if (noInitialState && stage != Emit::Exe)
+    return error("--no-initial-state is about the executable's state directory: it needs -o DIR");
   // --explain's table goes to stdout, beside the summary or alone.
   if (explain && stage != Emit::Summary && stage != Emit::Exe &&
       (outputFile.empty() || outputFile == "-"))
