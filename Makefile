@@ -31,6 +31,10 @@ build: configure
 # timed while other tests load the cores are no choice for later runs.
 test: build
 	cd $(BUILD) && HMRT_GEMM_TABLE=$(abspath $(BUILD))/test/gemm-engines.tsv ctest --output-on-failure -j $(JOBS)
+	@# Why the GPU tests skipped, where they did (no line on a machine with a GPU).
+	@if [ -x $(BUILD)/runtime/test/hmrt_cuda_tests ]; then \
+	  $(BUILD)/runtime/test/hmrt_cuda_tests --gtest_filter=Cuda.MemsetEveryTierAndAddresses 2>&1 | \
+	    grep -m1 'no GPU here' | sed 's/^/make test: the CUDA tests were skipped: /' || true; fi
 	@$(MAKE) --no-print-directory fuzz-regress
 
 # ---- Fuzzing (test/fuzz): clang's libFuzzer, ASan and UBSan, in its own build folder.

@@ -13,7 +13,6 @@
 #include <cfloat>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -38,21 +37,6 @@ using DevicePtr = std::unique_ptr<hmrt_device, DeviceCloser>;
 using BufferPtr = std::unique_ptr<hmrt_buffer, BufferFreer>;
 
 const int32_t kTiers[] = {HMRT_TIER_DEVICE, HMRT_TIER_HOST, HMRT_TIER_STORAGE};
-
-std::vector<uint8_t> pattern(size_t n, int salt) {
-  std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = static_cast<uint8_t>((i * 131 + salt * 29 + (i >> 8)) & 0xff);
-  return v;
-}
-
-std::vector<float> randoms(size_t n, unsigned seed, float lo = -2, float hi = 2) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(gen);
-  return v;
-}
 
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
@@ -140,7 +124,8 @@ TEST_F(Cuda, CopiesBetweenEveryPairOfTiers) {
                      (async ? " async" : ""));
         ++salt;
         BufferPtr src = alloc(from, kSize), dst = alloc(to, kSize);
-        const std::vector<uint8_t> a = pattern(kSize, salt), b = pattern(kSize, salt + 1000);
+        const std::vector<uint8_t> a = hmrt_test::byte_pattern(kSize, salt);
+        const std::vector<uint8_t> b = hmrt_test::byte_pattern(kSize, salt + 1000);
         HMRT_ASSERT_OK(hmrt_copy_from_host(src.get(), 0, a.data(), kSize));
         HMRT_ASSERT_OK(hmrt_copy_from_host(dst.get(), 0, b.data(), kSize));
         const uint64_t so = 13, doff = 4099, n = (uint64_t{8} << 20) + 5;
@@ -186,7 +171,7 @@ TEST_F(Cuda, StreamsOrderedByEvents) {
   HMRT_ASSERT_OK(hmrt_event_create(dev_.get(), &e));
   BufferPtr host = alloc(HMRT_TIER_HOST, kSize), dev = alloc(HMRT_TIER_DEVICE, kSize),
             back = alloc(HMRT_TIER_HOST, kSize);
-  const std::vector<uint8_t> a = pattern(kSize, 3);
+  const std::vector<uint8_t> a = hmrt_test::byte_pattern(kSize, 3);
   HMRT_ASSERT_OK(hmrt_copy_from_host(host.get(), 0, a.data(), kSize));
   HMRT_ASSERT_OK(hmrt_copy_async(dev.get(), 0, host.get(), 0, kSize, s1));
   HMRT_ASSERT_OK(hmrt_event_record(e, s1));
@@ -218,8 +203,9 @@ TEST_F(Cuda, GemmMatchesCpuWithinTheDotProductBound) {
                      " beta=" + std::to_string(beta));
         const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
         const int64_t sa = (ta ? k : m) * lda, sb = 0 /* broadcast B */, sc = m * ldc;
-        const std::vector<float> a = randoms(size_t(batch * sa), 1), b = randoms(size_t((tb ? n : k) * ldb), 2);
-        std::vector<float> c = randoms(size_t(batch * sc), 3);
+        const std::vector<float> a = hmrt_test::random_vec(batch * sa, 1, -2.0f, 2.0f);
+        const std::vector<float> b = hmrt_test::random_vec((tb ? n : k) * ldb, 2, -2.0f, 2.0f);
+        std::vector<float> c = hmrt_test::random_vec(batch * sc, 3, -2.0f, 2.0f);
         // Bound per element from |A| |B|.
         std::vector<double> bound(c.size(), 0.0);
         for (int64_t q = 0; q < batch; ++q)
@@ -260,9 +246,10 @@ TEST_F(Cuda, GemmMatchesCpuWithinTheDotProductBound) {
 // Elementwise kernels, casts and the gradient norm: the CPU's bits.
 TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
   const size_t n = 100003;  // odd, several blocks and norm chunks
-  const std::vector<float> g = randoms(n, 11);
-  const std::vector<float> p0 = randoms(n, 12), m0 = randoms(n, 13);
-  const std::vector<float> v0 = randoms(n, 14, 0.0f, 1.0f);
+  const std::vector<float> g = hmrt_test::random_vec(int64_t(n), 11, -2.0f, 2.0f);
+  const std::vector<float> p0 = hmrt_test::random_vec(int64_t(n), 12, -2.0f, 2.0f);
+  const std::vector<float> m0 = hmrt_test::random_vec(int64_t(n), 13, -2.0f, 2.0f);
+  const std::vector<float> v0 = hmrt_test::random_vec(int64_t(n), 14, 0.0f, 1.0f);
   for (int64_t step : {1, 7}) {
     std::vector<float> p = p0, m = m0, v = v0;
     HMRT_ASSERT_OK(hmrt_adamw_step(p.data(), g.data(), m.data(), v.data(), int64_t(n), 1e-3,
@@ -304,11 +291,11 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
     EXPECT_TRUE(download<uint8_t>(by.get(), want.size()) == want) << "elem_size " << es;
   }
   // Casts among float, float16 and bfloat16, with specials and subnormals.
-  std::vector<float> xs = randoms(4096, 15, -70000.0f, 70000.0f);
+  std::vector<float> xs = hmrt_test::random_vec(4096, 15, -70000.0f, 70000.0f);
   const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 65504.0f, 65520.0f,
                             5.96e-8f, 2.98e-8f, 1e-40f, 6.1e-5f, -3.0e-7f};
   xs.insert(xs.end(), std::begin(specials), std::end(specials));
-  for (float s : randoms(2000, 16, -1e-4f, 1e-4f)) xs.push_back(s);
+  for (float s : hmrt_test::random_vec(2000, 16, -1e-4f, 1e-4f)) xs.push_back(s);
   const int32_t floats[] = {HMRT_DTYPE_F32, HMRT_DTYPE_F16, HMRT_DTYPE_BF16};
   for (int32_t from : floats)
     for (int32_t to : floats) {
@@ -329,7 +316,7 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
   std::vector<BufferPtr> held;
   std::vector<const float*> hp, dp;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    host.push_back(randoms(size_t(sizes[i]), unsigned(20 + i)));
+    host.push_back(hmrt_test::random_vec(sizes[i], uint32_t(20 + i), -2.0f, 2.0f));
     float* d;
     held.push_back(upload(host.back(), &d));
     hp.push_back(host.back().data());

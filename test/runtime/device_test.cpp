@@ -31,14 +31,6 @@ bool contains(const std::string& s, const std::string& needle) {
 
 const int32_t kTiers[] = {HMRT_TIER_DEVICE, HMRT_TIER_HOST, HMRT_TIER_STORAGE};
 
-// A deterministic byte pattern that differs for every salt and position.
-std::vector<uint8_t> pattern(size_t n, int salt) {
-  std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = static_cast<uint8_t>((i * 131 + salt * 29 + (i >> 8)) & 0xff);
-  return v;
-}
-
 std::vector<uint8_t> read_all(const hmrt_buffer* b) {
   std::vector<uint8_t> v(hmrt_buffer_size(b));
   EXPECT_EQ(hmrt_copy_to_host(v.data(), b, 0, v.size()), HMRT_OK)
@@ -174,8 +166,8 @@ TEST_F(Device, CopiesBetweenEveryPairOfTiers) {
         ++salt;
         BufferPtr src = alloc(from, kSize);
         BufferPtr dst = alloc(to, kSize);
-        const std::vector<uint8_t> a = pattern(kSize, salt);
-        const std::vector<uint8_t> b = pattern(kSize, salt + 1000);
+        const std::vector<uint8_t> a = hmrt_test::byte_pattern(kSize, salt);
+        const std::vector<uint8_t> b = hmrt_test::byte_pattern(kSize, salt + 1000);
         HMRT_ASSERT_OK(hmrt_copy_from_host(src.get(), 0, a.data(), kSize));
         HMRT_ASSERT_OK(hmrt_copy_from_host(dst.get(), 0, b.data(), kSize));
         const uint64_t so = 13, doff = 4099, n = 2 * 4096 + 5;
@@ -219,7 +211,7 @@ TEST_F(Device, CopiesBetweenEveryPairOfTiers) {
 TEST_F(Device, CopyWithinOneBuffer) {
   for (int32_t tier : kTiers) {
     BufferPtr b = alloc(tier, 4096);
-    const std::vector<uint8_t> a = pattern(4096, 7);
+    const std::vector<uint8_t> a = hmrt_test::byte_pattern(4096, 7);
     HMRT_ASSERT_OK(hmrt_copy_from_host(b.get(), 0, a.data(), 4096));
     HMRT_ASSERT_OK(hmrt_copy(b.get(), 2048, b.get(), 0, 2048));
     std::vector<uint8_t> want = a;
@@ -241,7 +233,7 @@ TEST_F(Device, MemsetEveryTier) {
     // Larger than the CPU backend's 1 MiB bounce buffer for files.
     const uint64_t size = (uint64_t{1} << 20) * 2 + 333;
     BufferPtr b = alloc(tier, size);
-    const std::vector<uint8_t> a = pattern(size, 3);
+    const std::vector<uint8_t> a = hmrt_test::byte_pattern(size, 3);
     HMRT_ASSERT_OK(hmrt_copy_from_host(b.get(), 0, a.data(), size));
     HMRT_ASSERT_OK(hmrt_memset(b.get(), 10, 0x1ab, size - 20));  // byte 0xab
     HMRT_ASSERT_OK(hmrt_memset_async(b.get(), 0, 0, 5, stream));
@@ -335,8 +327,8 @@ TEST_F(Device, StreamsAndEventsOrderWork) {
   BufferPtr host = alloc(HMRT_TIER_HOST, 4096);
   BufferPtr dev = alloc(HMRT_TIER_DEVICE, 4096);
   BufferPtr file = alloc(HMRT_TIER_STORAGE, 4096);
-  const std::vector<uint8_t> x = pattern(4096, 11);
-  const std::vector<uint8_t> y = pattern(4096, 12);
+  const std::vector<uint8_t> x = hmrt_test::byte_pattern(4096, 11);
+  const std::vector<uint8_t> y = hmrt_test::byte_pattern(4096, 12);
   // Stream a: upload x, then overwrite its first half with y's; in order.
   HMRT_ASSERT_OK(hmrt_copy_from_host_async(host.get(), 0, x.data(), 4096, a));
   HMRT_ASSERT_OK(hmrt_copy_from_host_async(host.get(), 0, y.data(), 2048, a));
@@ -510,7 +502,7 @@ TEST_F(Device, StorageDirectTransfers) {
   HMRT_ASSERT_OK(hmrt_buffer_host_ptr(host.get(), 0, size, &p));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
   auto round_trip = [&](int salt) {
-    const std::vector<uint8_t> a = pattern(size, salt);
+    const std::vector<uint8_t> a = hmrt_test::byte_pattern(size, salt);
     HMRT_ASSERT_OK(hmrt_copy_from_host(host.get(), 0, a.data(), size));
     HMRT_ASSERT_OK(hmrt_copy(file.get(), 4096, host.get(), 0, size));
     HMRT_ASSERT_OK(hmrt_copy(back.get(), 0, file.get(), 4096, size));
@@ -535,7 +527,7 @@ TEST_F(Device, StorageTierRoundTrip) {
   const uint64_t size = (uint64_t{3} << 20) + 12345;
   BufferPtr s = alloc(HMRT_TIER_STORAGE, size);
   BufferPtr s2 = alloc(HMRT_TIER_STORAGE, size);
-  const std::vector<uint8_t> a = pattern(size, 21);
+  const std::vector<uint8_t> a = hmrt_test::byte_pattern(size, 21);
   HMRT_ASSERT_OK(hmrt_copy_from_host(s.get(), 0, a.data(), size));
   HMRT_ASSERT_OK(hmrt_copy(s2.get(), 0, s.get(), 0, size));  // file to file
   s.reset();  // the first file is gone; the copy keeps the bytes

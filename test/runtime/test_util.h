@@ -29,6 +29,15 @@ constexpr double kU = 1.0 / (1 << 24);
 // wrong formula shows up as an O(1) relative difference, far above it.
 inline double reduction_tol(int64_t n) { return (4.0 * n + 16.0) * kU; }
 
+// A deterministic byte pattern that differs for every salt and position
+// (the device tests' copies).
+inline std::vector<uint8_t> byte_pattern(size_t n, int salt) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>((i * 131 + salt * 29 + (i >> 8)) & 0xff);
+  return v;
+}
+
 inline std::vector<float> random_vec(int64_t n, uint32_t seed,
                                      float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
