@@ -1,22 +1,25 @@
 // The counter-based dropout mask, shared by hmrt_dropout_f32 and the
 // attention kernel (which draws the mask of its probabilities in the
 // forward and again in the backward, the same bits as hmrt_dropout_f32
-// gives the (batch, heads, q_len, kv_len) tensor they form).
+// gives the (batch, heads, q_len, kv_len) tensor they form), and the CUDA
+// backend's dropout kernels.
 #ifndef HMRT_CPU_DROPOUT_MASK_H
 #define HMRT_CPU_DROPOUT_MASK_H
 
 #include <cmath>
 #include <cstdint>
 
+#include "core/float16.h"  // HMRT_HD
+
 namespace hmrt {
 
-inline uint64_t mix64(uint64_t z) {
+HMRT_HD inline uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 // Output j of the splitmix64 stream seeded with s.
-inline uint64_t splitmix(uint64_t s, uint64_t j) {
+HMRT_HD inline uint64_t splitmix(uint64_t s, uint64_t j) {
   return mix64(s + (j + 1) * 0x9E3779B97F4A7C15ull);
 }
 
@@ -30,7 +33,7 @@ struct DropoutMask {
         // (bits >> 11) >= ceil(ratio * 2^53); ratio * 2^53 is exact.
         threshold(uint64_t(std::ceil(double(ratio) * 0x1p53))),
         scale(ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f) {}
-  bool keep(uint64_t i) const { return (splitmix(key, i) >> 11) >= threshold; }
+  HMRT_HD bool keep(uint64_t i) const { return (splitmix(key, i) >> 11) >= threshold; }
 };
 
 }  // namespace hmrt

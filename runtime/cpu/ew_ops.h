@@ -2,18 +2,20 @@
 // plain IEEE operation, for the one-op kernels that walk broadcast plans
 // (hmrt_binary_f32); cpu/vmath's vector forms (used by hmrt_unary_f32,
 // hmrt_relu_backward and hmrt_fused_f32) compute the same values lane by
-// lane.
+// lane; the CUDA backend's binary kernel calls these.
 #ifndef HMRT_CPU_EW_OPS_H
 #define HMRT_CPU_EW_OPS_H
 
 #include <cmath>
 #include <cstdint>
 
+#include "core/float16.h"  // HMRT_HD
+
 
 namespace hmrt::ew {
 
-inline float max(float u, float v) { return u > v || u != u ? u : v; }
-inline float min(float u, float v) { return u < v || u != u ? u : v; }
+HMRT_HD inline float max(float u, float v) { return u > v || u != u ? u : v; }
+HMRT_HD inline float min(float u, float v) { return u < v || u != u ? u : v; }
 
 }  // namespace hmrt::ew
 

@@ -1,11 +1,14 @@
 // Shape checks shared by the generic tensor kernels (tensor_ops.cpp,
-// fused.cpp): a shape's rank and dims are valid and its element count fits.
+// fused.cpp, and the CUDA backend's): a shape's rank and dims are valid and
+// its element count fits; shapes broadcast.
 #ifndef HMRT_CPU_SHAPE_CHECK_H
 #define HMRT_CPU_SHAPE_CHECK_H
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/internal.h"
+#include "core/plan.h"
 #include "hmrt/tensor_ops.h"
 
 namespace hmrt {
@@ -48,6 +51,58 @@ inline hmrt_status check_shape(const char* fn, const char* name, int32_t rank,
                    name, HMRT_SHAPE(rank, dims));
   }
   *numel = empty ? 0 : n;
+  return HMRT_OK;
+}
+
+// Multidirectional broadcasting of nin inputs; the output must be exactly
+// their broadcast shape.  Shapes must already be checked.
+inline hmrt_status check_broadcast(const char* fn, int nin, const char* const* names,
+                            const int32_t* ranks, const int64_t* const* shapes,
+                            int32_t ry, const int64_t* sy) {
+  int32_t rmax = 0;
+  for (int i = 0; i < nin; ++i) rmax = std::max(rmax, ranks[i]);
+  int64_t bshape[kMaxRank];
+  for (int d = 0; d < rmax; ++d) {
+    int64_t v = 1;
+    for (int i = 0; i < nin; ++i) {
+      const int64_t e = aligned_dim(ranks[i], shapes[i], rmax, d);
+      if (e == 1) continue;
+      if (v != 1 && e != v) {
+        if (nin == 2)
+          return fail(HMRT_INVALID_ARGUMENT,
+                      "%s: shapes %s (%s) and %s (%s) do not broadcast", fn,
+                      HMRT_SHAPE(ranks[0], shapes[0]), names[0],
+                      HMRT_SHAPE(ranks[1], shapes[1]), names[1]);
+        return fail(HMRT_INVALID_ARGUMENT,
+                    "%s: shapes %s (%s), %s (%s) and %s (%s) do not broadcast",
+                    fn, HMRT_SHAPE(ranks[0], shapes[0]), names[0],
+                    HMRT_SHAPE(ranks[1], shapes[1]), names[1],
+                    HMRT_SHAPE(ranks[2], shapes[2]), names[2]);
+      }
+      v = e;
+    }
+    bshape[d] = v;
+  }
+  bool same = ry == rmax;
+  for (int d = 0; same && d < rmax; ++d) same = sy[d] == bshape[d];
+  HMRT_CHECK_ARG(same,
+                 "%s: the output has shape %s but the inputs broadcast to %s",
+                 fn, HMRT_SHAPE(ry, sy), HMRT_SHAPE(rmax, bshape));
+  return HMRT_OK;
+}
+
+// Unidirectional: shape `from` must broadcast to shape `to`.
+inline hmrt_status check_broadcast_to(const char* fn, const char* from_name,
+                               int32_t rf, const int64_t* sf,
+                               const char* to_name, int32_t rt,
+                               const int64_t* st) {
+  bool ok = rf <= rt;
+  for (int d = 0; ok && d < rt; ++d) {
+    const int64_t e = aligned_dim(rf, sf, rt, d);
+    ok = e == 1 || e == st[d];
+  }
+  HMRT_CHECK_ARG(ok, "%s: %s shape %s does not broadcast to %s shape %s", fn,
+                 from_name, HMRT_SHAPE(rf, sf), to_name, HMRT_SHAPE(rt, st));
   return HMRT_OK;
 }
 

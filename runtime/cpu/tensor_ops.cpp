@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/float16.h"
+#include "core/plan.h"
 #include "core/internal.h"
 #include "cpu/dropout_mask.h"
 #include "cpu/ew_ops.h"
@@ -39,10 +40,6 @@
 namespace hmrt {
 namespace {
 
-constexpr int kMaxRank = HMRT_MAX_RANK;
-// A plan may carry one extra innermost dim of bytes (odd element sizes).
-constexpr int kPlanRank = kMaxRank + 1;
-constexpr int kMaxOps = 4;
 constexpr int64_t kGrain = 1 << 14;        // elements per thread at least
 constexpr int64_t kByteGrain = 1 << 16;    // bytes per thread at least (copies)
 
@@ -62,64 +59,7 @@ hmrt_status check_elem_size(const char* fn, size_t elem_size, int64_t numel) {
                  "%s: %s is NULL but has %lld elements", fn, #p,        \
                  (long long)(count))
 
-// Dim d (of an output of rank ry) as seen by an operand of rank r aligned on
-// the trailing dims: 1 for the missing leading dims.
-inline int64_t aligned_dim(int32_t r, const int64_t* s, int32_t ry, int d) {
-  const int k = d - (ry - r);
-  return k < 0 ? 1 : s[k];
-}
-
-// Multidirectional broadcasting of nin inputs; the output must be exactly
-// their broadcast shape.  Shapes must already be checked.
-hmrt_status check_broadcast(const char* fn, int nin, const char* const* names,
-                            const int32_t* ranks, const int64_t* const* shapes,
-                            int32_t ry, const int64_t* sy) {
-  int32_t rmax = 0;
-  for (int i = 0; i < nin; ++i) rmax = std::max(rmax, ranks[i]);
-  int64_t bshape[kMaxRank];
-  for (int d = 0; d < rmax; ++d) {
-    int64_t v = 1;
-    for (int i = 0; i < nin; ++i) {
-      const int64_t e = aligned_dim(ranks[i], shapes[i], rmax, d);
-      if (e == 1) continue;
-      if (v != 1 && e != v) {
-        if (nin == 2)
-          return fail(HMRT_INVALID_ARGUMENT,
-                      "%s: shapes %s (%s) and %s (%s) do not broadcast", fn,
-                      HMRT_SHAPE(ranks[0], shapes[0]), names[0],
-                      HMRT_SHAPE(ranks[1], shapes[1]), names[1]);
-        return fail(HMRT_INVALID_ARGUMENT,
-                    "%s: shapes %s (%s), %s (%s) and %s (%s) do not broadcast",
-                    fn, HMRT_SHAPE(ranks[0], shapes[0]), names[0],
-                    HMRT_SHAPE(ranks[1], shapes[1]), names[1],
-                    HMRT_SHAPE(ranks[2], shapes[2]), names[2]);
-      }
-      v = e;
-    }
-    bshape[d] = v;
-  }
-  bool same = ry == rmax;
-  for (int d = 0; same && d < rmax; ++d) same = sy[d] == bshape[d];
-  HMRT_CHECK_ARG(same,
-                 "%s: the output has shape %s but the inputs broadcast to %s",
-                 fn, HMRT_SHAPE(ry, sy), HMRT_SHAPE(rmax, bshape));
-  return HMRT_OK;
-}
-
-// Unidirectional: shape `from` must broadcast to shape `to`.
-hmrt_status check_broadcast_to(const char* fn, const char* from_name,
-                               int32_t rf, const int64_t* sf,
-                               const char* to_name, int32_t rt,
-                               const int64_t* st) {
-  bool ok = rf <= rt;
-  for (int d = 0; ok && d < rt; ++d) {
-    const int64_t e = aligned_dim(rf, sf, rt, d);
-    ok = e == 1 || e == st[d];
-  }
-  HMRT_CHECK_ARG(ok, "%s: %s shape %s does not broadcast to %s shape %s", fn,
-                 from_name, HMRT_SHAPE(rf, sf), to_name, HMRT_SHAPE(rt, st));
-  return HMRT_OK;
-}
+// check_broadcast, check_broadcast_to: cpu/shape_check.h.
 
 hmrt_status normalize_axis(const char* fn, int32_t axis, int32_t rank,
                            int32_t* out) {
@@ -130,76 +70,7 @@ hmrt_status normalize_axis(const char* fn, int32_t axis, int32_t rank,
   return HMRT_OK;
 }
 
-// ---- iteration plans --------------------------------------------------------
-
-struct Plan {
-  int nops = 0;
-  int rank = 0;
-  int64_t total = 1;
-  int64_t dims[kPlanRank];
-  int64_t st[kMaxOps][kPlanRank];  // element strides per operand
-
-  void set_dims(int r, const int64_t* d) {
-    rank = r;
-    total = 1;
-    for (int i = 0; i < r; ++i) {
-      dims[i] = d[i];
-      total *= d[i];
-    }
-  }
-  // Natural (row-major dense) strides of the iteration dims for operand k.
-  void set_dense(int k) {
-    int64_t s = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-      st[k][d] = s;
-      s *= dims[d];
-    }
-  }
-  // Operand k of shape (r, s) broadcast to the iteration dims.
-  void set_broadcast(int k, int32_t r, const int64_t* s) {
-    int64_t stride = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-      const int64_t e = aligned_dim(r, s, rank, d);
-      st[k][d] = (e == 1) ? 0 : stride;
-      stride *= e;
-    }
-  }
-  // Appends an innermost dim of elem_size bytes: afterwards strides count
-  // bytes for the operands with scale[k] (stride 1 in the new dim), and stay
-  // as they are for the others (stride 0 in the new dim).
-  void add_byte_dim(int64_t elem_size, const bool* scale) {
-    for (int k = 0; k < nops; ++k) {
-      for (int d = 0; d < rank; ++d)
-        if (scale[k]) st[k][d] *= elem_size;
-      st[k][rank] = scale[k] ? 1 : 0;
-    }
-    dims[rank++] = elem_size;
-    total *= elem_size;
-  }
-  // Drops dims of size 1 and merges neighbours that are contiguous for every
-  // operand.  Call with total > 0.
-  void merge() {
-    int r = 0;
-    for (int d = 0; d < rank; ++d) {
-      if (dims[d] == 1) continue;
-      if (r > 0) {
-        bool ok = true;
-        for (int k = 0; k < nops; ++k)
-          ok = ok && st[k][r - 1] == st[k][d] * dims[d];
-        if (ok) {
-          dims[r - 1] *= dims[d];
-          for (int k = 0; k < nops; ++k) st[k][r - 1] = st[k][d];
-          continue;
-        }
-      }
-      dims[r] = dims[d];
-      for (int k = 0; k < nops; ++k) st[k][r] = st[k][d];
-      ++r;
-    }
-    rank = r;
-  }
-  int64_t inner_stride(int k) const { return rank ? st[k][rank - 1] : 0; }
-};
+// ---- iteration plans (core/plan.h) ----------------------------------------------
 
 // Calls seg(off, len) for the runs of the innermost dim that cover the flat
 // iteration range [lo, hi): off[k] is operand k's element offset at the
@@ -431,20 +302,6 @@ void binary_plan(const Plan& p, const T* a, const T* b, T* y, Op op) {
       for (int64_t i = 0; i < len; ++i) yp[i] = v;
     }
   });
-}
-
-// Plan for y = f(inputs...) with y dense of shape (ry, sy) and input i
-// broadcast from (ranks[i], shapes[i]).  Returns false if y is empty.
-bool broadcast_plan(Plan& p, int nin, const int32_t* ranks,
-                    const int64_t* const* shapes, int32_t ry,
-                    const int64_t* sy) {
-  p.nops = nin + 1;
-  p.set_dims(ry, sy);
-  if (p.total == 0) return false;
-  p.set_dense(0);
-  for (int i = 0; i < nin; ++i) p.set_broadcast(i + 1, ranks[i], shapes[i]);
-  p.merge();
-  return true;
 }
 
 hmrt_status check_binary_args(const char* fn, const void* a, int32_t ra,

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/float16.h"
+#include "cpu/ew_ops.h"
 #include "cuda/cuda_kernels.h"
 
 namespace hmrt {
@@ -100,6 +101,59 @@ __global__ void sum_squares_kernel(const float* x, int64_t n, double* partial) {
   }
 }
 
+// ---- tensor kernels over plans ----
+
+__global__ void binary_kernel(Plan p, int op, const float* a, const float* b, float* y) {
+  HMRT_GRID_LOOP(i, p.total) {
+    int64_t off[kMaxOps];
+    p.offsets(i, off);
+    const float u = a[off[1]], v = b[off[2]];
+    float r;
+    switch (op) {
+      case HMRT_BINARY_ADD: r = u + v; break;
+      case HMRT_BINARY_SUB: r = u - v; break;
+      case HMRT_BINARY_MUL: r = u * v; break;
+      case HMRT_BINARY_DIV: r = u / v; break;
+      case HMRT_BINARY_POW: r = powf(u, v); break;
+      case HMRT_BINARY_MAX: r = ew::max(u, v); break;
+      default: r = ew::min(u, v); break;
+    }
+    y[off[0]] = r;
+  }
+}
+
+template <class T>
+__global__ void plan_copy_kernel(Plan p, const T* x, T* y) {
+  HMRT_GRID_LOOP(i, p.total) {
+    int64_t off[kMaxOps];
+    p.offsets(i, off);
+    y[off[0]] = x[off[1]];
+  }
+}
+
+template <class T>
+__global__ void where_kernel(Plan p, const uint8_t* cond, const T* x, const T* z, T* y) {
+  HMRT_GRID_LOOP(i, p.total) {
+    int64_t off[kMaxOps];
+    p.offsets(i, off);
+    y[off[0]] = cond[off[1]] ? x[off[2]] : z[off[3]];
+  }
+}
+
+__global__ void dropout_kernel(DropoutMask m, const float* x, float* y, uint8_t* mask,
+                               int64_t n) {
+  HMRT_GRID_LOOP(i, n) {
+    const bool keep = m.keep(uint64_t(i));
+    y[i] = keep ? x[i] * m.scale : 0.0f;
+    if (mask != nullptr) mask[i] = keep;
+  }
+}
+
+__global__ void dropout_backward_kernel(float scale, const float* dy, const uint8_t* mask,
+                                        float* dx, int64_t n) {
+  HMRT_GRID_LOOP(i, n) { dx[i] = mask[i] ? dy[i] * scale : 0.0f; }
+}
+
 int launched() { return static_cast<int>(cudaGetLastError()); }
 
 }  // namespace
@@ -148,6 +202,54 @@ int sum_squares_partials(void* stream, const float* x, int64_t n, double* partia
   const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
   sum_squares_kernel<<<chunks <= 1 ? 1u : blocks_for(chunks), kThreads, 0, as_stream(stream)>>>(
       x, n, partial);
+  return launched();
+}
+
+int binary_f32(void* stream, const Plan& p, int op, const float* a, const float* b, float* y) {
+  if (p.total == 0) return 0;
+  binary_kernel<<<blocks_for(p.total), kThreads, 0, as_stream(stream)>>>(p, op, a, b, y);
+  return launched();
+}
+
+int plan_copy(void* stream, const Plan& p, const void* x, void* y, size_t elem_size) {
+  if (p.total == 0) return 0;
+  const unsigned g = blocks_for(p.total);
+  cudaStream_t s = as_stream(stream);
+  switch (elem_size) {
+    case 1: plan_copy_kernel<<<g, kThreads, 0, s>>>(p, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y)); break;
+    case 2: plan_copy_kernel<<<g, kThreads, 0, s>>>(p, static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y)); break;
+    case 4: plan_copy_kernel<<<g, kThreads, 0, s>>>(p, static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y)); break;
+    default: plan_copy_kernel<<<g, kThreads, 0, s>>>(p, static_cast<const uint64_t*>(x), static_cast<uint64_t*>(y)); break;
+  }
+  return launched();
+}
+
+int where(void* stream, const Plan& p, const uint8_t* cond, const void* x, const void* z,
+          void* y, size_t elem_size) {
+  if (p.total == 0) return 0;
+  const unsigned g = blocks_for(p.total);
+  cudaStream_t s = as_stream(stream);
+  switch (elem_size) {
+    case 1: where_kernel<<<g, kThreads, 0, s>>>(p, cond, static_cast<const uint8_t*>(x), static_cast<const uint8_t*>(z), static_cast<uint8_t*>(y)); break;
+    case 2: where_kernel<<<g, kThreads, 0, s>>>(p, cond, static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(z), static_cast<uint16_t*>(y)); break;
+    case 4: where_kernel<<<g, kThreads, 0, s>>>(p, cond, static_cast<const uint32_t*>(x), static_cast<const uint32_t*>(z), static_cast<uint32_t*>(y)); break;
+    default: where_kernel<<<g, kThreads, 0, s>>>(p, cond, static_cast<const uint64_t*>(x), static_cast<const uint64_t*>(z), static_cast<uint64_t*>(y)); break;
+  }
+  return launched();
+}
+
+int dropout(void* stream, const DropoutMask& m, const float* x, float* y, uint8_t* mask,
+            int64_t n) {
+  if (n == 0) return 0;
+  dropout_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(m, x, y, mask, n);
+  return launched();
+}
+
+int dropout_backward(void* stream, float scale, const float* dy, const uint8_t* mask,
+                     float* dx, int64_t n) {
+  if (n == 0) return 0;
+  dropout_backward_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(scale, dy, mask,
+                                                                             dx, n);
   return launched();
 }
 

@@ -15,6 +15,8 @@
 #include <cstdint>
 
 #include "core/optim_math.h"
+#include "core/plan.h"
+#include "cpu/dropout_mask.h"
 
 namespace hmrt {
 namespace cuda {
@@ -36,6 +38,22 @@ int cast(void* stream, Cast kind, const void* x, void* y, int64_t n);
 // (a0 + a1) + (a2 + a3)); for n <= 4096 one partial, a single accumulator.
 // `partial` has max(1, ceil(n / 4096)) doubles.
 int sum_squares_partials(void* stream, const float* x, int64_t n, double* partial);
+
+// The generic tensor kernels over an iteration plan (core/plan.h) built as
+// the CPU kernel builds it, one element per thread:
+// y = op(a, b) (hmrt_binary_op; plan operands y, a, b);
+int binary_f32(void* stream, const Plan& p, int op, const float* a, const float* b, float* y);
+// copies of elem_size (1, 2, 4 or 8) bytes: y[off0] = x[off1] (hmrt_expand);
+int plan_copy(void* stream, const Plan& p, const void* x, void* y, size_t elem_size);
+// y = cond ? x : z (hmrt_where; operands y, cond, x, z).
+int where(void* stream, const Plan& p, const uint8_t* cond, const void* x, const void* z,
+          void* y, size_t elem_size);
+
+// hmrt_dropout_f32 and its gradient, with the CPU's mask (cpu/dropout_mask.h).
+int dropout(void* stream, const DropoutMask& m, const float* x, float* y, uint8_t* mask,
+            int64_t n);
+int dropout_backward(void* stream, float scale, const float* dy, const uint8_t* mask,
+                     float* dx, int64_t n);
 
 }  // namespace cuda
 }  // namespace hmrt

@@ -33,6 +33,7 @@
 #include "core/internal.h"
 #include "core/optim_math.h"
 #include "cpu/cpu_stream.h"
+#include "cpu/shape_check.h"
 #include "cpu/storage_file.h"
 #include "cuda/cuda_kernels.h"
 #include "hmrt/kernel_table.h"
@@ -356,6 +357,125 @@ hmrt_status cuda_sgd_step(float* param, const float* grad, float* momentum_buf,
   return finish(fn, cuda::sgd(g_context->stream, s, param, grad, momentum_buf, n));
 }
 
+// ---- tensor kernels: the CPU kernel's checks and plan, the GPU's loop ----
+
+hmrt_status check_elem(const char* fn, size_t elem_size) {
+  if (elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8) return HMRT_OK;
+  return fail(HMRT_UNIMPLEMENTED, "%s: elements of %zu bytes are not on the GPU yet (1, 2, 4, 8)",
+              fn, elem_size);
+}
+
+hmrt_status cuda_binary_f32(hmrt_binary_op op, const float* a, int32_t ra, const int64_t* sa,
+                            const float* b, int32_t rb, const int64_t* sb, float* y, int32_t ry,
+                            const int64_t* sy) {
+  const char* fn = "hmrt_binary_f32 (cuda)";
+  HMRT_CHECK_ARG(op >= HMRT_BINARY_ADD && op <= HMRT_BINARY_MIN, "%s: unknown op %d", fn,
+                 (int)op);
+  int64_t na, nb, ny;
+  hmrt_status st;
+  if ((st = check_shape(fn, "a", ra, sa, &na)) != HMRT_OK ||
+      (st = check_shape(fn, "b", rb, sb, &nb)) != HMRT_OK ||
+      (st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK)
+    return st;
+  const char* names[2] = {"a", "b"};
+  const int32_t ranks[2] = {ra, rb};
+  const int64_t* shapes[2] = {sa, sb};
+  if ((st = check_broadcast(fn, 2, names, ranks, shapes, ry, sy)) != HMRT_OK) return st;
+  HMRT_CHECK_GPU(fn, a, ny ? na : 0);
+  HMRT_CHECK_GPU(fn, b, ny ? nb : 0);
+  HMRT_CHECK_GPU(fn, y, ny);
+  Plan p;
+  if (!broadcast_plan(p, 2, ranks, shapes, ry, sy)) return HMRT_OK;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::binary_f32(g_context->stream, p, int(op), a, b, y));
+}
+
+hmrt_status cuda_expand(const void* x, int32_t rx, const int64_t* sx, void* y, int32_t ry,
+                        const int64_t* sy, size_t elem_size) {
+  const char* fn = "hmrt_expand (cuda)";
+  int64_t nx, ny;
+  hmrt_status st;
+  if ((st = check_shape(fn, "x", rx, sx, &nx)) != HMRT_OK ||
+      (st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK ||
+      (st = check_broadcast_to(fn, "x", rx, sx, "y", ry, sy)) != HMRT_OK ||
+      (st = check_elem(fn, elem_size)) != HMRT_OK)
+    return st;
+  HMRT_CHECK_GPU(fn, x, ny ? nx : 0);
+  HMRT_CHECK_GPU(fn, y, ny);
+  if (ny == 0) return HMRT_OK;
+  Plan p;
+  p.nops = 2;
+  p.set_dims(ry, sy);
+  p.set_dense(0);
+  p.set_broadcast(1, rx, sx);
+  p.merge();
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::plan_copy(g_context->stream, p, x, y, elem_size));
+}
+
+hmrt_status cuda_where(const uint8_t* cond, int32_t rc, const int64_t* sc, const void* x,
+                       int32_t rx, const int64_t* sx, const void* z, int32_t rz,
+                       const int64_t* sz, void* y, int32_t ry, const int64_t* sy,
+                       size_t elem_size) {
+  const char* fn = "hmrt_where (cuda)";
+  int64_t nc, nx, nz, ny;
+  hmrt_status st;
+  if ((st = check_shape(fn, "cond", rc, sc, &nc)) != HMRT_OK ||
+      (st = check_shape(fn, "x", rx, sx, &nx)) != HMRT_OK ||
+      (st = check_shape(fn, "z", rz, sz, &nz)) != HMRT_OK ||
+      (st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK)
+    return st;
+  const char* names[3] = {"cond", "x", "z"};
+  const int32_t ranks[3] = {rc, rx, rz};
+  const int64_t* shapes[3] = {sc, sx, sz};
+  if ((st = check_broadcast(fn, 3, names, ranks, shapes, ry, sy)) != HMRT_OK ||
+      (st = check_elem(fn, elem_size)) != HMRT_OK)
+    return st;
+  HMRT_CHECK_GPU(fn, cond, ny ? nc : 0);
+  HMRT_CHECK_GPU(fn, x, ny ? nx : 0);
+  HMRT_CHECK_GPU(fn, z, ny ? nz : 0);
+  HMRT_CHECK_GPU(fn, y, ny);
+  Plan p;
+  if (!broadcast_plan(p, 3, ranks, shapes, ry, sy)) return HMRT_OK;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::where(g_context->stream, p, cond, x, z, y, elem_size));
+}
+
+hmrt_status check_ratio(const char* fn, float ratio) {
+  HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f, "%s: ratio must be in [0, 1], got %g", fn,
+                 double(ratio));
+  return HMRT_OK;
+}
+
+hmrt_status cuda_dropout_f32(const float* x, float* y, uint8_t* mask, int64_t n, float ratio,
+                             uint64_t seed, uint64_t counter) {
+  const char* fn = "hmrt_dropout_f32 (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  HMRT_CHECK_GPU(fn, y, n);
+  if (mask != nullptr) HMRT_CHECK_GPU(fn, mask, n);
+  hmrt_status st = check_ratio(fn, ratio);
+  if (st != HMRT_OK) return st;
+  // ratio 0 keeps everything: the mask's draws are all kept and scale is 1.
+  const DropoutMask drop(ratio, seed, counter);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::dropout(g_context->stream, drop, x, y, mask, n));
+}
+
+hmrt_status cuda_dropout_backward_f32(const float* dy, const uint8_t* mask, float* dx,
+                                      int64_t n, float ratio) {
+  const char* fn = "hmrt_dropout_backward_f32 (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, dy, n);
+  HMRT_CHECK_GPU(fn, mask, n);
+  HMRT_CHECK_GPU(fn, dx, n);
+  hmrt_status st = check_ratio(fn, ratio);
+  if (st != HMRT_OK) return st;
+  const float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::dropout_backward(g_context->stream, scale, dy, mask, dx, n));
+}
+
 // The kernels the GPU has so far; NULL entries are those it does not
 // (generated programs name them before they start: hmrt_kernel_missing).
 const hmrt_kernels kCudaKernels = [] {
@@ -370,6 +490,11 @@ const hmrt_kernels kCudaKernels = [] {
   k.scale = cuda_scale;
   k.adamw_step = cuda_adamw_step;
   k.sgd_step = cuda_sgd_step;
+  k.binary_f32 = cuda_binary_f32;
+  k.expand = cuda_expand;
+  k.where = cuda_where;
+  k.dropout_f32 = cuda_dropout_f32;
+  k.dropout_backward_f32 = cuda_dropout_backward_f32;
   return k;
 }();
 

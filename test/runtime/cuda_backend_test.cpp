@@ -2,8 +2,8 @@
 // buffers and copies between every pair of tiers (storage through the
 // pinned bounce buffers), memset, streams and events, and every kernel of
 // the table compared with the CPU kernel on the same inputs: bitwise for
-// the elementwise kernels, the casts and the gradient norm, within the
-// fp32 dot-product error bound for the GEMMs.
+// the elementwise and broadcasting kernels, dropout, the casts and the
+// gradient norm, within the fp32 dot-product error bound for the GEMMs.
 //
 // Without a usable GPU only the registry and the open's message are
 // checked; the rest is skipped with the CUDA runtime's reason.
@@ -326,6 +326,72 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
   HMRT_ASSERT_OK(hmrt_global_norm(hp.data(), sizes.data(), int64_t(sizes.size()), &want));
   HMRT_ASSERT_OK(k_->global_norm(dp.data(), sizes.data(), int64_t(sizes.size()), &got));
   EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
+}
+
+// The broadcasting tensor kernels and dropout: the CPU's bits (pow within
+// a few ulps: CUDA's powf is not glibc's).
+TEST_F(Cuda, TensorKernelsMatchCpu) {
+  const int64_t sy[3] = {7, 33, 65}, sa[3] = {7, 1, 65}, sb[2] = {33, 1};
+  const int64_t ny = 7 * 33 * 65, na = 7 * 65, nb = 33;
+  const std::vector<float> a = hmrt_test::random_vec(na, 31, 0.5f, 2.0f);
+  const std::vector<float> b = hmrt_test::random_vec(nb, 32, -2.0f, 2.0f);
+  float *da, *db, *dy;
+  BufferPtr ba = upload(a, &da), bb = upload(b, &db);
+  BufferPtr by = upload(std::vector<float>(size_t(ny), 0.0f), &dy);
+  for (int op = HMRT_BINARY_ADD; op <= HMRT_BINARY_MIN; ++op) {
+    SCOPED_TRACE("binary op " + std::to_string(op));
+    std::vector<float> want(static_cast<size_t>(ny));
+    HMRT_ASSERT_OK(hmrt_binary_f32(hmrt_binary_op(op), a.data(), 3, sa, b.data(), 2, sb,
+                                   want.data(), 3, sy));
+    HMRT_ASSERT_OK(k_->binary_f32(hmrt_binary_op(op), da, 3, sa, db, 2, sb, dy, 3, sy));
+    const std::vector<float> got = download<float>(by.get(), size_t(ny));
+    if (op != HMRT_BINARY_POW) {
+      EXPECT_TRUE(same_bits(got, want));
+    } else {
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 4e-7 * std::fabs(want[i]) + 1e-30) << i;
+    }
+  }
+  // Expand and where, at every element size the GPU has.
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    SCOPED_TRACE("elem_size " + std::to_string(es));
+    const std::vector<uint8_t> x = hmrt_test::byte_pattern(size_t(na) * es, 1);
+    const std::vector<uint8_t> z = hmrt_test::byte_pattern(size_t(ny) * es, 2);
+    std::vector<uint8_t> cond = hmrt_test::byte_pattern(size_t(nb), 3);
+    for (auto& c : cond) c &= 1;
+    std::vector<uint8_t> want(size_t(ny) * es), want_where(size_t(ny) * es);
+    HMRT_ASSERT_OK(hmrt_expand(x.data(), 3, sa, want.data(), 3, sy, es));
+    HMRT_ASSERT_OK(hmrt_where(cond.data(), 2, sb, x.data(), 3, sa, z.data(), 3, sy,
+                              want_where.data(), 3, sy, es));
+    uint8_t *dx, *dz, *dc, *dout;
+    BufferPtr bx = upload(x, &dx), bz = upload(z, &dz), bc = upload(cond, &dc);
+    BufferPtr bout = upload(std::vector<uint8_t>(want.size(), 0), &dout);
+    HMRT_ASSERT_OK(k_->expand(dx, 3, sa, dout, 3, sy, es));
+    EXPECT_TRUE(download<uint8_t>(bout.get(), want.size()) == want);
+    HMRT_ASSERT_OK(k_->where(dc, 2, sb, dx, 3, sa, dz, 3, sy, dout, 3, sy, es));
+    EXPECT_TRUE(download<uint8_t>(bout.get(), want.size()) == want_where);
+  }
+  // Dropout: the CPU's mask and values, forward and backward.
+  for (float ratio : {0.0f, 0.1f, 0.5f, 1.0f}) {
+    SCOPED_TRACE("ratio " + std::to_string(ratio));
+    const int64_t n = 100001;
+    const std::vector<float> x = hmrt_test::random_vec(n, 41, -2.0f, 2.0f);
+    std::vector<float> want(static_cast<size_t>(n)), want_dx(static_cast<size_t>(n));
+    std::vector<uint8_t> want_mask(static_cast<size_t>(n));
+    HMRT_ASSERT_OK(hmrt_dropout_f32(x.data(), want.data(), want_mask.data(), n, ratio, 9, 77));
+    HMRT_ASSERT_OK(hmrt_dropout_backward_f32(x.data(), want_mask.data(), want_dx.data(), n,
+                                             ratio));
+    float *dx, *dout, *ddx;
+    uint8_t* dmask;
+    BufferPtr bx = upload(x, &dx), bout = upload(std::vector<float>(size_t(n), 0.0f), &dout);
+    BufferPtr bmask = upload(std::vector<uint8_t>(size_t(n), 7), &dmask);
+    BufferPtr bdx = upload(std::vector<float>(size_t(n), 0.0f), &ddx);
+    HMRT_ASSERT_OK(k_->dropout_f32(dx, dout, dmask, n, ratio, 9, 77));
+    HMRT_ASSERT_OK(k_->dropout_backward_f32(dx, dmask, ddx, n, ratio));
+    EXPECT_TRUE(same_bits(download<float>(bout.get(), size_t(n)), want));
+    EXPECT_TRUE(download<uint8_t>(bmask.get(), size_t(n)) == want_mask);
+    EXPECT_TRUE(same_bits(download<float>(bdx.get(), size_t(n)), want_dx));
+  }
 }
 
 // Host memory the GPU cannot address is refused with a message, not a

@@ -1,0 +1,123 @@
+// Iteration plans of the generic tensor kernels: the dims of an iteration
+// space and each operand's element strides in it, with broadcast dims at
+// stride 0 and neighbouring dims merged where every operand allows.  The CPU
+// kernels (cpu/tensor_ops.cpp) walk a plan in runs of its innermost dim;
+// the CUDA kernels compute each element's offsets on its own (offsets()).
+#ifndef HMRT_CORE_PLAN_H
+#define HMRT_CORE_PLAN_H
+
+#include <cstdint>
+
+#include "core/float16.h"  // HMRT_HD
+#include "hmrt/tensor_ops.h"
+
+namespace hmrt {
+
+constexpr int kMaxRank = HMRT_MAX_RANK;
+// A plan may carry one extra innermost dim of bytes (odd element sizes).
+constexpr int kPlanRank = kMaxRank + 1;
+constexpr int kMaxOps = 4;
+
+// Dim d (of an output of rank ry) as seen by an operand of rank r aligned on
+// the trailing dims: 1 for the missing leading dims.
+HMRT_HD inline int64_t aligned_dim(int32_t r, const int64_t* s, int32_t ry, int d) {
+  const int k = d - (ry - r);
+  return k < 0 ? 1 : s[k];
+}
+
+struct Plan {
+  int nops = 0;
+  int rank = 0;
+  int64_t total = 1;
+  int64_t dims[kPlanRank];
+  int64_t st[kMaxOps][kPlanRank];  // element strides per operand
+
+  void set_dims(int r, const int64_t* d) {
+    rank = r;
+    total = 1;
+    for (int i = 0; i < r; ++i) {
+      dims[i] = d[i];
+      total *= d[i];
+    }
+  }
+  // Natural (row-major dense) strides of the iteration dims for operand k.
+  void set_dense(int k) {
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      st[k][d] = s;
+      s *= dims[d];
+    }
+  }
+  // Operand k of shape (r, s) broadcast to the iteration dims.
+  void set_broadcast(int k, int32_t r, const int64_t* s) {
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t e = aligned_dim(r, s, rank, d);
+      st[k][d] = (e == 1) ? 0 : stride;
+      stride *= e;
+    }
+  }
+  // Appends an innermost dim of elem_size bytes: afterwards strides count
+  // bytes for the operands with scale[k] (stride 1 in the new dim), and stay
+  // as they are for the others (stride 0 in the new dim).
+  void add_byte_dim(int64_t elem_size, const bool* scale) {
+    for (int k = 0; k < nops; ++k) {
+      for (int d = 0; d < rank; ++d)
+        if (scale[k]) st[k][d] *= elem_size;
+      st[k][rank] = scale[k] ? 1 : 0;
+    }
+    dims[rank++] = elem_size;
+    total *= elem_size;
+  }
+  // Drops dims of size 1 and merges neighbours that are contiguous for every
+  // operand.  Call with total > 0.
+  void merge() {
+    int r = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (dims[d] == 1) continue;
+      if (r > 0) {
+        bool ok = true;
+        for (int k = 0; k < nops; ++k)
+          ok = ok && st[k][r - 1] == st[k][d] * dims[d];
+        if (ok) {
+          dims[r - 1] *= dims[d];
+          for (int k = 0; k < nops; ++k) st[k][r - 1] = st[k][d];
+          continue;
+        }
+      }
+      dims[r] = dims[d];
+      for (int k = 0; k < nops; ++k) st[k][r] = st[k][d];
+      ++r;
+    }
+    rank = r;
+  }
+  // Operand k's element offsets at flat iteration index i (row-major over
+  // dims), for kernels that compute each element on its own (a GPU thread).
+  HMRT_HD void offsets(int64_t i, int64_t* off) const {
+    for (int k = 0; k < nops; ++k) off[k] = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t idx = i % dims[d];
+      i /= dims[d];
+      for (int k = 0; k < nops; ++k) off[k] += idx * st[k][d];
+    }
+  }
+  int64_t inner_stride(int k) const { return rank ? st[k][rank - 1] : 0; }
+};
+
+// Plan for y = f(inputs...) with y dense of shape (ry, sy) and input i
+// broadcast from (ranks[i], shapes[i]).  Returns false if y is empty.
+inline bool broadcast_plan(Plan& p, int nin, const int32_t* ranks,
+                    const int64_t* const* shapes, int32_t ry,
+                    const int64_t* sy) {
+  p.nops = nin + 1;
+  p.set_dims(ry, sy);
+  if (p.total == 0) return false;
+  p.set_dense(0);
+  for (int i = 0; i < nin; ++i) p.set_broadcast(i + 1, ranks[i], shapes[i]);
+  p.merge();
+  return true;
+}
+
+}  // namespace hmrt
+
+#endif  // HMRT_CORE_PLAN_H
