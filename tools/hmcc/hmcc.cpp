@@ -189,6 +189,12 @@ cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(T
                                              "(kernels it lacks are named when the program "
                                              "starts; train --device cpu runs it on the CPU)")),
                        cl::cat(outputCategory));
+cl::opt<std::string> cudaArch(
+    "cuda-arch", cl::value_desc("sm_NN"),
+    cl::desc("With --target cuda: the GPU architecture the program is for; it must be one the "
+             "runtime's CUDA kernels were built for (CMake's HMRT_CUDA_ARCHITECTURES, default "
+             "sm_90: H100, H200), since the generated code itself is host code"),
+    cl::cat(outputCategory));
 cl::opt<std::string> fuse(
     "fuse", cl::value_desc("all|elementwise|none"),
     cl::desc("all (default): attention as one op whose probabilities are never stored, and "
@@ -749,6 +755,13 @@ int run(int argc, char **argv) {
       return error("--nvme: " + toString(bytes.takeError()));
   }
 
+  if (cudaArch.getNumOccurrences() && target != Target::Cuda)
+    return error("--cuda-arch is for --target cuda");
+  if (target == Target::Cuda && cudaArch.getNumOccurrences() && hmcc::haveCudaRuntime() &&
+      !hmcc::cudaRuntimeHasArch(cudaArch))
+    return error("--cuda-arch " + cudaArch + ": this hmcc's CUDA runtime was built for " +
+                 hmcc::cudaRuntimeArchs() +
+                 " (rebuild it with -DHMRT_CUDA_ARCHITECTURES=NN for sm_NN)");
   if (target == Target::Cuda && !hmcc::haveCudaRuntime())
     return error("--target cuda: this hmcc was built without the CUDA toolkit (no nvcc was found "
                  "when it was configured), so it has no CUDA runtime to link programs with");

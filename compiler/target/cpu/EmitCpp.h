@@ -40,6 +40,10 @@ bool compileHostExecutable(llvm::StringRef cppPath, llvm::StringRef exePath,
 /// Whether this hmcc can link programs with the runtime's CUDA backend (the
 /// CUDA toolkit was found when it was built).
 bool haveCudaRuntime();
+/// The GPU architectures its CUDA kernels were built for ("sm_90"), and
+/// whether `arch` ("sm_90") is one of them.
+std::string cudaRuntimeArchs();
+bool cudaRuntimeHasArch(llvm::StringRef arch);
 
 } // namespace hmcc
 

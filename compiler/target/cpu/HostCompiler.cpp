@@ -2,12 +2,31 @@
 #include "compiler/target/cpu/EmitCpp.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Program.h"
 
 using namespace llvm;
 
 bool hmcc::haveCudaRuntime() { return StringRef(HMCC_RUNTIME_CUDA_LIB).size() != 0; }
+
+std::string hmcc::cudaRuntimeArchs() {
+  SmallVector<StringRef> archs;
+  StringRef(HMCC_RUNTIME_CUDA_ARCHS).split(archs, '|', -1, /*KeepEmpty=*/false);
+  std::string out;
+  for (StringRef a : archs)
+    out += (out.empty() ? "sm_" : ", sm_") + a.take_while([](char c) { return llvm::isDigit(c); }).str();
+  return out;
+}
+
+bool hmcc::cudaRuntimeHasArch(StringRef arch) {
+  SmallVector<StringRef> archs;
+  StringRef(HMCC_RUNTIME_CUDA_ARCHS).split(archs, '|', -1, /*KeepEmpty=*/false);
+  return arch.consume_front("sm_") &&
+         llvm::any_of(archs, [&](StringRef a) {
+           return a.take_while([](char c) { return llvm::isDigit(c); }) == arch;
+         });
+}
 
 bool hmcc::compileHostExecutable(StringRef cppPath, StringRef exePath, StringRef logPath,
                                  bool cuda, std::string &error) {
