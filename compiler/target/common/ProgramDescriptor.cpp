@@ -125,6 +125,29 @@ public:
         os << "  nullptr,\n";
       os << "};\n";
     };
+    // Where each parameter's initial value lies in the ONNX model's external
+    // data (train --weights reads it there), in kParams' order.
+    os << "static const hmrt_weight_source kWeightSources[] = {\n";
+    size_t sources = 0;
+    for (auto p : module.getOps<ParameterOp>()) {
+      auto type = cast<RankedTensorType>(p.getType());
+      auto location = p.getLocation();
+      int64_t bytes = tg::tensorBytes(type);
+      bool raw = location && !p.getInitialValueAttr() && type.getElementType().isF32() &&
+                 (!p.getLength() || static_cast<int64_t>(*p.getLength()) == bytes);
+      if (raw)
+        os << "  {" << cStringLiteral(*location) << ", "
+           << (p.getOffset() ? static_cast<int64_t>(*p.getOffset()) : 0) << "u, " << bytes
+           << "u},\n";
+      else
+        os << "  {nullptr, 0u, 0u},\n";
+      ++sources;
+    }
+    if (sources == 0)
+      os << "  {nullptr, 0u, 0u},\n";
+    os << "};\n"
+       << "extern \"C\" const hmrt_weight_source* hmcc_weight_sources(int32_t* count) {\n"
+       << "  *count = " << sources << ";\n  return kWeightSources;\n}\n";
     names("kStepOps", symbols.stepOps);
     names("kForwardOps", symbols.forwardOps);
 

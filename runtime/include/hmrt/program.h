@@ -146,8 +146,23 @@ typedef struct hmrt_program {
   const char* const* forward_ops;
 } hmrt_program;
 
+/* Where a parameter's initial value lies in the ONNX model it was compiled
+ * from: `length` bytes of little-endian float32 at `offset` of the external
+ * data file `location` (relative to the model's directory), or location
+ * NULL when it is not raw float32 external data. */
+typedef struct hmrt_weight_source {
+  const char* location;
+  uint64_t offset;
+  uint64_t length;
+} hmrt_weight_source;
+
 /* Defined by the generated code. */
 const hmrt_program* hmcc_program(void);
+/* The source of each parameter, in hmcc_program()->params' order (*count
+ * entries): what train --weights reads.  Generated code defines it; the
+ * driver reaches it through a weak reference (programs built without it
+ * have no --weights). */
+const hmrt_weight_source* hmcc_weight_sources(int32_t* count);
 
 /* ---- the execution context --------------------------------------------------
  * Streams of an execution context, one per kind of work of the planned
