@@ -21,8 +21,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "core/internal.h"
+#include "cpu/gemm_engine.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
 #include "hmrt/nn_ops.h"
@@ -426,16 +428,14 @@ hmrt_status check_reduce(const char* fn, int32_t rank, const int64_t* shape,
 }  // namespace
 }  // namespace hmrt
 
-extern "C" {
+// ---- MatMul (over a GEMM engine: cpu/gemm_engine.h) ------------------------------------
 
-// ---- MatMul -------------------------------------------------------------------------
-
-hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
-                            int32_t trans_a, const float* b, int32_t rb,
-                            const int64_t* sb, int32_t trans_b, float* y,
-                            int32_t ry, const int64_t* sy) {
-  using namespace hmrt;
-  const char* fn = "hmrt_matmul_f32";
+hmrt_status hmrt::matmul_f32_on(const GemmEngine& e, const float* a, int32_t ra,
+                                const int64_t* sa, int32_t trans_a, const float* b,
+                                int32_t rb, const int64_t* sb, int32_t trans_b, float* y,
+                                int32_t ry, const int64_t* sy) {
+  const std::string name = std::string("hmrt_matmul_f32") + e.suffix;
+  const char* fn = name.c_str();
   int64_t na, nb, ny;
   hmrt_status st = check_shape(fn, "a", ra, sa, 1, &na);
   if (st == HMRT_OK) st = check_shape(fn, "b", rb, sb, 1, &nb);
@@ -525,13 +525,13 @@ hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
   // [batch, seq, features] activation) is a single GEMM with run*M rows:
   // one packing of b and one large, well-threaded call.
   if (outer == 1 && run > 1 && run_sb == 0 && run_sa == M * K && !ta)
-    return hmrt_sgemm(0, tb, run * M, N, K, 1.0f, a, std::max<int64_t>(1, K), b, ldb, 0.0f, y,
-                      ldc);
+    return e.sgemm(0, tb, run * M, N, K, 1.0f, a, std::max<int64_t>(1, K), b, ldb, 0.0f, y,
+                   ldc);
   auto call = [&](int64_t o) {
     Odometer oa = outer_a, ob = outer_b;
     oa.seek(o);
     ob.seek(o);
-    return hmrt_sgemm_strided_batched(ta, tb, M, N, K, 1.0f, a + oa.off, lda,
+    return e.sgemm_strided_batched(ta, tb, M, N, K, 1.0f, a + oa.off, lda,
                                       run_sa, b + ob.off, ldb, run_sb, 0.0f,
                                       y + o * run * M * N, ldc, M * N, run);
   };
@@ -539,7 +539,7 @@ hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
   // runs on its thread); large ones use the threads inside each call.
   // The GEMM results do not depend on how it is threaded.
   const double flops = 2.0 * double(run) * double(M) * double(N) * double(K);
-  if (outer > 1 && flops < double(1 << 22)) {
+  if (e.threaded_batches && outer > 1 && flops < double(1 << 22)) {
     std::atomic<int> failed{HMRT_OK};
     parallel_tasks(outer, [&](int64_t o) {
       const hmrt_status s = call(o);
@@ -561,12 +561,12 @@ hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
 
 // ---- Gemm -----------------------------------------------------------------------------
 
-hmrt_status hmrt_gemm_f32(const float* a, const float* b, const float* c,
-                          int32_t rc, const int64_t* sc, int64_t m, int64_t n,
-                          int64_t k, int32_t trans_a, int32_t trans_b,
-                          float alpha, float beta, float* y) {
-  using namespace hmrt;
-  const char* fn = "hmrt_gemm_f32";
+hmrt_status hmrt::gemm_f32_on(const GemmEngine& e, const float* a, const float* b,
+                              const float* c, int32_t rc, const int64_t* sc, int64_t m,
+                              int64_t n, int64_t k, int32_t trans_a, int32_t trans_b,
+                              float alpha, float beta, float* y) {
+  const std::string name = std::string("hmrt_gemm_f32") + e.suffix;
+  const char* fn = name.c_str();
   HMRT_CHECK_SIZE(fn, m);
   HMRT_CHECK_SIZE(fn, n);
   HMRT_CHECK_SIZE(fn, k);
@@ -598,24 +598,52 @@ hmrt_status hmrt_gemm_f32(const float* a, const float* b, const float* c,
   const int64_t ldc = std::max<int64_t>(1, n);
   if (m * n == 0) return HMRT_OK;
   if (c == nullptr || beta == 0.0f)
-    return hmrt_sgemm(trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda, b,
-                      ldb, 0.0f, y, ldc);
+    return e.sgemm(trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda, b, ldb, 0.0f, y, ldc);
   // y = broadcast(C), then y = alpha*op(A)*op(B) + beta*y.
   if (c != y) {
-    parallel_for(m, grain_for(n), [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) {
-        float* row = y + i * n;
-        const float* crow = c + (cm == 1 ? 0 : i * cn);
-        if (cn == 1)
-          std::fill(row, row + n, crow[0]);
-        else
-          std::memcpy(row, crow, static_cast<size_t>(n) * sizeof(float));
-      }
-    });
+    hmrt_status st = e.broadcast_c(c, cm, cn, y, m, n);
+    if (st != HMRT_OK) return st;
   }
-  return hmrt_sgemm(trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda, b, ldb,
-                    beta, y, ldc);
+  return e.sgemm(trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda, b, ldb, beta, y, ldc);
 }
+
+namespace {
+// C broadcast into y by rows, on the CPU's threads.
+hmrt_status cpu_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, int64_t m,
+                            int64_t n) {
+  hmrt::parallel_for(m, hmrt::grain_for(n), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      float* row = y + i * n;
+      const float* crow = c + (cm == 1 ? 0 : i * cn);
+      if (cn == 1)
+        std::fill(row, row + n, crow[0]);
+      else
+        std::memcpy(row, crow, static_cast<size_t>(n) * sizeof(float));
+    }
+  });
+  return HMRT_OK;
+}
+}  // namespace
+
+const hmrt::GemmEngine hmrt::kCpuGemm = {"", hmrt_sgemm, hmrt_sgemm_strided_batched,
+                                         cpu_broadcast_c, true};
+
+hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
+                            int32_t trans_a, const float* b, int32_t rb,
+                            const int64_t* sb, int32_t trans_b, float* y,
+                            int32_t ry, const int64_t* sy) {
+  return hmrt::matmul_f32_on(hmrt::kCpuGemm, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+}
+
+hmrt_status hmrt_gemm_f32(const float* a, const float* b, const float* c,
+                          int32_t rc, const int64_t* sc, int64_t m, int64_t n,
+                          int64_t k, int32_t trans_a, int32_t trans_b,
+                          float alpha, float beta, float* y) {
+  return hmrt::gemm_f32_on(hmrt::kCpuGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha,
+                           beta, y);
+}
+
+extern "C" {
 
 // ---- Reduce ---------------------------------------------------------------------------
 

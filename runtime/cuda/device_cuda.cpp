@@ -33,6 +33,7 @@
 #include "core/internal.h"
 #include "core/optim_math.h"
 #include "cpu/cpu_stream.h"
+#include "cpu/gemm_engine.h"
 #include "cpu/shape_check.h"
 #include "cpu/storage_file.h"
 #include "cuda/cuda_kernels.h"
@@ -476,6 +477,28 @@ hmrt_status cuda_dropout_backward_f32(const float* dy, const uint8_t* mask, floa
   return finish(fn, cuda::dropout_backward(g_context->stream, scale, dy, mask, dx, n));
 }
 
+// MatMul and Gemm: the CPU's code (cpu/gemm_engine.h) over cuBLAS.
+hmrt_status cuda_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, int64_t m,
+                             int64_t n) {
+  const int64_t sc[2] = {cm, cn}, sy[2] = {m, n};
+  return cuda_expand(c, 2, sc, y, 2, sy, sizeof(float));
+}
+
+const GemmEngine kCudaGemm = {" (cuda)", cuda_sgemm, cuda_sgemm_strided_batched,
+                              cuda_broadcast_c, false};
+
+hmrt_status cuda_matmul_f32(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
+                            const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
+                            float* y, int32_t ry, const int64_t* sy) {
+  return matmul_f32_on(kCudaGemm, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+}
+
+hmrt_status cuda_gemm_f32(const float* a, const float* b, const float* c, int32_t rc,
+                          const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                          int32_t trans_b, float alpha, float beta, float* y) {
+  return gemm_f32_on(kCudaGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
+}
+
 // The kernels the GPU has so far; NULL entries are those it does not
 // (generated programs name them before they start: hmrt_kernel_missing).
 const hmrt_kernels kCudaKernels = [] {
@@ -495,6 +518,8 @@ const hmrt_kernels kCudaKernels = [] {
   k.where = cuda_where;
   k.dropout_f32 = cuda_dropout_f32;
   k.dropout_backward_f32 = cuda_dropout_backward_f32;
+  k.matmul_f32 = cuda_matmul_f32;
+  k.gemm_f32 = cuda_gemm_f32;
   return k;
 }();
 

@@ -328,6 +328,63 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
   EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
 }
 
+// MatMul (batch broadcasting, transposes, vectors) and Gemm (C broadcast):
+// the CPU's code over cuBLAS, within the dot-product bound.
+TEST_F(Cuda, MatMulAndGemmMatchCpu) {
+  const int64_t K = 64;
+  // Entries in [-2, 2]: |products| <= 4, so a sum of K of them is within
+  // 2 (K + 2) eps 4 K of the exact one on either side.
+  const double tol = 2.0 * double(K + 2) * FLT_EPSILON * 4.0 * double(K);
+  struct Case {
+    std::vector<int64_t> sa, sb, sy;
+    int ta, tb;
+  };
+  const Case cases[] = {
+      {{2, 3, 37, K}, {3, K, 29}, {2, 3, 37, 29}, 0, 0},
+      {{2, 1, K, 37}, {3, 29, K}, {2, 3, 37, 29}, 1, 1},
+      {{5, 37, K}, {K, 29}, {5, 37, 29}, 0, 0},  // one GEMM of 5 * 37 rows
+      {{K}, {4, K, 29}, {4, 29}, 0, 0},          // a row vector
+      {{37, K}, {K}, {37}, 0, 0},                // a column vector
+  };
+  for (const Case& c : cases) {
+    int64_t na = 1, nb = 1, ny = 1;
+    for (int64_t d : c.sa) na *= d;
+    for (int64_t d : c.sb) nb *= d;
+    for (int64_t d : c.sy) ny *= d;
+    const std::vector<float> a = hmrt_test::random_vec(na, 51, -2.0f, 2.0f);
+    const std::vector<float> b = hmrt_test::random_vec(nb, 52, -2.0f, 2.0f);
+    std::vector<float> want(static_cast<size_t>(ny));
+    HMRT_ASSERT_OK(hmrt_matmul_f32(a.data(), int32_t(c.sa.size()), c.sa.data(), c.ta, b.data(),
+                                   int32_t(c.sb.size()), c.sb.data(), c.tb, want.data(),
+                                   int32_t(c.sy.size()), c.sy.data()));
+    float *da, *db, *dy;
+    BufferPtr ba = upload(a, &da), bb = upload(b, &db);
+    BufferPtr by = upload(std::vector<float>(size_t(ny), 0.0f), &dy);
+    HMRT_ASSERT_OK(k_->matmul_f32(da, int32_t(c.sa.size()), c.sa.data(), c.ta, db,
+                                  int32_t(c.sb.size()), c.sb.data(), c.tb, dy,
+                                  int32_t(c.sy.size()), c.sy.data()));
+    const std::vector<float> got = download<float>(by.get(), size_t(ny));
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << i;
+  }
+  // Gemm: y = 0.75 op(A) op(B) + 0.5 C, C of shape [N] broadcast to [M, N].
+  const int64_t M = 33, N = 45;
+  for (int t : {0, 1}) {
+    const std::vector<float> a = hmrt_test::random_vec(M * K, 61, -2.0f, 2.0f);
+    const std::vector<float> b = hmrt_test::random_vec(K * N, 62, -2.0f, 2.0f);
+    const std::vector<float> cv = hmrt_test::random_vec(N, 63, -2.0f, 2.0f);
+    const int64_t sc[1] = {N};
+    std::vector<float> want(static_cast<size_t>(M * N));
+    HMRT_ASSERT_OK(hmrt_gemm_f32(a.data(), b.data(), cv.data(), 1, sc, M, N, K, t, t, 0.75f,
+                                 0.5f, want.data()));
+    float *da, *db, *dc, *dy;
+    BufferPtr ba = upload(a, &da), bb = upload(b, &db), bc = upload(cv, &dc);
+    BufferPtr by = upload(std::vector<float>(size_t(M * N), 0.0f), &dy);
+    HMRT_ASSERT_OK(k_->gemm_f32(da, db, dc, 1, sc, M, N, K, t, t, 0.75f, 0.5f, dy));
+    const std::vector<float> got = download<float>(by.get(), size_t(M * N));
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << i;
+  }
+}
+
 // The broadcasting tensor kernels and dropout: the CPU's bits (pow within
 // a few ulps: CUDA's powf is not glibc's).
 TEST_F(Cuda, TensorKernelsMatchCpu) {

@@ -1,0 +1,37 @@
+// MatMul and Gemm (hmrt/nn_ops.h) written once over a GEMM engine: the CPU
+// kernels pass the runtime's GEMMs, the CUDA backend cuBLAS's, so both
+// backends check the arguments and split batches the same way.
+#ifndef HMRT_CPU_GEMM_ENGINE_H
+#define HMRT_CPU_GEMM_ENGINE_H
+
+#include <cstdint>
+
+#include "hmrt/kernels.h"
+#include "hmrt/nn_ops.h"
+
+namespace hmrt {
+
+struct GemmEngine {
+  const char* suffix;  // after the function's name in messages: "", " (cuda)"
+  decltype(&hmrt_sgemm) sgemm;
+  decltype(&hmrt_sgemm_strided_batched) sgemm_strided_batched;
+  // y (m x n, dense) = C broadcast from cm x cn (cm in {1, m}, cn in {1, n}).
+  hmrt_status (*broadcast_c)(const float* c, int64_t cm, int64_t cn, float* y, int64_t m,
+                             int64_t n);
+  // Whether small batched calls may run on several host threads at once.
+  bool threaded_batches;
+};
+
+// The CPU's engine (cpu/nn_ops.cpp).
+extern const GemmEngine kCpuGemm;
+
+hmrt_status matmul_f32_on(const GemmEngine& e, const float* a, int32_t ra, const int64_t* sa,
+                          int32_t trans_a, const float* b, int32_t rb, const int64_t* sb,
+                          int32_t trans_b, float* y, int32_t ry, const int64_t* sy);
+hmrt_status gemm_f32_on(const GemmEngine& e, const float* a, const float* b, const float* c,
+                        int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                        int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
+
+}  // namespace hmrt
+
+#endif  // HMRT_CPU_GEMM_ENGINE_H
