@@ -106,6 +106,60 @@ inline hmrt_status check_broadcast_to(const char* fn, const char* from_name,
   return HMRT_OK;
 }
 
+// Row-major element strides of a dense tensor.
+inline void dense_strides(int32_t rank, const int64_t* dims, int64_t* st) {
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    st[d] = s;
+    s *= dims[d];
+  }
+}
+
+// A strided slice (hmrt_slice): the shapes, and every sliced index inside x.
+inline hmrt_status check_slice(const char* fn, const void* x, int32_t rank,
+                        const int64_t* shape, const int64_t* starts,
+                        const int64_t* steps, const int64_t* out_shape,
+                        const void* y, int64_t* nx, int64_t* ny) {
+  hmrt_status st = check_shape(fn, "x", rank, shape, nx);
+  if (st != HMRT_OK) return st;
+  if ((st = check_shape(fn, "y", rank, out_shape, ny)) != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank == 0 || (starts != nullptr && steps != nullptr),
+                 "%s: starts or steps is NULL", fn);
+  for (int d = 0; d < rank; ++d) {
+    HMRT_CHECK_ARG(steps[d] != 0, "%s: steps[%d] is 0", fn, d);
+    const int64_t n = out_shape[d];
+    if (n == 0) continue;
+    const int64_t dim = shape[d];
+    int64_t span, last;
+    const bool overflow = __builtin_mul_overflow(n - 1, steps[d], &span) ||
+                          __builtin_add_overflow(starts[d], span, &last);
+    if (starts[d] < 0 || starts[d] >= dim || overflow || last < 0 ||
+        last >= dim)
+      return fail(HMRT_OUT_OF_RANGE,
+                  "%s: dim %d: %lld elements from start %lld with step %lld "
+                  "leave [0, %lld)",
+                  fn, d, (long long)n, (long long)starts[d],
+                  (long long)steps[d], (long long)dim);
+  }
+  HMRT_CHECK_ARG(x != nullptr || !*ny || !*nx, "%s: x is NULL but has %lld elements", fn,
+                 (long long)*nx);
+  HMRT_CHECK_ARG(y != nullptr || !*ny, "%s: y is NULL but has %lld elements", fn,
+                 (long long)*ny);
+  return HMRT_OK;
+}
+
+// Element strides into x of one slice step per dim, and the start offset.
+inline void slice_strides(int32_t rank, const int64_t* shape, const int64_t* starts,
+                   const int64_t* steps, int64_t* st, int64_t* base) {
+  int64_t xs[kMaxRank];
+  dense_strides(rank, shape, xs);
+  *base = 0;
+  for (int d = 0; d < rank; ++d) {
+    st[d] = steps[d] * xs[d];
+    *base += starts[d] * xs[d];
+  }
+}
+
 }  // namespace hmrt
 
 #endif  // HMRT_CPU_SHAPE_CHECK_H

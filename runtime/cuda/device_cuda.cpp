@@ -442,6 +442,59 @@ hmrt_status cuda_where(const uint8_t* cond, int32_t rc, const int64_t* sc, const
   return finish(fn, cuda::where(g_context->stream, p, cond, x, z, y, elem_size));
 }
 
+// Slices: a copy over the plan of the sliced positions (dense on one
+// side, the slice's strides from its start on the other).
+Plan slice_plan(int32_t rank, const int64_t* shape, const int64_t* starts, const int64_t* steps,
+                const int64_t* out_shape, bool into_x, int64_t* base) {
+  Plan p;
+  p.nops = 2;
+  p.set_dims(rank, out_shape);
+  int64_t sliced[kMaxRank], dense[kMaxRank];
+  slice_strides(rank, shape, starts, steps, sliced, base);
+  dense_strides(rank, out_shape, dense);
+  for (int d = 0; d < rank; ++d) {
+    p.st[0][d] = into_x ? sliced[d] : dense[d];  // destination
+    p.st[1][d] = into_x ? dense[d] : sliced[d];  // source
+  }
+  p.merge();
+  return p;
+}
+
+hmrt_status cuda_slice(const void* x, int32_t rank, const int64_t* shape, const int64_t* starts,
+                       const int64_t* steps, const int64_t* out_shape, void* y,
+                       size_t elem_size) {
+  const char* fn = "hmrt_slice (cuda)";
+  int64_t nx, ny, base;
+  hmrt_status st = check_slice(fn, x, rank, shape, starts, steps, out_shape, y, &nx, &ny);
+  if (st != HMRT_OK || (st = check_elem(fn, elem_size)) != HMRT_OK) return st;
+  HMRT_CHECK_GPU(fn, x, ny ? nx : 0);
+  HMRT_CHECK_GPU(fn, y, ny);
+  if (ny == 0) return HMRT_OK;
+  const Plan p = slice_plan(rank, shape, starts, steps, out_shape, false, &base);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::plan_copy(g_context->stream, p,
+                                    static_cast<const char*>(x) + base * int64_t(elem_size), y,
+                                    elem_size));
+}
+
+hmrt_status cuda_slice_backward_f32(const float* dy, int32_t rank, const int64_t* shape,
+                                    const int64_t* starts, const int64_t* steps,
+                                    const int64_t* out_shape, float* dx) {
+  const char* fn = "hmrt_slice_backward_f32 (cuda)";
+  int64_t nx, ny, base;
+  hmrt_status st = check_slice(fn, dx, rank, shape, starts, steps, out_shape, dy, &nx, &ny);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_GPU(fn, dx, nx);
+  HMRT_CHECK_GPU(fn, dy, ny);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  if (nx > 0)
+    HMRT_CUDA_CALL(fn, "zeroing dx",
+                   cudaMemsetAsync(dx, 0, size_t(nx) * sizeof(float), g_context->stream));
+  if (ny == 0) return finish(fn, 0);
+  const Plan p = slice_plan(rank, shape, starts, steps, out_shape, true, &base);
+  return finish(fn, cuda::plan_copy(g_context->stream, p, dy, dx + base, sizeof(float)));
+}
+
 hmrt_status check_ratio(const char* fn, float ratio) {
   HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f, "%s: ratio must be in [0, 1], got %g", fn,
                  double(ratio));
@@ -519,6 +572,8 @@ const hmrt_kernels kCudaKernels = [] {
   k.dropout_f32 = cuda_dropout_f32;
   k.dropout_backward_f32 = cuda_dropout_backward_f32;
   k.matmul_f32 = cuda_matmul_f32;
+  k.slice = cuda_slice;
+  k.slice_backward_f32 = cuda_slice_backward_f32;
   k.gemm_f32 = cuda_gemm_f32;
   return k;
 }();

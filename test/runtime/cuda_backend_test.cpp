@@ -428,6 +428,24 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
     HMRT_ASSERT_OK(k_->where(dc, 2, sb, dx, 3, sa, dz, 3, sy, dout, 3, sy, es));
     EXPECT_TRUE(download<uint8_t>(bout.get(), want.size()) == want_where);
   }
+  // A strided slice (a negative step too) and its gradient.
+  {
+    const int64_t shape[3] = {7, 33, 65}, starts[3] = {1, 32, 3}, steps[3] = {2, -3, 5};
+    const int64_t out[3] = {3, 11, 13};
+    const int64_t nx = 7 * 33 * 65, ns = 3 * 11 * 13;
+    const std::vector<float> x = hmrt_test::random_vec(nx, 71, -2.0f, 2.0f);
+    std::vector<float> want(static_cast<size_t>(ns)), want_dx(static_cast<size_t>(nx));
+    HMRT_ASSERT_OK(hmrt_slice(x.data(), 3, shape, starts, steps, out, want.data(), 4));
+    HMRT_ASSERT_OK(hmrt_slice_backward_f32(want.data(), 3, shape, starts, steps, out,
+                                           want_dx.data()));
+    float *dx, *ds, *ddx;
+    BufferPtr bx = upload(x, &dx), bs = upload(std::vector<float>(size_t(ns), 0.0f), &ds);
+    BufferPtr bdx = upload(std::vector<float>(size_t(nx), 9.0f), &ddx);
+    HMRT_ASSERT_OK(k_->slice(dx, 3, shape, starts, steps, out, ds, 4));
+    EXPECT_TRUE(same_bits(download<float>(bs.get(), size_t(ns)), want));
+    HMRT_ASSERT_OK(k_->slice_backward_f32(ds, 3, shape, starts, steps, out, ddx));
+    EXPECT_TRUE(same_bits(download<float>(bdx.get(), size_t(nx)), want_dx));
+  }
   // Dropout: the CPU's mask and values, forward and backward.
   for (float ratio : {0.0f, 0.1f, 0.5f, 1.0f}) {
     SCOPED_TRACE("ratio " + std::to_string(ratio));
