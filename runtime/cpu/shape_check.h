@@ -160,6 +160,65 @@ inline void slice_strides(int32_t rank, const int64_t* shape, const int64_t* sta
   }
 }
 
+// An axis in [-rank, rank), made non-negative.
+inline hmrt_status normalize_axis(const char* fn, int32_t axis, int32_t rank,
+                           int32_t* out) {
+  HMRT_CHECK_ARG(axis >= -rank && axis < rank,
+                 "%s: axis %d is out of range for rank %d", fn, (int)axis,
+                 (int)rank);
+  *out = axis < 0 ? axis + rank : axis;
+  return HMRT_OK;
+}
+
+// Element j of an index tensor of int64 or int32 (host memory).
+inline int64_t load_index(const void* idx, int32_t dt, int64_t j) {
+  return dt == HMRT_DTYPE_I64 ? static_cast<const int64_t*>(idx)[j]
+                              : static_cast<const int32_t*>(idx)[j];
+}
+
+// ONNX Gather's arguments (hmrt_gather): the shapes, the index type and
+// every index (in host memory) within [-d, d) of the gathered axis; the
+// element counts before and after the axis.
+inline hmrt_status check_gather(const char* fn, const void* x, int32_t rank,
+                         const int64_t* shape, int32_t axis, int32_t idx_dtype,
+                         const void* idx, int64_t n_idx, const void* y,
+                         int32_t* axis_out, int64_t* outer, int64_t* inner) {
+  int64_t nx;
+  hmrt_status st = check_shape(fn, "x", rank, shape, &nx);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank >= 1, "%s: x must have rank >= 1", fn);
+  if ((st = normalize_axis(fn, axis, rank, axis_out)) != HMRT_OK) return st;
+  HMRT_CHECK_ARG(idx_dtype == HMRT_DTYPE_I64 || idx_dtype == HMRT_DTYPE_I32,
+                 "%s: idx_dtype must be HMRT_DTYPE_I64 (7) or HMRT_DTYPE_I32 "
+                 "(6), got %d",
+                 fn, (int)idx_dtype);
+  HMRT_CHECK_SIZE(fn, n_idx);
+  HMRT_CHECK_ARG(idx != nullptr || n_idx == 0, "%s: idx is NULL but has %lld elements", fn,
+                 (long long)n_idx);
+  int64_t o = 1, in = 1, ny;
+  for (int d = 0; d < *axis_out; ++d) o *= shape[d];
+  for (int d = *axis_out + 1; d < rank; ++d) in *= shape[d];
+  HMRT_CHECK_ARG(!__builtin_mul_overflow(o * in, n_idx, &ny),
+                 "%s: the output's element count overflows", fn);
+  HMRT_CHECK_ARG(x != nullptr || nx == 0, "%s: x is NULL but has %lld elements", fn,
+                 (long long)nx);
+  HMRT_CHECK_ARG(y != nullptr || ny == 0, "%s: y is NULL but has %lld elements", fn,
+                 (long long)ny);
+  const int64_t dim = shape[*axis_out];
+  for (int64_t j = 0; j < n_idx; ++j) {
+    const int64_t v = load_index(idx, idx_dtype, j);
+    if (v < -dim || v >= dim)
+      return fail(HMRT_OUT_OF_RANGE,
+                  "%s: index %lld at position %lld is out of range [-%lld, "
+                  "%lld) for axis %d of shape %s",
+                  fn, (long long)v, (long long)j, (long long)dim,
+                  (long long)dim, (int)*axis_out, HMRT_SHAPE(rank, shape));
+  }
+  *outer = o;
+  *inner = in;
+  return HMRT_OK;
+}
+
 }  // namespace hmrt
 
 #endif  // HMRT_CPU_SHAPE_CHECK_H

@@ -61,14 +61,6 @@ hmrt_status check_elem_size(const char* fn, size_t elem_size, int64_t numel) {
 
 // check_broadcast, check_broadcast_to: cpu/shape_check.h.
 
-hmrt_status normalize_axis(const char* fn, int32_t axis, int32_t rank,
-                           int32_t* out) {
-  HMRT_CHECK_ARG(axis >= -rank && axis < rank,
-                 "%s: axis %d is out of range for rank %d", fn, (int)axis,
-                 (int)rank);
-  *out = axis < 0 ? axis + rank : axis;
-  return HMRT_OK;
-}
 
 // ---- iteration plans (core/plan.h) ----------------------------------------------
 
@@ -528,47 +520,6 @@ inline double sum_run(const float* x, int64_t len) {
   return (s0 + s1) + (s2 + s3);
 }
 
-inline int64_t load_index(const void* idx, int32_t dt, int64_t j) {
-  return dt == HMRT_DTYPE_I64 ? static_cast<const int64_t*>(idx)[j]
-                              : static_cast<const int32_t*>(idx)[j];
-}
-
-hmrt_status check_gather(const char* fn, const void* x, int32_t rank,
-                         const int64_t* shape, int32_t axis, int32_t idx_dtype,
-                         const void* idx, int64_t n_idx, const void* y,
-                         int32_t* axis_out, int64_t* outer, int64_t* inner) {
-  int64_t nx;
-  hmrt_status st = check_shape(fn, "x", rank, shape, &nx);
-  if (st != HMRT_OK) return st;
-  HMRT_CHECK_ARG(rank >= 1, "%s: x must have rank >= 1", fn);
-  if ((st = normalize_axis(fn, axis, rank, axis_out)) != HMRT_OK) return st;
-  HMRT_CHECK_ARG(idx_dtype == HMRT_DTYPE_I64 || idx_dtype == HMRT_DTYPE_I32,
-                 "%s: idx_dtype must be HMRT_DTYPE_I64 (7) or HMRT_DTYPE_I32 "
-                 "(6), got %d",
-                 fn, (int)idx_dtype);
-  HMRT_CHECK_SIZE(fn, n_idx);
-  HMRT_CHECK_DATA(fn, idx, n_idx);
-  int64_t o = 1, in = 1, ny;
-  for (int d = 0; d < *axis_out; ++d) o *= shape[d];
-  for (int d = *axis_out + 1; d < rank; ++d) in *= shape[d];
-  HMRT_CHECK_ARG(!__builtin_mul_overflow(o * in, n_idx, &ny),
-                 "%s: the output's element count overflows", fn);
-  HMRT_CHECK_DATA(fn, x, nx);
-  HMRT_CHECK_DATA(fn, y, ny);
-  const int64_t dim = shape[*axis_out];
-  for (int64_t j = 0; j < n_idx; ++j) {
-    const int64_t v = load_index(idx, idx_dtype, j);
-    if (v < -dim || v >= dim)
-      return fail(HMRT_OUT_OF_RANGE,
-                  "%s: index %lld at position %lld is out of range [-%lld, "
-                  "%lld) for axis %d of shape %s",
-                  fn, (long long)v, (long long)j, (long long)dim,
-                  (long long)dim, (int)*axis_out, HMRT_SHAPE(rank, shape));
-  }
-  *outer = o;
-  *inner = in;
-  return HMRT_OK;
-}
 
 hmrt_status check_ratio(const char* fn, float ratio) {
   HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f,

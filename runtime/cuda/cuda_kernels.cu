@@ -154,6 +154,29 @@ __global__ void dropout_backward_kernel(float scale, const float* dy, const uint
   HMRT_GRID_LOOP(i, n) { dx[i] = mask[i] ? dy[i] * scale : 0.0f; }
 }
 
+template <class T>
+__global__ void gather_kernel(const T* x, const int64_t* nidx, int64_t dim, int64_t n_idx,
+                              int64_t inner, int64_t total, T* y) {
+  HMRT_GRID_LOOP(e, total) {
+    const int64_t i = e % inner, r = e / inner;
+    const int64_t j = r % n_idx, o = r / n_idx;
+    y[e] = x[(o * dim + nidx[j]) * inner + i];
+  }
+}
+
+__global__ void gather_backward_kernel(const float* dy, const int64_t* first,
+                                       const int64_t* order, int64_t dim, int64_t n_idx,
+                                       int64_t inner, int64_t total, float* dx) {
+  HMRT_GRID_LOOP(e, total) {
+    const int64_t i = e % inner, r = e / inner;
+    const int64_t v = r % dim, o = r / dim;
+    float sum = 0.0f;
+    for (int64_t k = first[v]; k < first[v + 1]; ++k)
+      sum = sum + dy[(o * n_idx + order[k]) * inner + i];
+    dx[e] = sum;
+  }
+}
+
 int launched() { return static_cast<int>(cudaGetLastError()); }
 
 }  // namespace
@@ -250,6 +273,30 @@ int dropout_backward(void* stream, float scale, const float* dy, const uint8_t* 
   if (n == 0) return 0;
   dropout_backward_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(scale, dy, mask,
                                                                              dx, n);
+  return launched();
+}
+
+int gather(void* stream, const void* x, const int64_t* nidx, int64_t outer, int64_t dim,
+           int64_t n_idx, int64_t inner, void* y, size_t elem_size) {
+  const int64_t total = outer * n_idx * inner;
+  if (total == 0) return 0;
+  const unsigned g = blocks_for(total);
+  cudaStream_t s = as_stream(stream);
+  switch (elem_size) {
+    case 1: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t*>(x), nidx, dim, n_idx, inner, total, static_cast<uint8_t*>(y)); break;
+    case 2: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t*>(x), nidx, dim, n_idx, inner, total, static_cast<uint16_t*>(y)); break;
+    case 4: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t*>(x), nidx, dim, n_idx, inner, total, static_cast<uint32_t*>(y)); break;
+    default: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t*>(x), nidx, dim, n_idx, inner, total, static_cast<uint64_t*>(y)); break;
+  }
+  return launched();
+}
+
+int gather_backward(void* stream, const float* dy, const int64_t* first, const int64_t* order,
+                    int64_t outer, int64_t dim, int64_t n_idx, int64_t inner, float* dx) {
+  const int64_t total = outer * dim * inner;
+  if (total == 0) return 0;
+  gather_backward_kernel<<<blocks_for(total), kThreads, 0, as_stream(stream)>>>(
+      dy, first, order, dim, n_idx, inner, total, dx);
   return launched();
 }
 

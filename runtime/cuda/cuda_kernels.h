@@ -55,6 +55,16 @@ int dropout(void* stream, const DropoutMask& m, const float* x, float* y, uint8_
 int dropout_backward(void* stream, float scale, const float* dy, const uint8_t* mask,
                      float* dx, int64_t n);
 
+// ONNX Gather with indices already checked and made non-negative (nidx,
+// device memory): y[o, j, i] = x[o, nidx[j], i] over outer x n_idx x inner
+// elements of elem_size (1, 2, 4 or 8) bytes; dim is x's gathered axis.
+int gather(void* stream, const void* x, const int64_t* nidx, int64_t outer, int64_t dim,
+           int64_t n_idx, int64_t inner, void* y, size_t elem_size);
+// Its gradient: dx[o, v, i] = the sum, in index order, of dy[o, j, i] over
+// the positions j whose index is v, listed in order[first[v] .. first[v+1]).
+int gather_backward(void* stream, const float* dy, const int64_t* first, const int64_t* order,
+                    int64_t outer, int64_t dim, int64_t n_idx, int64_t inner, float* dx);
+
 }  // namespace cuda
 }  // namespace hmrt
 

@@ -67,6 +67,8 @@ struct Context {
   cublasHandle_t blas = nullptr;
   double* partials = nullptr;  // the gradient norm's scratch
   size_t partial_count = 0;
+  void* scratch = nullptr;  // index tables (gather)
+  size_t scratch_bytes = 0;
 };
 Context* g_context = nullptr;
 
@@ -495,6 +497,105 @@ hmrt_status cuda_slice_backward_f32(const float* dy, int32_t rank, const int64_t
   return finish(fn, cuda::plan_copy(g_context->stream, p, dy, dx + base, sizeof(float)));
 }
 
+// At least `bytes` of the context's device scratch (under its mutex).
+hmrt_status scratch(const char* fn, size_t bytes, void** out) {
+  if (g_context->scratch_bytes < bytes) {
+    cudaFree(g_context->scratch);
+    g_context->scratch = nullptr;
+    g_context->scratch_bytes = 0;
+    HMRT_CUDA_CALL(fn, "allocating scratch", cudaMalloc(&g_context->scratch, bytes));
+    g_context->scratch_bytes = bytes;
+  }
+  *out = g_context->scratch;
+  return HMRT_OK;
+}
+
+// The indices of a Gather read to the host and checked there as the CPU
+// checks them (check_gather), then made non-negative.
+hmrt_status gather_indices(const char* fn, const void* x, int32_t rank, const int64_t* shape,
+                           int32_t* axis, int32_t idx_dtype, const void* idx, int64_t n_idx,
+                           const void* y, int64_t* outer, int64_t* inner,
+                           std::vector<int64_t>* nidx) {
+  HMRT_CHECK_SIZE(fn, n_idx);
+  const size_t width = idx_dtype == HMRT_DTYPE_I32 ? 4 : 8;
+  std::vector<char> host(size_t(n_idx) * width);
+  const bool typed = idx_dtype == HMRT_DTYPE_I32 || idx_dtype == HMRT_DTYPE_I64;
+  if (typed && n_idx > 0 && idx != nullptr) {  // else check_gather says what is wrong
+    HMRT_CHECK_GPU(fn, idx, n_idx);
+    HMRT_CUDA_CALL(fn, "reading the indices",
+                   cudaMemcpy(host.data(), idx, host.size(), cudaMemcpyDeviceToHost));
+  }
+  hmrt_status st = check_gather(fn, x, rank, shape, *axis, idx_dtype,
+                                idx == nullptr ? nullptr : host.data(), n_idx, y, axis, outer,
+                                inner);
+  if (st != HMRT_OK) return st;
+  const int64_t dim = shape[*axis];
+  nidx->resize(size_t(n_idx));
+  for (int64_t j = 0; j < n_idx; ++j) {
+    const int64_t v = load_index(host.data(), idx_dtype, j);
+    (*nidx)[size_t(j)] = v < 0 ? v + dim : v;
+  }
+  return HMRT_OK;
+}
+
+hmrt_status cuda_gather(const void* x, int32_t rank, const int64_t* shape, int32_t axis,
+                        int32_t idx_dtype, const void* idx, int64_t n_idx, void* y,
+                        size_t elem_size) {
+  const char* fn = "hmrt_gather (cuda)";
+  int64_t outer = 0, inner = 0;
+  std::vector<int64_t> nidx;
+  hmrt_status st = gather_indices(fn, x, rank, shape, &axis, idx_dtype, idx, n_idx, y, &outer,
+                                  &inner, &nidx);
+  if (st != HMRT_OK || (st = check_elem(fn, elem_size)) != HMRT_OK) return st;
+  const int64_t dim = shape[axis];
+  const int64_t ny = outer * n_idx * inner;
+  if (ny == 0) return HMRT_OK;
+  HMRT_CHECK_GPU(fn, x, outer * dim * inner);
+  HMRT_CHECK_GPU(fn, y, ny);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  void* table = nullptr;
+  if ((st = scratch(fn, nidx.size() * sizeof(int64_t), &table)) != HMRT_OK) return st;
+  HMRT_CUDA_CALL(fn, "writing the indices",
+                 cudaMemcpyAsync(table, nidx.data(), nidx.size() * sizeof(int64_t),
+                                 cudaMemcpyHostToDevice, g_context->stream));
+  return finish(fn, cuda::gather(g_context->stream, x, static_cast<const int64_t*>(table), outer,
+                                 dim, n_idx, inner, y, elem_size));
+}
+
+hmrt_status cuda_gather_backward_f32(const float* dy, int32_t rank, const int64_t* shape,
+                                     int32_t axis, int32_t idx_dtype, const void* idx,
+                                     int64_t n_idx, float* dx) {
+  const char* fn = "hmrt_gather_backward_f32 (cuda)";
+  int64_t outer = 0, inner = 0;
+  std::vector<int64_t> nidx;
+  hmrt_status st = gather_indices(fn, dx, rank, shape, &axis, idx_dtype, idx, n_idx, dy,
+                                  &outer, &inner, &nidx);
+  if (st != HMRT_OK) return st;
+  const int64_t dim = shape[axis];
+  const int64_t nx = outer * dim * inner;
+  HMRT_CHECK_GPU(fn, dx, nx);
+  HMRT_CHECK_GPU(fn, dy, outer * n_idx * inner);
+  if (nx == 0) return HMRT_OK;
+  // The positions of each index value, in index order (a counting sort):
+  // first[v] .. first[v + 1] in order.
+  std::vector<int64_t> table(size_t(dim) + 1 + size_t(n_idx), 0);
+  int64_t* first = table.data();
+  int64_t* order = first + dim + 1;
+  for (int64_t v : nidx) ++first[v + 1];
+  for (int64_t v = 0; v < dim; ++v) first[v + 1] += first[v];
+  std::vector<int64_t> next(first, first + dim);
+  for (int64_t j = 0; j < n_idx; ++j) order[next[size_t(nidx[size_t(j)])]++] = j;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  void* dev = nullptr;
+  if ((st = scratch(fn, table.size() * sizeof(int64_t), &dev)) != HMRT_OK) return st;
+  HMRT_CUDA_CALL(fn, "writing the index table",
+                 cudaMemcpyAsync(dev, table.data(), table.size() * sizeof(int64_t),
+                                 cudaMemcpyHostToDevice, g_context->stream));
+  const int64_t* dfirst = static_cast<const int64_t*>(dev);
+  return finish(fn, cuda::gather_backward(g_context->stream, dy, dfirst, dfirst + dim + 1, outer,
+                                          dim, n_idx, inner, dx));
+}
+
 hmrt_status check_ratio(const char* fn, float ratio) {
   HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f, "%s: ratio must be in [0, 1], got %g", fn,
                  double(ratio));
@@ -573,6 +674,8 @@ const hmrt_kernels kCudaKernels = [] {
   k.dropout_backward_f32 = cuda_dropout_backward_f32;
   k.matmul_f32 = cuda_matmul_f32;
   k.slice = cuda_slice;
+  k.gather = cuda_gather;
+  k.gather_backward_f32 = cuda_gather_backward_f32;
   k.slice_backward_f32 = cuda_slice_backward_f32;
   k.gemm_f32 = cuda_gemm_f32;
   return k;

@@ -446,6 +446,50 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
     HMRT_ASSERT_OK(k_->slice_backward_f32(ds, 3, shape, starts, steps, out, ddx));
     EXPECT_TRUE(same_bits(download<float>(bdx.get(), size_t(nx)), want_dx));
   }
+  // Gather (an embedding: repeated and negative int64 indices; and int32
+  // indices on a middle axis) and its gradient, summed in index order.
+  {
+    const int64_t shape[2] = {50, 16};
+    std::vector<int64_t> idx(40);
+    for (size_t j = 0; j < idx.size(); ++j) idx[j] = int64_t((j * 7) % 13) - 6;
+    const std::vector<float> x = hmrt_test::random_vec(50 * 16, 81, -2.0f, 2.0f);
+    const std::vector<float> dy = hmrt_test::random_vec(40 * 16, 82, -2.0f, 2.0f);
+    std::vector<float> want(40 * 16), want_dx(50 * 16);
+    HMRT_ASSERT_OK(hmrt_gather(x.data(), 2, shape, 0, HMRT_DTYPE_I64, idx.data(), 40,
+                               want.data(), 4));
+    HMRT_ASSERT_OK(hmrt_gather_backward_f32(dy.data(), 2, shape, 0, HMRT_DTYPE_I64, idx.data(),
+                                            40, want_dx.data()));
+    float *dx, *dg, *ddy, *ddx;
+    int64_t* didx;
+    BufferPtr bx = upload(x, &dx), bi = upload(idx, &didx), bdy = upload(dy, &ddy);
+    BufferPtr bg = upload(std::vector<float>(want.size(), 0.0f), &dg);
+    BufferPtr bdx = upload(std::vector<float>(want_dx.size(), 5.0f), &ddx);
+    HMRT_ASSERT_OK(k_->gather(dx, 2, shape, 0, HMRT_DTYPE_I64, didx, 40, dg, 4));
+    EXPECT_TRUE(same_bits(download<float>(bg.get(), want.size()), want));
+    HMRT_ASSERT_OK(k_->gather_backward_f32(ddy, 2, shape, 0, HMRT_DTYPE_I64, didx, 40, ddx));
+    EXPECT_TRUE(same_bits(download<float>(bdx.get(), want_dx.size()), want_dx));
+    // int32 indices along axis 1 of [3, 10, 4], 2-byte elements.
+    const int64_t shape3[3] = {3, 10, 4};
+    const std::vector<int32_t> idx32 = {9, -1, 0, 3, 3};
+    const std::vector<uint8_t> x3 = hmrt_test::byte_pattern(3 * 10 * 4 * 2, 4);
+    std::vector<uint8_t> want3(3 * 5 * 4 * 2);
+    HMRT_ASSERT_OK(hmrt_gather(x3.data(), 3, shape3, 1, HMRT_DTYPE_I32, idx32.data(), 5,
+                               want3.data(), 2));
+    uint8_t *dx3, *dy3;
+    int32_t* di32;
+    BufferPtr bx3 = upload(x3, &dx3), bi32 = upload(idx32, &di32);
+    BufferPtr by3 = upload(std::vector<uint8_t>(want3.size(), 0), &dy3);
+    HMRT_ASSERT_OK(k_->gather(dx3, 3, shape3, 1, HMRT_DTYPE_I32, di32, 5, dy3, 2));
+    EXPECT_TRUE(download<uint8_t>(by3.get(), want3.size()) == want3);
+    // An index out of range: the CPU's message.
+    const std::vector<int64_t> bad = {3, 50};
+    int64_t* dbad;
+    BufferPtr bbad = upload(bad, &dbad);
+    EXPECT_EQ(k_->gather(dx, 2, shape, 0, HMRT_DTYPE_I64, dbad, 2, dg, 4), HMRT_OUT_OF_RANGE);
+    EXPECT_NE(last_error().find("index 50 at position 1 is out of range [-50, 50)"),
+              std::string::npos)
+        << last_error();
+  }
   // Dropout: the CPU's mask and values, forward and backward.
   for (float ratio : {0.0f, 0.1f, 0.5f, 1.0f}) {
     SCOPED_TRACE("ratio " + std::to_string(ratio));
