@@ -24,7 +24,7 @@
 #include <string>
 
 #include "core/internal.h"
-#include "cpu/gemm_engine.h"
+#include "cpu/nn_ops_shared.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
 #include "hmrt/nn_ops.h"
@@ -428,7 +428,7 @@ hmrt_status check_reduce(const char* fn, int32_t rank, const int64_t* shape,
 }  // namespace
 }  // namespace hmrt
 
-// ---- MatMul (over a GEMM engine: cpu/gemm_engine.h) ------------------------------------
+// ---- MatMul (over a GEMM engine: cpu/nn_ops_shared.h) ------------------------------------
 
 hmrt_status hmrt::matmul_f32_on(const GemmEngine& e, const float* a, int32_t ra,
                                 const int64_t* sa, int32_t trans_a, const float* b,
@@ -869,11 +869,10 @@ hmrt_status hmrt_softmax_axis_backward_f32(const float* y, const float* dy,
 
 // ---- LayerNormalization --------------------------------------------------------------
 
-namespace {
-hmrt_status check_layer_norm(const char* fn, int32_t rank,
-                             const int64_t* shape, int32_t axis,
-                             int64_t* outer, int64_t* cols) {
-  using namespace hmrt;
+}  // extern "C"
+
+hmrt_status hmrt::check_layer_norm(const char* fn, int32_t rank, const int64_t* shape,
+                                   int32_t axis, int64_t* outer, int64_t* cols) {
   int64_t count;
   int32_t ax = 0;
   hmrt_status st = check_shape(fn, "x", rank, shape, 1, &count);
@@ -888,7 +887,8 @@ hmrt_status check_layer_norm(const char* fn, int32_t rank,
                  shape_text(rank, shape).s);
   return HMRT_OK;
 }
-}  // namespace
+
+extern "C" {
 
 hmrt_status hmrt_layer_norm_f32(const float* x, int32_t rank,
                                 const int64_t* shape, int32_t axis,

@@ -177,6 +177,84 @@ __global__ void gather_backward_kernel(const float* dy, const int64_t* first,
   }
 }
 
+// cpu/vec.h's reduce_sum: lanes l and l + 4 of two 4-lane accumulators,
+// combined lane-wise, then (b0 + b1) + (b2 + b3), then the tail in order.
+template <class F>
+__device__ float reduce_sum8(int64_t n, F f) {
+  float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) a[l] += f(i + l);
+  float b[4];
+  for (int l = 0; l < 4; ++l) b[l] = a[l] + a[l + 4];
+  float s = (b[0] + b[1]) + (b[2] + b[3]);
+  for (; i < n; ++i) s += f(i);
+  return s;
+}
+
+__global__ void layer_norm_kernel(const float* x, const float* scale, const float* bias,
+                                  float eps, float* y, float* mean, float* rstd, int64_t rows,
+                                  int64_t cols) {
+  HMRT_GRID_LOOP(r, rows) {
+    const float* xr = x + r * cols;
+    float* yr = y + r * cols;
+    const float m = reduce_sum8(cols, [&](int64_t c) { return xr[c]; }) / float(cols);
+    const float var = reduce_sum8(cols, [&](int64_t c) {
+                        const float d = xr[c] - m;
+                        return d * d;
+                      }) / float(cols);
+    const float s = 1.0f / sqrtf(var + eps);
+    for (int64_t c = 0; c < cols; ++c) {
+      float v = (xr[c] - m) * s;
+      if (scale) v *= scale[c];
+      if (bias) v += bias[c];
+      yr[c] = v;
+    }
+    if (mean) mean[r] = m;
+    if (rstd) rstd[r] = s;
+  }
+}
+
+__global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale,
+                                     const float* mean, const float* rstd, float* dx,
+                                     int64_t rows, int64_t cols) {
+  HMRT_GRID_LOOP(r, rows) {
+    const float* xr = x + r * cols;
+    const float* dyr = dy + r * cols;
+    float* dxr = dx + r * cols;
+    const float m = mean[r], s = rstd[r];
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    for (int64_t c = 0; c < cols; ++c) {
+      const float g = scale ? dyr[c] * scale[c] : dyr[c];
+      sum_g += g;
+      sum_gx += g * ((xr[c] - m) * s);
+    }
+    const float mean_g = sum_g / float(cols);
+    const float mean_gx = sum_gx / float(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      const float g = scale ? dyr[c] * scale[c] : dyr[c];
+      const float xhat = (xr[c] - m) * s;
+      dxr[c] = s * (g - mean_g - xhat * mean_gx);
+    }
+  }
+}
+
+__global__ void layer_norm_dparams_kernel(const float* dy, const float* x, const float* mean,
+                                          const float* rstd, float* dscale, float* dbias,
+                                          int64_t rows, int64_t cols) {
+  HMRT_GRID_LOOP(c, cols) {
+    double ds = 0.0, db = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float d = dy[r * cols + c];
+      ds += d * ((x[r * cols + c] - mean[r]) * rstd[r]);
+      db += d;
+    }
+    // The CPU zeroes them, then adds the column sums.
+    if (dscale) dscale[c] = 0.0f + static_cast<float>(ds);
+    if (dbias) dbias[c] = 0.0f + static_cast<float>(db);
+  }
+}
+
 int launched() { return static_cast<int>(cudaGetLastError()); }
 
 }  // namespace
@@ -297,6 +375,27 @@ int gather_backward(void* stream, const float* dy, const int64_t* first, const i
   if (total == 0) return 0;
   gather_backward_kernel<<<blocks_for(total), kThreads, 0, as_stream(stream)>>>(
       dy, first, order, dim, n_idx, inner, total, dx);
+  return launched();
+}
+
+int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
+               float* y, float* mean, float* rstd, int64_t rows, int64_t cols) {
+  if (rows == 0) return 0;
+  layer_norm_kernel<<<blocks_for(rows), kThreads, 0, as_stream(stream)>>>(
+      x, scale, bias, eps, y, mean, rstd, rows, cols);
+  return launched();
+}
+
+int layer_norm_backward(void* stream, const float* dy, const float* x, const float* scale,
+                        const float* mean, const float* rstd, float* dx, float* dscale,
+                        float* dbias, int64_t rows, int64_t cols) {
+  cudaStream_t s = as_stream(stream);
+  if (rows > 0)
+    layer_norm_dx_kernel<<<blocks_for(rows), kThreads, 0, s>>>(dy, x, scale, mean, rstd, dx,
+                                                               rows, cols);
+  if ((dscale || dbias) && cols > 0)
+    layer_norm_dparams_kernel<<<blocks_for(cols), kThreads, 0, s>>>(dy, x, mean, rstd, dscale,
+                                                                    dbias, rows, cols);
   return launched();
 }
 

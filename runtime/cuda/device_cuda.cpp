@@ -33,7 +33,7 @@
 #include "core/internal.h"
 #include "core/optim_math.h"
 #include "cpu/cpu_stream.h"
-#include "cpu/gemm_engine.h"
+#include "cpu/nn_ops_shared.h"
 #include "cpu/shape_check.h"
 #include "cpu/storage_file.h"
 #include "cuda/cuda_kernels.h"
@@ -596,6 +596,46 @@ hmrt_status cuda_gather_backward_f32(const float* dy, int32_t rank, const int64_
                                           dim, n_idx, inner, dx));
 }
 
+hmrt_status cuda_layer_norm_f32(const float* x, int32_t rank, const int64_t* shape,
+                                int32_t axis, const float* scale, const float* bias, float eps,
+                                float* y, float* mean, float* rstd) {
+  const char* fn = "hmrt_layer_norm_f32 (cuda)";
+  int64_t outer, cols;
+  hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(eps >= 0.0f, "%s: eps must be >= 0, got %g", fn, (double)eps);
+  HMRT_CHECK_GPU(fn, x, outer * cols);
+  HMRT_CHECK_GPU(fn, y, outer * cols);
+  if (scale != nullptr) HMRT_CHECK_GPU(fn, scale, cols);
+  if (bias != nullptr) HMRT_CHECK_GPU(fn, bias, cols);
+  if (mean != nullptr) HMRT_CHECK_GPU(fn, mean, outer);
+  if (rstd != nullptr) HMRT_CHECK_GPU(fn, rstd, outer);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::layer_norm(g_context->stream, x, scale, bias, eps, y, mean, rstd,
+                                     outer, cols));
+}
+
+hmrt_status cuda_layer_norm_backward_f32(const float* dy, const float* x, int32_t rank,
+                                         const int64_t* shape, int32_t axis, const float* scale,
+                                         const float* mean, const float* rstd, float* dx,
+                                         float* dscale, float* dbias) {
+  const char* fn = "hmrt_layer_norm_backward_f32 (cuda)";
+  int64_t outer, cols;
+  hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_GPU(fn, dy, outer * cols);
+  HMRT_CHECK_GPU(fn, x, outer * cols);
+  HMRT_CHECK_GPU(fn, mean, outer);
+  HMRT_CHECK_GPU(fn, rstd, outer);
+  HMRT_CHECK_GPU(fn, dx, outer * cols);
+  if (scale != nullptr) HMRT_CHECK_GPU(fn, scale, cols);
+  if (dscale != nullptr) HMRT_CHECK_GPU(fn, dscale, cols);
+  if (dbias != nullptr) HMRT_CHECK_GPU(fn, dbias, cols);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::layer_norm_backward(g_context->stream, dy, x, scale, mean, rstd, dx,
+                                              dscale, dbias, outer, cols));
+}
+
 hmrt_status check_ratio(const char* fn, float ratio) {
   HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f, "%s: ratio must be in [0, 1], got %g", fn,
                  double(ratio));
@@ -631,7 +671,7 @@ hmrt_status cuda_dropout_backward_f32(const float* dy, const uint8_t* mask, floa
   return finish(fn, cuda::dropout_backward(g_context->stream, scale, dy, mask, dx, n));
 }
 
-// MatMul and Gemm: the CPU's code (cpu/gemm_engine.h) over cuBLAS.
+// MatMul and Gemm: the CPU's code (cpu/nn_ops_shared.h) over cuBLAS.
 hmrt_status cuda_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, int64_t m,
                              int64_t n) {
   const int64_t sc[2] = {cm, cn}, sy[2] = {m, n};
@@ -674,6 +714,8 @@ const hmrt_kernels kCudaKernels = [] {
   k.dropout_backward_f32 = cuda_dropout_backward_f32;
   k.matmul_f32 = cuda_matmul_f32;
   k.slice = cuda_slice;
+  k.layer_norm_f32 = cuda_layer_norm_f32;
+  k.layer_norm_backward_f32 = cuda_layer_norm_backward_f32;
   k.gather = cuda_gather;
   k.gather_backward_f32 = cuda_gather_backward_f32;
   k.slice_backward_f32 = cuda_slice_backward_f32;

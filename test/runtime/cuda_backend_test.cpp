@@ -490,6 +490,43 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
               std::string::npos)
         << last_error();
   }
+  // LayerNormalization over the last two dims (cols 3 * 67: a tail after
+  // the eight lanes), forward and gradients: the CPU's order, its bits.
+  for (bool affine : {true, false}) {
+    const int64_t shape[3] = {9, 3, 67}, rows = 9, cols = 3 * 67;
+    const std::vector<float> x = hmrt_test::random_vec(rows * cols, 91, -2.0f, 2.0f);
+    const std::vector<float> dy = hmrt_test::random_vec(rows * cols, 92, -2.0f, 2.0f);
+    const std::vector<float> w = hmrt_test::random_vec(cols, 93, 0.5f, 1.5f);
+    const std::vector<float> bias = hmrt_test::random_vec(cols, 94, -1.0f, 1.0f);
+    std::vector<float> y(static_cast<size_t>(rows * cols)), mean(9), rstd(9);
+    std::vector<float> dx(static_cast<size_t>(rows * cols)), dw(static_cast<size_t>(cols)),
+        db(static_cast<size_t>(cols));
+    HMRT_ASSERT_OK(hmrt_layer_norm_f32(x.data(), 3, shape, 1, affine ? w.data() : nullptr,
+                                       affine ? bias.data() : nullptr, 1e-5f, y.data(),
+                                       mean.data(), rstd.data()));
+    HMRT_ASSERT_OK(hmrt_layer_norm_backward_f32(dy.data(), x.data(), 3, shape, 1,
+                                                affine ? w.data() : nullptr, mean.data(),
+                                                rstd.data(), dx.data(), dw.data(), db.data()));
+    float *gx, *gdy, *gw, *gb, *gy, *gm, *gr, *gdx, *gdw, *gdb;
+    BufferPtr bx = upload(x, &gx), bdy = upload(dy, &gdy), bw = upload(w, &gw),
+              bb = upload(bias, &gb);
+    BufferPtr by = upload(std::vector<float>(y.size(), 0.0f), &gy),
+              bm = upload(std::vector<float>(9, 0.0f), &gm),
+              br = upload(std::vector<float>(9, 0.0f), &gr),
+              bdx = upload(std::vector<float>(dx.size(), 0.0f), &gdx),
+              bdw = upload(std::vector<float>(dw.size(), 3.0f), &gdw),
+              bdb = upload(std::vector<float>(db.size(), 3.0f), &gdb);
+    HMRT_ASSERT_OK(k_->layer_norm_f32(gx, 3, shape, 1, affine ? gw : nullptr,
+                                      affine ? gb : nullptr, 1e-5f, gy, gm, gr));
+    HMRT_ASSERT_OK(k_->layer_norm_backward_f32(gdy, gx, 3, shape, 1, affine ? gw : nullptr, gm,
+                                               gr, gdx, gdw, gdb));
+    EXPECT_TRUE(same_bits(download<float>(by.get(), y.size()), y)) << affine;
+    EXPECT_TRUE(same_bits(download<float>(bm.get(), 9), mean));
+    EXPECT_TRUE(same_bits(download<float>(br.get(), 9), rstd));
+    EXPECT_TRUE(same_bits(download<float>(bdx.get(), dx.size()), dx));
+    EXPECT_TRUE(same_bits(download<float>(bdw.get(), dw.size()), dw));
+    EXPECT_TRUE(same_bits(download<float>(bdb.get(), db.size()), db));
+  }
   // Dropout: the CPU's mask and values, forward and backward.
   for (float ratio : {0.0f, 0.1f, 0.5f, 1.0f}) {
     SCOPED_TRACE("ratio " + std::to_string(ratio));

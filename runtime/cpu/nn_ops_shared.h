@@ -1,8 +1,9 @@
-// MatMul and Gemm (hmrt/nn_ops.h) written once over a GEMM engine: the CPU
-// kernels pass the runtime's GEMMs, the CUDA backend cuBLAS's, so both
-// backends check the arguments and split batches the same way.
-#ifndef HMRT_CPU_GEMM_ENGINE_H
-#define HMRT_CPU_GEMM_ENGINE_H
+// What the CPU's NN ops (cpu/nn_ops.cpp) share with the CUDA backend:
+// MatMul and Gemm written once over a GEMM engine (the CPU passes the
+// runtime's GEMMs, the CUDA backend cuBLAS's), so both backends check the
+// arguments and split batches the same way; and argument checks.
+#ifndef HMRT_CPU_NN_OPS_SHARED_H
+#define HMRT_CPU_NN_OPS_SHARED_H
 
 #include <cstdint>
 
@@ -32,6 +33,11 @@ hmrt_status gemm_f32_on(const GemmEngine& e, const float* a, const float* b, con
                         int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
                         int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
 
+// LayerNormalization's arguments (hmrt_layer_norm_f32): x's shape and the
+// axis; outer groups of cols elements.
+hmrt_status check_layer_norm(const char* fn, int32_t rank, const int64_t* shape, int32_t axis,
+                             int64_t* outer, int64_t* cols);
+
 }  // namespace hmrt
 
-#endif  // HMRT_CPU_GEMM_ENGINE_H
+#endif  // HMRT_CPU_NN_OPS_SHARED_H
