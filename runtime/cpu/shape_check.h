@@ -219,6 +219,43 @@ inline hmrt_status check_gather(const char* fn, const void* x, int32_t rank,
   return HMRT_OK;
 }
 
+// Concat's arguments (hmrt_concat): n >= 1 inputs whose sizes along the
+// axis sum to out_shape[axis]; the axis made non-negative, y's element
+// count, and the counts before and after the axis.
+inline hmrt_status check_concat(const char* fn, int32_t n, const void* const* inputs,
+                                const int64_t* sizes, int32_t rank, const int64_t* out_shape,
+                                int32_t* axis, int64_t* ny, int64_t* outer, int64_t* inner) {
+  HMRT_CHECK_ARG(n >= 1, "%s: n must be >= 1, got %d", fn, (int)n);
+  HMRT_CHECK_ARG(inputs != nullptr && sizes != nullptr,
+                 "%s: inputs or sizes is NULL", fn);
+  hmrt_status st = check_shape(fn, "y", rank, out_shape, ny);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(rank >= 1, "%s: rank must be >= 1", fn);
+  if ((st = normalize_axis(fn, *axis, rank, axis)) != HMRT_OK) return st;
+  int64_t o = 1, in = 1;
+  for (int d = 0; d < *axis; ++d) o *= out_shape[d];
+  for (int d = *axis + 1; d < rank; ++d) in *= out_shape[d];
+  const int64_t total_axis = out_shape[*axis];
+  int64_t acc = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    HMRT_CHECK_ARG(sizes[i] >= 0 && sizes[i] <= total_axis - acc,
+                   "%s: sizes[%d] = %lld: the sizes exceed out_shape[%d] = "
+                   "%lld",
+                   fn, (int)i, (long long)sizes[i], (int)*axis,
+                   (long long)total_axis);
+    acc += sizes[i];
+    HMRT_CHECK_ARG(inputs[i] != nullptr || o * sizes[i] * in == 0,
+                   "%s: inputs[%d] is NULL but has %lld elements", fn, (int)i,
+                   (long long)(o * sizes[i] * in));
+  }
+  HMRT_CHECK_ARG(acc == total_axis,
+                 "%s: the sizes sum to %lld but out_shape[%d] is %lld", fn,
+                 (long long)acc, (int)*axis, (long long)total_axis);
+  *outer = o;
+  *inner = in;
+  return HMRT_OK;
+}
+
 }  // namespace hmrt
 
 #endif  // HMRT_CPU_SHAPE_CHECK_H

@@ -925,34 +925,12 @@ hmrt_status hmrt_concat(int32_t n, const void* const* inputs,
                         const int64_t* out_shape, int32_t axis, void* y,
                         size_t elem_size) {
   const char* fn = "hmrt_concat";
-  HMRT_CHECK_ARG(n >= 1, "%s: n must be >= 1, got %d", fn, (int)n);
-  HMRT_CHECK_ARG(inputs != nullptr && sizes != nullptr,
-                 "%s: inputs or sizes is NULL", fn);
-  int64_t ny;
-  hmrt_status st = check_shape(fn, "y", rank, out_shape, &ny);
+  int64_t ny, outer, inner;
+  hmrt_status st = check_concat(fn, n, inputs, sizes, rank, out_shape, &axis, &ny, &outer,
+                                &inner);
   if (st != HMRT_OK) return st;
-  HMRT_CHECK_ARG(rank >= 1, "%s: rank must be >= 1", fn);
-  if ((st = normalize_axis(fn, axis, rank, &axis)) != HMRT_OK) return st;
   if ((st = check_elem_size(fn, elem_size, ny)) != HMRT_OK) return st;
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= out_shape[d];
-  for (int d = axis + 1; d < rank; ++d) inner *= out_shape[d];
   const int64_t total_axis = out_shape[axis];
-  int64_t acc = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    HMRT_CHECK_ARG(sizes[i] >= 0 && sizes[i] <= total_axis - acc,
-                   "%s: sizes[%d] = %lld: the sizes exceed out_shape[%d] = "
-                   "%lld",
-                   fn, (int)i, (long long)sizes[i], (int)axis,
-                   (long long)total_axis);
-    acc += sizes[i];
-    HMRT_CHECK_ARG(inputs[i] != nullptr || outer * sizes[i] * inner == 0,
-                   "%s: inputs[%d] is NULL but has %lld elements", fn, (int)i,
-                   (long long)(outer * sizes[i] * inner));
-  }
-  HMRT_CHECK_ARG(acc == total_axis,
-                 "%s: the sizes sum to %lld but out_shape[%d] is %lld", fn,
-                 (long long)acc, (int)axis, (long long)total_axis);
   HMRT_CHECK_DATA(fn, y, ny);
   if (ny == 0) return HMRT_OK;
   // Each output row (one outer index) is the inputs' rows side by side; the

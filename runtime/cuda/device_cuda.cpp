@@ -636,6 +636,42 @@ hmrt_status cuda_layer_norm_backward_f32(const float* dy, const float* x, int32_
                                               dscale, dbias, outer, cols));
 }
 
+// Concat: each input copied into its columns of every output row.
+hmrt_status cuda_concat(int32_t n, const void* const* inputs, const int64_t* sizes, int32_t rank,
+                        const int64_t* out_shape, int32_t axis, void* y, size_t elem_size) {
+  const char* fn = "hmrt_concat (cuda)";
+  int64_t ny, outer, inner;
+  hmrt_status st =
+      check_concat(fn, n, inputs, sizes, rank, out_shape, &axis, &ny, &outer, &inner);
+  if (st != HMRT_OK || (st = check_elem(fn, elem_size)) != HMRT_OK) return st;
+  HMRT_CHECK_GPU(fn, y, ny);
+  for (int32_t i = 0; i < n; ++i) HMRT_CHECK_GPU(fn, inputs[i], outer * sizes[i] * inner);
+  if (ny == 0) return HMRT_OK;
+  const int64_t row = out_shape[axis] * inner;  // elements per output row
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  int64_t at = 0;  // the input's first column
+  for (int32_t i = 0; i < n; ++i) {
+    const int64_t width = sizes[i] * inner;
+    if (width > 0) {
+      Plan p;
+      p.nops = 2;
+      const int64_t dims[2] = {outer, width};
+      p.set_dims(2, dims);
+      p.st[0][0] = row;
+      p.st[0][1] = 1;
+      p.st[1][0] = width;
+      p.st[1][1] = 1;
+      p.merge();
+      const int launch = cuda::plan_copy(g_context->stream, p, inputs[i],
+                                         static_cast<char*>(y) + at * int64_t(elem_size),
+                                         elem_size);
+      if (launch != 0) return finish(fn, launch);
+    }
+    at += width;
+  }
+  return finish(fn, 0);
+}
+
 hmrt_status check_ratio(const char* fn, float ratio) {
   HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f, "%s: ratio must be in [0, 1], got %g", fn,
                  double(ratio));
@@ -714,6 +750,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.dropout_backward_f32 = cuda_dropout_backward_f32;
   k.matmul_f32 = cuda_matmul_f32;
   k.slice = cuda_slice;
+  k.concat = cuda_concat;
   k.layer_norm_f32 = cuda_layer_norm_f32;
   k.layer_norm_backward_f32 = cuda_layer_norm_backward_f32;
   k.gather = cuda_gather;

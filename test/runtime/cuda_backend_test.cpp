@@ -527,6 +527,26 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
     EXPECT_TRUE(same_bits(download<float>(bdw.get(), dw.size()), dw));
     EXPECT_TRUE(same_bits(download<float>(bdb.get(), db.size()), db));
   }
+  // Concat along a middle axis, an empty input among them, 8-byte elements.
+  {
+    const int64_t out[3] = {4, 9, 5}, sizes[3] = {2, 0, 7};
+    std::vector<std::vector<uint8_t>> parts;
+    std::vector<BufferPtr> held;
+    std::vector<const void*> host, dev;
+    for (int i = 0; i < 3; ++i) {
+      parts.push_back(hmrt_test::byte_pattern(size_t(4 * sizes[i] * 5 * 8), 10 + i));
+      uint8_t* d;
+      held.push_back(upload(parts.back(), &d));
+      host.push_back(parts.back().data());
+      dev.push_back(d);
+    }
+    std::vector<uint8_t> want(4 * 9 * 5 * 8);
+    HMRT_ASSERT_OK(hmrt_concat(3, host.data(), sizes, 3, out, 1, want.data(), 8));
+    uint8_t* dy;
+    BufferPtr by = upload(std::vector<uint8_t>(want.size(), 0), &dy);
+    HMRT_ASSERT_OK(k_->concat(3, dev.data(), sizes, 3, out, 1, dy, 8));
+    EXPECT_TRUE(download<uint8_t>(by.get(), want.size()) == want);
+  }
   // Dropout: the CPU's mask and values, forward and backward.
   for (float ratio : {0.0f, 0.1f, 0.5f, 1.0f}) {
     SCOPED_TRACE("ratio " + std::to_string(ratio));
