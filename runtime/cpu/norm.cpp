@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/internal.h"
+#include "core/norm_math.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
 
@@ -63,12 +64,7 @@ hmrt_status hmrt_layernorm_forward(const float* x, const float* weight,
       const float m = hmrt::sum(xr, cols) / static_cast<float>(cols);
       const float var = sum_sq_dev(xr, m, cols) / static_cast<float>(cols);
       const float s = 1.0f / std::sqrt(var + eps);
-      for (int64_t c = 0; c < cols; ++c) {
-        float v = (xr[c] - m) * s;
-        if (weight) v *= weight[c];
-        if (bias) v += bias[c];
-        yr[c] = v;
-      }
+      layernorm_row(xr, weight, bias, m, s, yr, cols);
       if (mean) mean[r] = m;
       if (rstd) rstd[r] = s;
     }
@@ -97,20 +93,7 @@ hmrt_status hmrt_layernorm_backward(const float* dy, const float* x,
       const float* xr = x + r * cols;
       const float* dyr = dy + r * cols;
       float* dxr = dx + r * cols;
-      const float m = mean[r], s = rstd[r];
-      float sum_g = 0.0f, sum_gx = 0.0f;
-      for (int64_t c = 0; c < cols; ++c) {
-        const float g = weight ? dyr[c] * weight[c] : dyr[c];
-        sum_g += g;
-        sum_gx += g * ((xr[c] - m) * s);
-      }
-      const float mean_g = sum_g / static_cast<float>(cols);
-      const float mean_gx = sum_gx / static_cast<float>(cols);
-      for (int64_t c = 0; c < cols; ++c) {
-        const float g = weight ? dyr[c] * weight[c] : dyr[c];
-        const float xhat = (xr[c] - m) * s;
-        dxr[c] = s * (g - mean_g - xhat * mean_gx);
-      }
+      layernorm_dx_row(dyr, xr, weight, mean[r], rstd[r], dxr, cols);
     }
   });
   if (dweight) {

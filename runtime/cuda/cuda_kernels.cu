@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/float16.h"
+#include "core/norm_math.h"
 #include "cpu/ew_ops.h"
 #include "cuda/cuda_kernels.h"
 
@@ -204,12 +205,7 @@ __global__ void layer_norm_kernel(const float* x, const float* scale, const floa
                         return d * d;
                       }) / float(cols);
     const float s = 1.0f / sqrtf(var + eps);
-    for (int64_t c = 0; c < cols; ++c) {
-      float v = (xr[c] - m) * s;
-      if (scale) v *= scale[c];
-      if (bias) v += bias[c];
-      yr[c] = v;
-    }
+    layernorm_row(xr, scale, bias, m, s, yr, cols);
     if (mean) mean[r] = m;
     if (rstd) rstd[r] = s;
   }
@@ -222,20 +218,7 @@ __global__ void layer_norm_dx_kernel(const float* dy, const float* x, const floa
     const float* xr = x + r * cols;
     const float* dyr = dy + r * cols;
     float* dxr = dx + r * cols;
-    const float m = mean[r], s = rstd[r];
-    float sum_g = 0.0f, sum_gx = 0.0f;
-    for (int64_t c = 0; c < cols; ++c) {
-      const float g = scale ? dyr[c] * scale[c] : dyr[c];
-      sum_g += g;
-      sum_gx += g * ((xr[c] - m) * s);
-    }
-    const float mean_g = sum_g / float(cols);
-    const float mean_gx = sum_gx / float(cols);
-    for (int64_t c = 0; c < cols; ++c) {
-      const float g = scale ? dyr[c] * scale[c] : dyr[c];
-      const float xhat = (xr[c] - m) * s;
-      dxr[c] = s * (g - mean_g - xhat * mean_gx);
-    }
+    layernorm_dx_row(dyr, xr, scale, mean[r], rstd[r], dxr, cols);
   }
 }
 
