@@ -23,7 +23,9 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     Function results are never released; a result without memory
     of its own (a parameter, a small constant or an argument returned as it
     is) is first copied by `tg.identity`. Small constants are static data
-    of the program, not arena memory. The functions share the activation
+    of the program, not arena memory, unless `constants=arena` (a GPU reads
+    no host memory): then every constant is placed and written in the arena
+    when its op runs. The functions share the activation
     memory, so the arena is the persistent bytes plus the largest function's
     activation high-water mark.
 
@@ -35,6 +37,10 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
   let options = [
     ListOption<"functions", "functions", "std::string",
                "The entry functions to place (default: every function)">,
+    Option<"constants", "constants", "std::string", /*default=*/"\"static\"",
+           "static: small constants are the program's static data (the CPU reads them "
+           "where they are); arena: every constant is placed in the arena too, written "
+           "there when its op runs (devices that cannot read host memory)">,
     Option<"testFault", "test-fault", "std::string", /*default=*/"\"\"",
            "For tests of hm-verify-memory only: place wrongly on purpose. "
            "overlap: one value in the bytes of an operand of its op; "

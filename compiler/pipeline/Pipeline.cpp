@@ -114,7 +114,9 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   traffic.mode = o.quantizeStates;
   traffic.deviceProfile = o.deviceProfile;
   pm.addPass(createPlanQuantizeTraffic(traffic));
-  pm.addPass(createHMPlaceBuffers());
+  HMPlaceBuffersOptions place;
+  place.constants = o.constantsInArena ? "arena" : "static";
+  pm.addPass(createHMPlaceBuffers(place));
   PlanStagingOptions staging;
   staging.chunkSize = o.chunkSize;
   pm.addPass(createPlanStaging(staging));

@@ -99,6 +99,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Parameter bytes per chunk of an update of stored states, e.g. 64M "
                      "(empty: whole parameters)"),
       llvm::cl::init("")};
+  Option<bool> constantsInArena{
+      *this, "constants-in-arena",
+      llvm::cl::desc("Place every constant in the arena (hm-place-buffers constants=arena): "
+                     "for targets whose kernels cannot read host memory"),
+      llvm::cl::init(false)};
   Option<std::string> deviceProfile{
       *this, "device-profile",
       llvm::cl::desc("cpu, h200 or a JSON profile: the planner's cost model"),

@@ -857,6 +857,8 @@ int run(int argc, char **argv) {
   o.until = stage == Emit::Mlir ? "training" : "schedule";
   o.trainingInfo = ownAlgorithm;
   o.optimizer = optimizerName;
+  // A GPU's kernels read no host memory: its constants live in the arena.
+  o.constantsInArena = target == Target::Cuda;
   o.quantizeStates = quantizeStates;
   o.fuse = fuse;
   o.lr = lrOpt;

@@ -41,14 +41,16 @@ namespace {
 constexpr int64_t kMaxStaticSplat = 4096;
 
 /// Whether `v` needs arena memory of its own (a parameter read is the
-/// parameter's memory; small constants are static data).
-bool needsMemory(Value v) {
+/// parameter's memory; small constants are static data, unless
+/// `constantsInArena`).
+bool needsMemory(Value v, bool constantsInArena = false) {
   Operation *def = v.getDefiningOp();
   if (!def || isa<ParamOp>(def))
     return false;
   if (auto c = dyn_cast<ConstantOp>(def))
-    return isa<SplatElementsAttr>(c.getValue()) &&
-           cast<RankedTensorType>(c.getType()).getNumElements() > kMaxStaticSplat;
+    return constantsInArena || (isa<SplatElementsAttr>(c.getValue()) &&
+                                cast<RankedTensorType>(c.getType()).getNumElements() >
+                                    kMaxStaticSplat);
   return true;
 }
 
@@ -117,7 +119,8 @@ private:
 /// The placement of one module (what the pass does).
 class Placer {
 public:
-  explicit Placer(StringRef testFault) : testFault(testFault) {}
+  Placer(StringRef testFault, bool constantsInArena)
+      : testFault(testFault), inArena(constantsInArena) {}
 
   LogicalResult run(ModuleOp module, ArrayRef<std::string> functions) {
     if (!llvm::is_contained({"", "overlap", "early-release", "no-release"}, testFault))
@@ -226,6 +229,7 @@ public:
 
 private:
   StringRef testFault;
+  bool inArena; ///< constants=arena
 
   /// The device arena and the host arena (null without one).
   struct Arenas {
@@ -246,7 +250,7 @@ private:
     auto assigns = body.getOps<AssignOp>();
     b.setInsertionPoint(assigns.empty() ? ret.getOperation() : (*assigns.begin()).getOperation());
     for (OpOperand &operand : ret->getOpOperands())
-      if (!needsMemory(operand.get()))
+      if (!needsMemory(operand.get(), inArena))
         operand.set(IdentityOp::create(b, ret.getLoc(), operand.get().getType(), operand.get()));
 
     // The last reader of each value (a reader with hm.hold holds it that
@@ -265,7 +269,7 @@ private:
     DenseMap<Operation *, SmallVector<Value>> dying;
     for (Operation &op : body)
       for (Value r : op.getResults()) {
-        if (!needsMemory(r))
+        if (!needsMemory(r, inArena))
           continue;
         Operation *last = &op; // an unread result dies at once
         for (Operation *user : r.getUsers())
@@ -297,7 +301,7 @@ private:
         continue;
       }
       for (Value r : op.getResults()) {
-        if (!needsMemory(r))
+        if (!needsMemory(r, inArena))
           continue;
         arenaOf[r] = arena;
         offsets[r] = next;
@@ -370,7 +374,12 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
   using HMPlaceBuffersBase::HMPlaceBuffersBase;
 
   void runOnOperation() override {
-    if (failed(Placer(testFault).run(getOperation(), functions)))
+    if (constants != "static" && constants != "arena") {
+      getOperation().emitError() << "hm-place-buffers: constants must be static or arena, not '"
+                                 << constants << "'";
+      return signalPassFailure();
+    }
+    if (failed(Placer(testFault, constants == "arena").run(getOperation(), functions)))
       signalPassFailure();
   }
 };
@@ -378,7 +387,7 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
 } // namespace
 
 LogicalResult hmcc::placeBuffers(ModuleOp module, ArrayRef<std::string> functions) {
-  return Placer("").run(module, functions);
+  return Placer("", false).run(module, functions);
 }
 
 std::optional<ScheduleMemory> hmcc::placedMemory(ModuleOp module) {

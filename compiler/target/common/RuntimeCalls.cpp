@@ -384,13 +384,16 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
                                    flag(o.getUpper()), data(o.getResult()), esize(o.getX())});
       })
       .Case([&](ConstantOp o) -> LogicalResult {
-        // A large splat filled in the arena (small constants are static).
+        // A constant in the arena: an f32 splat filled there, any other
+        // copied from the program's static data (hm-place-buffers'
+        // constants=arena, for devices that cannot read host memory).
         auto attr = dyn_cast<SplatElementsAttr>(o.getValue());
-        if (!attr || !attr.getElementType().isF32())
-          return o.emitError("codegen: only f32 splat constants are filled in the arena");
-        return call("hmrt_fill", {data(o.getResult()), count(o.getResult()),
-                                  real(attr.getSplatValue<float>(), K::FillValue),
-                                  text("sizeof(float)")});
+        if (attr && attr.getElementType().isF32())
+          return call("hmrt_fill", {data(o.getResult()), count(o.getResult()),
+                                    real(attr.getSplatValue<float>(), K::FillValue),
+                                    text("sizeof(float)")});
+        return copy(data(o.getResult()), ofValue(K::ConstantValue, o.getResult(), "uint8_t"),
+                    tg::tensorBytes(typeOf(o.getResult())));
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](Operation *o) {
         auto axes = o->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();

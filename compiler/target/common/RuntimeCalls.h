@@ -46,6 +46,7 @@ struct Arg {
     DropoutStream, ///< a mask stream unique to the op (`number`; the next in program order when
                    ///< negative) and, in training, to the step
     FillValue,     ///< a static float array holding `real`
+    ConstantValue, ///< a static array holding the values of the constant `value` (its op's)
   };
   Kind kind;
   mlir::Value value;

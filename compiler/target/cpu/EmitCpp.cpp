@@ -248,6 +248,12 @@ private:
   /// A static array holding a constant's values; the op's result reads it.
   void staticConstant(ConstantOp c) {
     auto attr = cast<DenseElementsAttr>(c.getValue());
+    staticData[c.getResult()] = {defineConstant(attr), attr};
+  }
+
+  /// Defines a static array holding `attr`'s values (in storage types);
+  /// returns its name.
+  std::string defineConstant(DenseElementsAttr attr) {
     Type element = attr.getElementType(), stored = storageType(element);
     auto flat = RankedTensorType::get({attr.getNumElements()}, stored);
     DenseElementsAttr values;
@@ -265,7 +271,7 @@ private:
     }
     std::string name = "kConst" + std::to_string(counter++);
     defineGlobal(name, values);
-    staticData[c.getResult()] = {name, attr};
+    return name;
   }
 
   /// (T*)(A + offset) for C type T, A the base of the arena `at` is in.
@@ -603,6 +609,10 @@ private:
       return flt(a.real);
     case K::Text:
       return lit(a.text);
+    case K::ConstantValue: // the values of a constant placed in an arena
+      return val(emitc::LiteralOp::create(
+          b, loc, pointer("uint8_t"),
+          defineConstant(cast<DenseElementsAttr>(cast<ConstantOp>(a.value.getDefiningOp()).getValue()))));
     case K::Scalar:
       return load(a.value, a.ctype,
                   StringRef(a.ctype).contains("float") ? Type(b.getF32Type()) : b.getI64Type());
