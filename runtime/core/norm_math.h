@@ -1,15 +1,31 @@
 // The per-row LayerNorm steps shared by the CPU kernels (cpu/norm.cpp) and
 // the CUDA backend's (cuda/cuda_kernels.cu), so that both compute the same
-// bits (the sums of the forward pass are cpu/vec.h's reduce_sum, which the
-// GPU mirrors lane for lane).
+// bits (the forward pass's sums are cpu/vec.h's reduce_sum on the CPU and
+// reduce_sum8, its lane-for-lane mirror, on the GPU).
 #ifndef HMRT_CORE_NORM_MATH_H
 #define HMRT_CORE_NORM_MATH_H
 
+#include <cmath>
 #include <cstdint>
 
 #include "core/float16.h"  // HMRT_HD
 
 namespace hmrt {
+
+// cpu/vec.h's reduce_sum: lanes l and l + 4 of two 4-lane accumulators,
+// combined lane-wise, then (b0 + b1) + (b2 + b3), then the tail in order.
+template <class F>
+HMRT_HD inline float reduce_sum8(int64_t n, F f) {
+  float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) a[l] += f(i + l);
+  float b[4];
+  for (int l = 0; l < 4; ++l) b[l] = a[l] + a[l + 4];
+  float s = (b[0] + b[1]) + (b[2] + b[3]);
+  for (; i < n; ++i) s += f(i);
+  return s;
+}
 
 // y = (x - m) * s * weight + bias over one row (weight, bias nullable).
 HMRT_HD inline void layernorm_row(const float* xr, const float* weight, const float* bias,
@@ -20,6 +36,24 @@ HMRT_HD inline void layernorm_row(const float* xr, const float* weight, const fl
     if (bias) v += bias[c];
     yr[c] = v;
   }
+}
+
+// The forward over one row from scratch, the sums as reduce_sum8 (the CPU's
+// hmrt::sum and sum_sq_dev): what a GPU thread computes per row, and what a
+// host test checks bit for bit against hmrt_layernorm_forward.
+HMRT_HD inline void layernorm_forward_row(const float* xr, const float* weight, const float* bias,
+                                          float eps, float* yr, float* mean, float* rstd,
+                                          int64_t cols) {
+  const float m = reduce_sum8(cols, [&](int64_t c) { return xr[c]; }) / static_cast<float>(cols);
+  const float var = reduce_sum8(cols, [&](int64_t c) {
+                      const float d = xr[c] - m;
+                      return d * d;
+                    }) /
+                    static_cast<float>(cols);
+  const float s = 1.0f / sqrtf(var + eps);
+  layernorm_row(xr, weight, bias, m, s, yr, cols);
+  if (mean) *mean = m;
+  if (rstd) *rstd = s;
 }
 
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight, over

@@ -118,6 +118,35 @@ inline bool broadcast_plan(Plan& p, int nin, const int32_t* ranks,
   return true;
 }
 
+// The plans of a sum of x (dense, shape sx) down to shape sy (hmrt_reduce_to_f32):
+// p iterates x (operand 0, dense) and y (operand 1, stride 0 on the summed
+// dims), merged; kept lists p's dims that y keeps, in order; rp iterates the
+// summed dims alone with x's strides (operand 0).  Shapes must be checked
+// and x not empty.
+struct ReducePlan {
+  Plan p, rp;
+  int kept[kPlanRank];
+  int nk = 0;
+
+  ReducePlan(int32_t rx, const int64_t* sx, int32_t ry, const int64_t* sy) {
+    p.nops = 2;
+    p.set_dims(rx, sx);
+    p.set_dense(0);
+    p.set_broadcast(1, ry, sy);
+    p.merge();
+    int red[kPlanRank], nr = 0;
+    for (int d = 0; d < p.rank; ++d) (p.st[1][d] ? kept[nk++] : red[nr++]) = d;
+    rp.nops = 1;
+    rp.rank = nr;
+    rp.total = 1;
+    for (int i = 0; i < nr; ++i) {
+      rp.dims[i] = p.dims[red[i]];
+      rp.st[0][i] = p.st[0][red[i]];
+      rp.total *= rp.dims[i];
+    }
+  }
+};
+
 }  // namespace hmrt
 
 #endif  // HMRT_CORE_PLAN_H

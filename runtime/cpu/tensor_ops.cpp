@@ -26,6 +26,7 @@
 
 #include "core/float16.h"
 #include "core/plan.h"
+#include "core/reduce_math.h"
 #include "core/internal.h"
 #include "cpu/dropout_mask.h"
 #include "cpu/ew_ops.h"
@@ -490,35 +491,7 @@ inline bool equal_elems(typename DType<DT>::T a, typename DType<DT>::T b) {
 
 // ---- reduce_to helpers ------------------------------------------------------
 
-// Offsets of the flat index `flat` of the dims list `which` (outermost
-// first) for operands 0 and 1 of p.
-inline void unravel_offsets(const Plan& p, const int* which, int n,
-                            int64_t flat, int64_t* o0, int64_t* o1) {
-  *o0 = 0;
-  *o1 = 0;
-  for (int i = n - 1; i >= 0; --i) {
-    const int d = which[i];
-    const int64_t id = flat % p.dims[d];
-    flat /= p.dims[d];
-    *o0 += id * p.st[0][d];
-    *o1 += id * p.st[1][d];
-  }
-}
-
-// Sum of len contiguous floats in double, with 4 partial sums in a fixed
-// order.
-inline double sum_run(const float* x, int64_t len) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int64_t i = 0;
-  for (; i + 4 <= len; i += 4) {
-    s0 += x[i];
-    s1 += x[i + 1];
-    s2 += x[i + 2];
-    s3 += x[i + 3];
-  }
-  for (; i < len; ++i) s0 += x[i];
-  return (s0 + s1) + (s2 + s3);
-}
+// unravel_xy and sum_run: core/reduce_math.h.
 
 
 hmrt_status check_ratio(const char* fn, float ratio) {
@@ -869,7 +842,7 @@ hmrt_status hmrt_transpose(const void* x, int32_t rank, const int64_t* shape,
                      const int64_t a1 = std::min(nq, a0 + B);
                      const int64_t b1 = std::min(ni, b0 + B);
                      int64_t doff, soff;
-                     unravel_offsets(p, outer_dims, no, o, &doff, &soff);
+                     unravel_xy(p, outer_dims, no, o, &doff, &soff);
                      transpose_tile(dst + doff, dq, src + soff, si, a0, a1,
                                     b0, b1);
                    }
@@ -1094,30 +1067,14 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
     zero_f32(y, ny);
     return HMRT_OK;
   }
-  // Operand 0: x (dense), operand 1: y (stride 0 on the summed dims).
-  Plan p;
-  p.nops = 2;
-  p.set_dims(rx, sx);
-  p.set_dense(0);
-  p.set_broadcast(1, ry, sy);
-  p.merge();
-  const int r = p.rank;
+  const ReducePlan plan(rx, sx, ry, sy);
+  const Plan& p = plan.p;
+  const Plan& rp = plan.rp;
+  const int r = p.rank, nk = plan.nk;
+  const int* kept = plan.kept;
   if (r == 0) {
     y[0] = x[0];
     return HMRT_OK;
-  }
-  int kept[kPlanRank], red[kPlanRank];
-  int nk = 0, nr = 0;
-  for (int d = 0; d < r; ++d) (p.st[1][d] ? kept[nk++] : red[nr++]) = d;
-  // The reduced dims alone, with x's strides, as operand 0.
-  Plan rp;
-  rp.nops = 1;
-  rp.rank = nr;
-  rp.total = 1;
-  for (int i = 0; i < nr; ++i) {
-    rp.dims[i] = p.dims[red[i]];
-    rp.st[0][i] = p.st[0][red[i]];
-    rp.total *= rp.dims[i];
   }
   const int64_t rcount = rp.total;
   if (p.st[1][r - 1] != 0) {
@@ -1138,7 +1095,7 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
                      const int64_t c0 = (t % ncol) * kCols;
                      const int64_t w = std::min(L, c0 + kCols) - c0;
                      int64_t xo, yo;
-                     unravel_offsets(p, kept, nko, row, &xo, &yo);
+                     unravel_xy(p, kept, nko, row, &xo, &yo);
                      for (int64_t c = 0; c < w; ++c) acc[c] = 0.0;
                      // Four rows at a time (pairwise, in double), so acc
                      // is read and written once per four elements.
@@ -1183,7 +1140,7 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
                  for (int64_t t = lo; t < hi; ++t) {
                    const int64_t yi = t / nblk, b = t % nblk;
                    int64_t xo, yo;
-                   unravel_offsets(p, kept, nk, yi, &xo, &yo);
+                   unravel_xy(p, kept, nk, yi, &xo, &yo);
                    double s = 0.0;
                    for_runs(rp, b * kBlock, std::min(rcount, (b + 1) * kBlock),
                             [&](const int64_t* off, int64_t len) {
@@ -1195,7 +1152,7 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
   parallel_for(ny, kGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t yi = lo; yi < hi; ++yi) {
       int64_t xo, yo;
-      unravel_offsets(p, kept, nk, yi, &xo, &yo);
+      unravel_xy(p, kept, nk, yi, &xo, &yo);
       double s = 0.0;
       for (int64_t b = 0; b < nblk; ++b) s += partial[size_t(yi * nblk + b)];
       y[yo] = static_cast<float>(s);

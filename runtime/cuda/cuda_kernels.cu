@@ -9,6 +9,7 @@
 
 #include "core/float16.h"
 #include "core/norm_math.h"
+#include "core/reduce_math.h"
 #include "cpu/ew_ops.h"
 #include "cuda/cuda_kernels.h"
 
@@ -178,36 +179,12 @@ __global__ void gather_backward_kernel(const float* dy, const int64_t* first,
   }
 }
 
-// cpu/vec.h's reduce_sum: lanes l and l + 4 of two 4-lane accumulators,
-// combined lane-wise, then (b0 + b1) + (b2 + b3), then the tail in order.
-template <class F>
-__device__ float reduce_sum8(int64_t n, F f) {
-  float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) a[l] += f(i + l);
-  float b[4];
-  for (int l = 0; l < 4; ++l) b[l] = a[l] + a[l + 4];
-  float s = (b[0] + b[1]) + (b[2] + b[3]);
-  for (; i < n; ++i) s += f(i);
-  return s;
-}
-
 __global__ void layer_norm_kernel(const float* x, const float* scale, const float* bias,
                                   float eps, float* y, float* mean, float* rstd, int64_t rows,
                                   int64_t cols) {
   HMRT_GRID_LOOP(r, rows) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    const float m = reduce_sum8(cols, [&](int64_t c) { return xr[c]; }) / float(cols);
-    const float var = reduce_sum8(cols, [&](int64_t c) {
-                        const float d = xr[c] - m;
-                        return d * d;
-                      }) / float(cols);
-    const float s = 1.0f / sqrtf(var + eps);
-    layernorm_row(xr, scale, bias, m, s, yr, cols);
-    if (mean) mean[r] = m;
-    if (rstd) rstd[r] = s;
+    layernorm_forward_row(x + r * cols, scale, bias, eps, y + r * cols, mean ? mean + r : nullptr,
+                          rstd ? rstd + r : nullptr, cols);
   }
 }
 
@@ -236,6 +213,14 @@ __global__ void layer_norm_dparams_kernel(const float* dy, const float* x, const
     if (dscale) dscale[c] = 0.0f + static_cast<float>(ds);
     if (dbias) dbias[c] = 0.0f + static_cast<float>(db);
   }
+}
+
+__global__ void reduce_to_rows_kernel(ReducePlan plan, const float* x, float* y, int64_t ny) {
+  HMRT_GRID_LOOP(e, ny) { reduce_to_row_element(plan, x, e, y); }
+}
+
+__global__ void reduce_to_runs_kernel(ReducePlan plan, const float* x, float* y, int64_t ny) {
+  HMRT_GRID_LOOP(yi, ny) { reduce_to_run_element(plan, x, yi, y); }
 }
 
 int launched() { return static_cast<int>(cudaGetLastError()); }
@@ -379,6 +364,16 @@ int layer_norm_backward(void* stream, const float* dy, const float* x, const flo
   if ((dscale || dbias) && cols > 0)
     layer_norm_dparams_kernel<<<blocks_for(cols), kThreads, 0, s>>>(dy, x, mean, rstd, dscale,
                                                                     dbias, rows, cols);
+  return launched();
+}
+
+int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny) {
+  if (ny == 0) return 0;
+  cudaStream_t s = as_stream(stream);
+  if (plan.p.st[1][plan.p.rank - 1] != 0)
+    reduce_to_rows_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny);
+  else
+    reduce_to_runs_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny);
   return launched();
 }
 

@@ -76,6 +76,13 @@ int layer_norm_backward(void* stream, const float* dy, const float* x, const flo
                         const float* mean, const float* rstd, float* dx, float* dscale,
                         float* dbias, int64_t rows, int64_t cols);
 
+// Sum of x down to y's shape over a ReducePlan (core/plan.h) in the CPU's
+// order (cpu/tensor_ops.cpp): with y's inner dim kept, one thread per y
+// element summing the reduced rows four at a time (pairwise, in double);
+// else one thread per y element summing runs of the summed index space in
+// blocks of 65536, each run with four partial sums.  ny elements of y.
+int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny);
+
 }  // namespace cuda
 }  // namespace hmrt
 

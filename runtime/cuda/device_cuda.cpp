@@ -672,6 +672,33 @@ hmrt_status cuda_concat(int32_t n, const void* const* inputs, const int64_t* siz
   return finish(fn, 0);
 }
 
+hmrt_status cuda_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx, float* y,
+                               int32_t ry, const int64_t* sy) {
+  const char* fn = "hmrt_reduce_to_f32 (cuda)";
+  int64_t nx, ny;
+  hmrt_status st;
+  if ((st = check_shape(fn, "x", rx, sx, &nx)) != HMRT_OK ||
+      (st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK ||
+      (st = check_broadcast_to(fn, "y", ry, sy, "x", rx, sx)) != HMRT_OK)
+    return st;
+  HMRT_CHECK_GPU(fn, x, nx);
+  HMRT_CHECK_GPU(fn, y, ny);
+  if (ny == 0) return HMRT_OK;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  if (nx == 0) {  // sums over empty dims
+    HMRT_CUDA_CALL(fn, "zeroing y",
+                   cudaMemsetAsync(y, 0, size_t(ny) * sizeof(float), g_context->stream));
+    return finish(fn, 0);
+  }
+  const ReducePlan plan(rx, sx, ry, sy);
+  if (plan.p.rank == 0) {
+    HMRT_CUDA_CALL(fn, "the copy",
+                   cudaMemcpyAsync(y, x, sizeof(float), cudaMemcpyDefault, g_context->stream));
+    return finish(fn, 0);
+  }
+  return finish(fn, cuda::reduce_to(g_context->stream, plan, x, y, ny));
+}
+
 hmrt_status check_ratio(const char* fn, float ratio) {
   HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f, "%s: ratio must be in [0, 1], got %g", fn,
                  double(ratio));
@@ -750,6 +777,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.dropout_backward_f32 = cuda_dropout_backward_f32;
   k.matmul_f32 = cuda_matmul_f32;
   k.slice = cuda_slice;
+  k.reduce_to_f32 = cuda_reduce_to_f32;
   k.concat = cuda_concat;
   k.layer_norm_f32 = cuda_layer_norm_f32;
   k.layer_norm_backward_f32 = cuda_layer_norm_backward_f32;

@@ -1,12 +1,21 @@
-// core/plan.h: the element offsets a GPU thread computes for a flat index
-// (Plan::offsets) are those of the broadcast rule, on merged plans of every
-// broadcasting pattern, and the CPU's run walk visits the same offsets.
+// What the CUDA backend's threads compute, run here on the host against the
+// CPU kernels: the element offsets of a flat index in an iteration plan
+// (core/plan.h's Plan::offsets) follow the broadcast rule on merged plans of
+// every broadcasting pattern, and the per-element sums of ReduceTo
+// (core/reduce_math.h) and the LayerNorm row (core/norm_math.h) give the CPU
+// kernels' bits.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "core/plan.h"
+#include "core/norm_math.h"
+#include "core/reduce_math.h"
+#include "hmrt/kernels.h"
+#include "hmrt/tensor_ops.h"
+#include "test_util.h"
 
 namespace {
 
@@ -53,6 +62,66 @@ TEST(Plan, OffsetsFollowTheBroadcastRule) {
       ASSERT_EQ(off[2], broadcast_offset(i, ranks[1], sb.data(), ry, sy.data()))
           << "trial " << trial << " i " << i;
     }
+  }
+}
+
+// core/reduce_math.h's per-element sums (what a GPU thread computes for
+// hmrt_reduce_to_f32) give the CPU kernel's bits, with y's inner dim kept
+// or summed, over several summing blocks of 65536 elements too.
+TEST(Plan, ReduceToElementsMatchTheCpuKernel) {
+  struct Case {
+    std::vector<int64_t> sx, sy;
+  };
+  const Case cases[] = {
+      {{5, 7, 33}, {33}},          {{5, 7, 33}, {7, 1}},       {{5, 7, 33}, {1, 7, 33}},
+      {{6, 9, 10}, {6, 1, 10}},    {{3, 70001}, {3, 1}},       {{2, 300, 400}, {1}},
+      {{4, 1, 5}, {4, 1, 5}},      {{2, 3, 4, 5}, {3, 1, 5}},  {{9}, {1}},
+  };
+  for (const Case& c : cases) {
+    int64_t nx = 1, ny = 1;
+    for (int64_t d : c.sx) nx *= d;
+    for (int64_t d : c.sy) ny *= d;
+    const std::vector<float> x = hmrt_test::random_vec(nx, 7, -2.0f, 2.0f);
+    std::vector<float> want(static_cast<size_t>(ny)), got(static_cast<size_t>(ny), -1.0f);
+    ASSERT_EQ(hmrt_reduce_to_f32(x.data(), int32_t(c.sx.size()), c.sx.data(), want.data(),
+                                 int32_t(c.sy.size()), c.sy.data()),
+              HMRT_OK);
+    const hmrt::ReducePlan plan(int32_t(c.sx.size()), c.sx.data(), int32_t(c.sy.size()),
+                                c.sy.data());
+    ASSERT_GT(plan.p.rank, 0);
+    const bool rows = plan.p.st[1][plan.p.rank - 1] != 0;
+    for (int64_t e = 0; e < ny; ++e) {
+      if (rows)
+        hmrt::reduce_to_row_element(plan, x.data(), e, got.data());
+      else
+        hmrt::reduce_to_run_element(plan, x.data(), e, got.data());
+    }
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+        << "x rank " << c.sx.size() << " -> y rank " << c.sy.size() << (rows ? " (rows)" : " (runs)");
+  }
+}
+
+// core/norm_math.h's LayerNorm row (what a GPU thread computes; its sums
+// mirror cpu/vec.h's reduce_sum lane for lane) gives the CPU kernel's bits,
+// with and without a tail after the eight lanes.
+TEST(Plan, LayerNormRowMatchesTheCpuKernel) {
+  for (int64_t cols : {1, 7, 8, 64, 201, 1027}) {
+    const int64_t rows = 5;
+    const std::vector<float> x = hmrt_test::random_vec(rows * cols, 11, -3.0f, 3.0f);
+    const std::vector<float> w = hmrt_test::random_vec(cols, 12, 0.5f, 1.5f);
+    const std::vector<float> b = hmrt_test::random_vec(cols, 13, -1.0f, 1.0f);
+    std::vector<float> y(static_cast<size_t>(rows * cols)), mean(5), rstd(5);
+    ASSERT_EQ(hmrt_layernorm_forward(x.data(), w.data(), b.data(), y.data(), mean.data(),
+                                     rstd.data(), rows, cols, 1e-5f),
+              HMRT_OK);
+    std::vector<float> gy(y.size()), gmean(5), grstd(5);
+    for (int64_t r = 0; r < rows; ++r)
+      hmrt::layernorm_forward_row(x.data() + r * cols, w.data(), b.data(), 1e-5f,
+                                  gy.data() + r * cols, &gmean[size_t(r)], &grstd[size_t(r)],
+                                  cols);
+    EXPECT_EQ(std::memcmp(gy.data(), y.data(), y.size() * sizeof(float)), 0) << cols;
+    EXPECT_EQ(std::memcmp(gmean.data(), mean.data(), 5 * sizeof(float)), 0) << cols;
+    EXPECT_EQ(std::memcmp(grstd.data(), rstd.data(), 5 * sizeof(float)), 0) << cols;
   }
 }
 

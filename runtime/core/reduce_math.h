@@ -1,0 +1,123 @@
+// hmrt_reduce_to_f32's sums element by element, in the CPU kernel's order
+// (cpu/tensor_ops.cpp): what one GPU thread computes for one element of y,
+// and what a host test checks bit for bit against the CPU kernel.
+#ifndef HMRT_CORE_REDUCE_MATH_H
+#define HMRT_CORE_REDUCE_MATH_H
+
+#include <cstdint>
+
+#include "core/float16.h"  // HMRT_HD
+#include "core/plan.h"
+
+namespace hmrt {
+
+// The offsets in x (operand 0) and y (operand 1) of flat index `flat` over
+// p's dims `which` (cpu/tensor_ops.cpp's unravel_offsets).
+HMRT_HD inline void unravel_xy(const Plan& p, const int* which, int n, int64_t flat, int64_t* xo,
+                        int64_t* yo) {
+  *xo = 0;
+  *yo = 0;
+  for (int i = n - 1; i >= 0; --i) {
+    const int d = which[i];
+    const int64_t id = flat % p.dims[d];
+    flat /= p.dims[d];
+    *xo += id * p.st[0][d];
+    *yo += id * p.st[1][d];
+  }
+}
+
+// cpu/tensor_ops.cpp's sum_run.
+HMRT_HD inline double sum_run(const float* x, int64_t len) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    s0 += x[i];
+    s1 += x[i + 1];
+    s2 += x[i + 2];
+    s3 += x[i + 3];
+  }
+  for (; i < len; ++i) s0 += x[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+// y's element e when y keeps x's inner dim: the reduced rows four at a time,
+// pairwise in double, as the CPU sums them.
+HMRT_HD inline void reduce_to_row_element(const ReducePlan& plan, const float* x, int64_t e,
+                                          float* y) {
+  const Plan& p = plan.p;
+  const Plan& rp = plan.rp;
+  const int64_t L = p.dims[p.rank - 1];
+  const int nr = rp.rank;
+  const int64_t lr = nr ? rp.dims[nr - 1] : 1, rinner = nr ? rp.st[0][nr - 1] : 0;
+  const int64_t runs = rp.total / lr;
+  {
+    const int64_t row = e / L, c = e % L;
+    int64_t xo, yo;
+    unravel_xy(p, plan.kept, plan.nk - 1, row, &xo, &yo);
+    double acc = 0.0;
+    for (int64_t q = 0; q < runs; ++q) {
+      int64_t off = 0, t = q;
+      for (int d = nr - 2; d >= 0; --d) {
+        off += (t % rp.dims[d]) * rp.st[0][d];
+        t /= rp.dims[d];
+      }
+      const float* base = x + xo + off + c;
+      int64_t k = 0;
+      for (; k + 4 <= lr; k += 4)
+        acc += (double(base[k * rinner]) + double(base[(k + 1) * rinner])) +
+               (double(base[(k + 2) * rinner]) + double(base[(k + 3) * rinner]));
+      for (; k < lr; ++k) acc += base[k * rinner];
+    }
+    y[yo + c] = static_cast<float>(acc);
+  }
+}
+
+// y's element yi when x's inner dim is summed: runs of the summed index
+// space in blocks of 65536, each run with four partial sums, as the CPU.
+HMRT_HD inline void reduce_to_run_element(const ReducePlan& plan, const float* x, int64_t yi,
+                                          float* y) {
+  constexpr int64_t kBlock = int64_t{1} << 16;  // the CPU's block of the summed space
+  const Plan& p = plan.p;
+  const Plan& rp = plan.rp;
+  const int nr = rp.rank;
+  const int64_t rcount = rp.total, inner = rp.dims[nr - 1];
+  const int64_t nblk = (rcount + kBlock - 1) / kBlock;
+  {
+    int64_t xo, yo;
+    unravel_xy(p, plan.kept, plan.nk, yi, &xo, &yo);
+    double total = 0.0;
+    for (int64_t b = 0; b < nblk; ++b) {
+      const int64_t lo = b * kBlock, hi = lo + kBlock < rcount ? lo + kBlock : rcount;
+      // for_runs over [lo, hi): runs end at the inner dim's end.
+      int64_t idx[kPlanRank], off = 0, rem = lo;
+      for (int d = nr - 1; d >= 0; --d) {
+        idx[d] = rem % rp.dims[d];
+        rem /= rp.dims[d];
+        off += idx[d] * rp.st[0][d];
+      }
+      double s = 0.0;
+      for (int64_t pos = lo; pos < hi;) {
+        const int64_t left = inner - idx[nr - 1];
+        const int64_t len = left < hi - pos ? left : hi - pos;
+        s += sum_run(x + xo + off, len);
+        pos += len;
+        if (pos >= hi) break;
+        off -= idx[nr - 1] * rp.st[0][nr - 1];
+        idx[nr - 1] = 0;
+        for (int d = nr - 2; d >= 0; --d) {
+          ++idx[d];
+          off += rp.st[0][d];
+          if (idx[d] < rp.dims[d]) break;
+          off -= rp.dims[d] * rp.st[0][d];
+          idx[d] = 0;
+        }
+      }
+      total += s;
+    }
+    y[yo] = static_cast<float>(total);
+  }
+}
+
+}  // namespace hmrt
+
+#endif  // HMRT_CORE_REDUCE_MATH_H
