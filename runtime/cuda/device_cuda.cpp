@@ -15,8 +15,9 @@
 //    functions are synchronous, as the CPU's).
 //
 // Built only when the CUDA toolkit is found (runtime/CMakeLists.txt), as the
-// hmrt_cuda object library: programs that link it get the "cuda" entry of
-// the registry (core/registry.cpp), the others do not depend on CUDA.
+// static library hmrt_cuda: programs that link it whole get the "cuda" entry
+// of the registry (core/registry.cpp, a weak reference), the others do not
+// depend on CUDA.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
