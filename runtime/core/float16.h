@@ -7,11 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define HMRT_HD __host__ __device__
-#else
-#define HMRT_HD
-#endif
+#include "core/host_device.h"
 
 namespace hmrt {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/float16.h"  // HMRT_HD
+#include "core/host_device.h"
 
 namespace hmrt {
 

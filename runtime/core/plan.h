@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "core/float16.h"  // HMRT_HD
+#include "core/host_device.h"
 #include "hmrt/tensor_ops.h"
 
 namespace hmrt {

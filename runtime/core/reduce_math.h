@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "core/float16.h"  // HMRT_HD
+#include "core/host_device.h"
 #include "core/plan.h"
 
 namespace hmrt {

@@ -1,0 +1,13 @@
+// HMRT_HD marks a function that the CPU kernels and the CUDA backend's
+// kernels share (core/*_math.h, core/plan.h, core/float16.h, ...): compiled
+// for the host by the host compiler, for host and device by nvcc.
+#ifndef HMRT_CORE_HOST_DEVICE_H
+#define HMRT_CORE_HOST_DEVICE_H
+
+#if defined(__CUDACC__)
+#define HMRT_HD __host__ __device__
+#else
+#define HMRT_HD
+#endif
+
+#endif  // HMRT_CORE_HOST_DEVICE_H
