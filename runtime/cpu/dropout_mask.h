@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/float16.h"  // HMRT_HD
+#include "core/host_device.h"
 
 namespace hmrt {
 
@@ -23,6 +23,12 @@ HMRT_HD inline uint64_t splitmix(uint64_t s, uint64_t j) {
   return mix64(s + (j + 1) * 0x9E3779B97F4A7C15ull);
 }
 
+// What a kept element is multiplied by: 1 / (1 - ratio), 0 when everything
+// drops.
+HMRT_HD inline float dropout_scale(float ratio) {
+  return ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
+}
+
 // Element i of a dropout of `ratio` keyed by (seed, counter) is kept iff
 // its draw, (bits >> 11) * 2^-53, is at least ratio.
 struct DropoutMask {
@@ -32,7 +38,7 @@ struct DropoutMask {
       : key(splitmix(seed, counter)),
         // (bits >> 11) >= ceil(ratio * 2^53); ratio * 2^53 is exact.
         threshold(uint64_t(std::ceil(double(ratio) * 0x1p53))),
-        scale(ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f) {}
+        scale(dropout_scale(ratio)) {}
   HMRT_HD bool keep(uint64_t i) const { return (splitmix(key, i) >> 11) >= threshold; }
 };
 

@@ -5,6 +5,7 @@
 
 #include "core/internal.h"
 #include "cpu/adamw_update.h"
+#include "cpu/arg_checks.h"
 #include "hmrt/kernels.h"
 
 namespace {
@@ -30,11 +31,8 @@ hmrt_status hmrt_adamw_step(float* param, const float* grad, float* exp_avg,
   HMRT_CHECK_PTR(fn, grad, n);
   HMRT_CHECK_PTR(fn, exp_avg, n);
   HMRT_CHECK_PTR(fn, exp_avg_sq, n);
-  HMRT_CHECK_ARG(step >= 1, "%s: step must be >= 1 (1-based), got %lld", fn,
-                 (long long)step);
-  HMRT_CHECK_ARG(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1,
-                 "%s: betas must be in [0, 1), got %g and %g", fn, beta1,
-                 beta2);
+  hmrt_status st = check_adamw_args(fn, step, beta1, beta2);
+  if (st != HMRT_OK) return st;
   const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
     adamw_update_n(s, grad + lo, param + lo, exp_avg + lo, exp_avg_sq + lo,
@@ -53,8 +51,8 @@ hmrt_status hmrt_sgd_step(float* param, const float* grad,
   HMRT_CHECK_PTR(fn, param, n);
   HMRT_CHECK_PTR(fn, grad, n);
   if (momentum != 0.0) HMRT_CHECK_PTR(fn, momentum_buf, n);
-  HMRT_CHECK_ARG(!nesterov || (momentum > 0.0 && dampening == 0.0),
-                 "%s: nesterov needs momentum > 0 and dampening == 0", fn);
+  hmrt_status st = check_sgd_args(fn, momentum, dampening, nesterov);
+  if (st != HMRT_OK) return st;
   const SgdScalars s(lr, momentum, dampening, weight_decay, nesterov, first_step);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)

@@ -8,6 +8,7 @@
 
 #include "core/internal.h"
 #include "cpu/adamw_update.h"
+#include "cpu/arg_checks.h"
 #include "hmrt/kernels.h"
 
 namespace hmrt {
@@ -216,11 +217,8 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
   HMRT_CHECK_PTR(fn, exp_avg_sq_codes, n);
   HMRT_CHECK_PTR(fn, exp_avg_absmax, ceil_div(n, kBlock));
   HMRT_CHECK_PTR(fn, exp_avg_sq_absmax, ceil_div(n, kBlock));
-  HMRT_CHECK_ARG(step >= 1, "%s: step must be >= 1 (1-based), got %lld", fn,
-                 (long long)step);
-  HMRT_CHECK_ARG(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1,
-                 "%s: betas must be in [0, 1), got %g and %g", fn, beta1,
-                 beta2);
+  hmrt_status st = check_adamw_args(fn, step, beta1, beta2);
+  if (st != HMRT_OK) return st;
   const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
   const QuantMap& smap = qmap(true);
   const QuantMap& umap = qmap(false);

@@ -28,6 +28,7 @@
 #include "core/plan.h"
 #include "core/reduce_math.h"
 #include "core/internal.h"
+#include "cpu/arg_checks.h"
 #include "cpu/dropout_mask.h"
 #include "cpu/ew_ops.h"
 #include "cpu/shape_check.h"
@@ -493,12 +494,6 @@ inline bool equal_elems(typename DType<DT>::T a, typename DType<DT>::T b) {
 
 // unravel_xy and sum_run: core/reduce_math.h.
 
-
-hmrt_status check_ratio(const char* fn, float ratio) {
-  HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f,
-                 "%s: ratio must be in [0, 1], got %g", fn, double(ratio));
-  return HMRT_OK;
-}
 
 }  // namespace
 }  // namespace hmrt
@@ -1250,7 +1245,7 @@ hmrt_status hmrt_dropout_f32(const float* x, float* y, uint8_t* mask,
   HMRT_CHECK_SIZE(fn, n);
   HMRT_CHECK_DATA(fn, x, n);
   HMRT_CHECK_DATA(fn, y, n);
-  hmrt_status st = check_ratio(fn, ratio);
+  hmrt_status st = check_dropout_ratio(fn, ratio);
   if (st != HMRT_OK) return st;
   if (ratio == 0.0f) {
     if (x != y)
@@ -1278,9 +1273,9 @@ hmrt_status hmrt_dropout_backward_f32(const float* dy, const uint8_t* mask,
   HMRT_CHECK_DATA(fn, dy, n);
   HMRT_CHECK_DATA(fn, mask, n);
   HMRT_CHECK_DATA(fn, dx, n);
-  hmrt_status st = check_ratio(fn, ratio);
+  hmrt_status st = check_dropout_ratio(fn, ratio);
   if (st != HMRT_OK) return st;
-  const float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
+  const float scale = dropout_scale(ratio);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
   });

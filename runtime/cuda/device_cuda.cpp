@@ -33,11 +33,13 @@
 #include "core/backend.h"
 #include "core/internal.h"
 #include "core/optim_math.h"
+#include "cpu/arg_checks.h"
 #include "cpu/cpu_stream.h"
 #include "cpu/nn_ops_shared.h"
 #include "cpu/shape_check.h"
 #include "cpu/storage_file.h"
 #include "cuda/cuda_kernels.h"
+#include "hmrt/io.h"  // hmrt_dtype_size
 #include "hmrt/kernel_table.h"
 
 namespace hmrt {
@@ -66,9 +68,7 @@ struct Context {
   std::mutex mutex;  // one kernel at a time on `stream`
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
-  double* partials = nullptr;  // the gradient norm's scratch
-  size_t partial_count = 0;
-  void* scratch = nullptr;  // index tables (gather)
+  void* scratch = nullptr;  // the gradient norm's partial sums, Gather's index tables
   size_t scratch_bytes = 0;
 };
 Context* g_context = nullptr;
@@ -196,17 +196,6 @@ hmrt_status cuda_sgemm_strided_batched(int ta, int tb, int64_t m, int64_t n,
   return finish(fn, 0);
 }
 
-size_t dtype_bytes(int32_t dtype) {
-  switch (dtype) {
-    case HMRT_DTYPE_U8: case HMRT_DTYPE_I8: case HMRT_DTYPE_BOOL: return 1;
-    case HMRT_DTYPE_U16: case HMRT_DTYPE_I16: case HMRT_DTYPE_F16:
-    case HMRT_DTYPE_BF16: return 2;
-    case HMRT_DTYPE_F32: case HMRT_DTYPE_I32: case HMRT_DTYPE_U32: return 4;
-    case HMRT_DTYPE_I64: case HMRT_DTYPE_F64: case HMRT_DTYPE_U64: return 8;
-    default: return 0;
-  }
-}
-
 // The casts among float, binary16 and bfloat16 the GPU has; 0 for others.
 bool cast_kind(int32_t from, int32_t to, cuda::Cast* kind) {
   using cuda::Cast;
@@ -229,8 +218,8 @@ bool cast_kind(int32_t from, int32_t to, cuda::Cast* kind) {
 
 hmrt_status cuda_cast(int32_t from, const void* x, int32_t to, void* y, int64_t n) {
   const char* fn = "hmrt_cast (cuda)";
-  HMRT_CHECK_ARG(dtype_bytes(from) != 0, "%s: unsupported from_dtype %d", fn, (int)from);
-  HMRT_CHECK_ARG(dtype_bytes(to) != 0, "%s: unsupported to_dtype %d", fn, (int)to);
+  HMRT_CHECK_ARG(hmrt_dtype_size(from) != 0, "%s: unsupported from_dtype %d", fn, (int)from);
+  HMRT_CHECK_ARG(hmrt_dtype_size(to) != 0, "%s: unsupported to_dtype %d", fn, (int)to);
   HMRT_CHECK_SIZE(fn, n);
   HMRT_CHECK_GPU(fn, x, n);
   HMRT_CHECK_GPU(fn, y, n);
@@ -239,7 +228,7 @@ hmrt_status cuda_cast(int32_t from, const void* x, int32_t to, void* y, int64_t 
   if (from == to && from != HMRT_DTYPE_BOOL) {
     if (x == y) return HMRT_OK;
     HMRT_CUDA_CALL(fn, "the copy",
-                   cudaMemcpyAsync(y, x, size_t(n) * dtype_bytes(from),
+                   cudaMemcpyAsync(y, x, size_t(n) * hmrt_dtype_size(from),
                                    cudaMemcpyDefault, g_context->stream));
     return finish(fn, 0);
   }
@@ -265,6 +254,19 @@ hmrt_status cuda_fill(void* y, int64_t n, const void* value, size_t elem_size) {
   return finish(fn, cuda::fill(g_context->stream, y, n, bits, elem_size));
 }
 
+// At least `bytes` of the context's device scratch (under its mutex).
+hmrt_status scratch(const char* fn, size_t bytes, void** out) {
+  if (g_context->scratch_bytes < bytes) {
+    cudaFree(g_context->scratch);
+    g_context->scratch = nullptr;
+    g_context->scratch_bytes = 0;
+    HMRT_CUDA_CALL(fn, "allocating scratch", cudaMalloc(&g_context->scratch, bytes));
+    g_context->scratch_bytes = bytes;
+  }
+  *out = g_context->scratch;
+  return HMRT_OK;
+}
+
 hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
                              int64_t count, float* out) {
   const char* fn = "hmrt_global_norm (cuda)";
@@ -281,28 +283,23 @@ hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
     first[b + 1] = first[b] + size_t(sizes[b] > 4096 ? ceil_div(sizes[b], 4096) : 1);
   }
   std::lock_guard<std::mutex> lock(g_context->mutex);
-  if (g_context->partial_count < first[count]) {
-    cudaFree(g_context->partials);
-    g_context->partials = nullptr;
-    g_context->partial_count = 0;
-    HMRT_CUDA_CALL(fn, "allocating partial sums",
-                   cudaMalloc(&g_context->partials, first[count] * sizeof(double)));
-    g_context->partial_count = first[count];
-  }
+  void* space = nullptr;
+  hmrt_status st = scratch(fn, first[count] * sizeof(double), &space);
+  if (st != HMRT_OK) return st;
+  double* partials = static_cast<double*>(space);
   for (int64_t b = 0; b < count; ++b) {
     if (sizes[b] == 0) continue;
     const int launch = cuda::sum_squares_partials(g_context->stream, buffers[b], sizes[b],
-                                                  g_context->partials + first[b]);
+                                                  partials + first[b]);
     if (launch != 0) return finish(fn, launch);
   }
   std::vector<double> partial(first[count], 0.0);
   if (!partial.empty())
     HMRT_CUDA_CALL(fn, "reading the partial sums",
-                   cudaMemcpyAsync(partial.data(), g_context->partials,
+                   cudaMemcpyAsync(partial.data(), partials,
                                    partial.size() * sizeof(double),
                                    cudaMemcpyDeviceToHost, g_context->stream));
-  hmrt_status st = finish(fn, 0);
-  if (st != HMRT_OK) return st;
+  if ((st = finish(fn, 0)) != HMRT_OK) return st;
   // cpu/gradnorm.cpp's order: chunks in order per buffer, buffers in order.
   double total = 0.0;
   for (int64_t b = 0; b < count; ++b) {
@@ -336,10 +333,8 @@ hmrt_status cuda_adamw_step(float* param, const float* grad, float* exp_avg,
   HMRT_CHECK_GPU(fn, grad, n);
   HMRT_CHECK_GPU(fn, exp_avg, n);
   HMRT_CHECK_GPU(fn, exp_avg_sq, n);
-  HMRT_CHECK_ARG(step >= 1, "%s: step must be >= 1 (1-based), got %lld", fn,
-                 (long long)step);
-  HMRT_CHECK_ARG(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1,
-                 "%s: betas must be in [0, 1), got %g and %g", fn, beta1, beta2);
+  hmrt_status st = check_adamw_args(fn, step, beta1, beta2);
+  if (st != HMRT_OK) return st;
   const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
   std::lock_guard<std::mutex> lock(g_context->mutex);
   return finish(fn, cuda::adamw(g_context->stream, s, param, grad, exp_avg, exp_avg_sq, n));
@@ -354,8 +349,8 @@ hmrt_status cuda_sgd_step(float* param, const float* grad, float* momentum_buf,
   HMRT_CHECK_GPU(fn, param, n);
   HMRT_CHECK_GPU(fn, grad, n);
   if (momentum != 0.0) HMRT_CHECK_GPU(fn, momentum_buf, n);
-  HMRT_CHECK_ARG(!nesterov || (momentum > 0.0 && dampening == 0.0),
-                 "%s: nesterov needs momentum > 0 and dampening == 0", fn);
+  hmrt_status st = check_sgd_args(fn, momentum, dampening, nesterov);
+  if (st != HMRT_OK) return st;
   const SgdScalars s(lr, momentum, dampening, weight_decay, nesterov, first_step);
   std::lock_guard<std::mutex> lock(g_context->mutex);
   return finish(fn, cuda::sgd(g_context->stream, s, param, grad, momentum_buf, n));
@@ -498,18 +493,6 @@ hmrt_status cuda_slice_backward_f32(const float* dy, int32_t rank, const int64_t
   return finish(fn, cuda::plan_copy(g_context->stream, p, dy, dx + base, sizeof(float)));
 }
 
-// At least `bytes` of the context's device scratch (under its mutex).
-hmrt_status scratch(const char* fn, size_t bytes, void** out) {
-  if (g_context->scratch_bytes < bytes) {
-    cudaFree(g_context->scratch);
-    g_context->scratch = nullptr;
-    g_context->scratch_bytes = 0;
-    HMRT_CUDA_CALL(fn, "allocating scratch", cudaMalloc(&g_context->scratch, bytes));
-    g_context->scratch_bytes = bytes;
-  }
-  *out = g_context->scratch;
-  return HMRT_OK;
-}
 
 // The indices of a Gather read to the host and checked there as the CPU
 // checks them (check_gather), then made non-negative.
@@ -700,12 +683,6 @@ hmrt_status cuda_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx, fl
   return finish(fn, cuda::reduce_to(g_context->stream, plan, x, y, ny));
 }
 
-hmrt_status check_ratio(const char* fn, float ratio) {
-  HMRT_CHECK_ARG(ratio >= 0.0f && ratio <= 1.0f, "%s: ratio must be in [0, 1], got %g", fn,
-                 double(ratio));
-  return HMRT_OK;
-}
-
 hmrt_status cuda_dropout_f32(const float* x, float* y, uint8_t* mask, int64_t n, float ratio,
                              uint64_t seed, uint64_t counter) {
   const char* fn = "hmrt_dropout_f32 (cuda)";
@@ -713,7 +690,7 @@ hmrt_status cuda_dropout_f32(const float* x, float* y, uint8_t* mask, int64_t n,
   HMRT_CHECK_GPU(fn, x, n);
   HMRT_CHECK_GPU(fn, y, n);
   if (mask != nullptr) HMRT_CHECK_GPU(fn, mask, n);
-  hmrt_status st = check_ratio(fn, ratio);
+  hmrt_status st = check_dropout_ratio(fn, ratio);
   if (st != HMRT_OK) return st;
   // ratio 0 keeps everything: the mask's draws are all kept and scale is 1.
   const DropoutMask drop(ratio, seed, counter);
@@ -728,9 +705,9 @@ hmrt_status cuda_dropout_backward_f32(const float* dy, const uint8_t* mask, floa
   HMRT_CHECK_GPU(fn, dy, n);
   HMRT_CHECK_GPU(fn, mask, n);
   HMRT_CHECK_GPU(fn, dx, n);
-  hmrt_status st = check_ratio(fn, ratio);
+  hmrt_status st = check_dropout_ratio(fn, ratio);
   if (st != HMRT_OK) return st;
-  const float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
+  const float scale = dropout_scale(ratio);
   std::lock_guard<std::mutex> lock(g_context->mutex);
   return finish(fn, cuda::dropout_backward(g_context->stream, scale, dy, mask, dx, n));
 }
