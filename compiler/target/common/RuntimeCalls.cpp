@@ -215,11 +215,11 @@ namespace {
 
 LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
   auto call = [&](StringRef callee, SmallVector<Arg> args) {
-    calls.push_back(Call{callee.str(), std::move(args), /*checked=*/true});
+    calls.push_back(Call{callee.str(), std::move(args), Call::Kind::Kernel});
     return success();
   };
   auto copy = [&](Arg to, Arg from, int64_t bytes) {
-    calls.push_back(Call{"std::memmove", {to, from, integer(bytes)}, /*checked=*/false});
+    calls.push_back(Call{"", {to, from, integer(bytes)}, Call::Kind::Copy});
     return success();
   };
   auto unary = [&](Value x, Value y, StringRef kind) {

@@ -59,13 +59,16 @@ struct Arg {
   int64_t byteOffset = 0; ///< Data, Persistent: bytes past the start (an update's chunk)
 };
 
-/// A call of the runtime: `callee(args...)`. A checked call returns an
-/// hmrt_status that the program checks; an unchecked one is a C library
-/// call (std::memmove).
+/// A call of the runtime: a kernel `callee(args...)` returning an
+/// hmrt_status the program checks, or a copy of `args` = (destination,
+/// source, bytes) between memory the program addresses, which each target
+/// makes its own way (the CPU target: through the execution context, so that
+/// the device's memory need not be the host's).
 struct Call {
-  std::string callee;
+  enum class Kind { Kernel, Copy };
+  std::string callee; ///< the kernel's C name; empty for a copy
   llvm::SmallVector<Arg> args;
-  bool checked = true;
+  Kind kind = Kind::Kernel;
 };
 
 /// The calls that compute `op` of a scheduled program, in order: none for a

@@ -561,7 +561,7 @@ private:
       SmallVector<Args> groups;
       for (const rt::Arg &a : c.args)
         groups.push_back(materialize(a, step, lr));
-      if (c.callee == "std::memmove") { // a copy between arenas, through the device
+      if (c.kind == rt::Call::Kind::Copy) { // between arenas or from static data
         groups.insert(groups.begin(), val(exec));
         call("hmrt_exec_copy", groups);
       } else if (runsOnHost(op)) {
