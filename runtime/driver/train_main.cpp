@@ -32,7 +32,6 @@
 #include "io/json_util.h"
 
 #if defined(__unix__) || defined(__APPLE__)
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -991,7 +990,7 @@ void Trainer::load_weights() {
   }
   constexpr uint64_t kPiece = uint64_t{4} << 20;
   std::vector<char> piece;
-  std::map<std::string, int> files;  // location -> descriptor
+  std::map<std::string, hmrt::io::File> files;  // by path, opened once
   for (int32_t k = 0; k < p_->num_params; ++k) {
     const hmrt_tensor_desc& d = p_->params[k];
     const hmrt_weight_source& src = sources[k];
@@ -1009,34 +1008,35 @@ void Trainer::load_weights() {
       die("%s: parameter '%s' is %llu bytes but its external data is %llu", flag, d.name,
           (unsigned long long)d.bytes, (unsigned long long)src.length);
     const std::string path = (dir / rel).string();
-    auto it = files.find(path);
-    if (it == files.end()) {
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) die("%s: cannot open %s: %s", flag, path.c_str(), std::strerror(errno));
-      it = files.emplace(path, fd).first;
+    auto [it, fresh] = files.try_emplace(path);
+    hmrt::io::File& f = it->second;
+    if (fresh) {
+      // A regular file only: opening a FIFO would block.
+      if (!fs::exists(path, ec))
+        die("%s: cannot open %s: %s", flag, path.c_str(), std::strerror(ENOENT));
+      if (!fs::is_regular_file(path, ec)) die("%s: %s is not a regular file", flag, path.c_str());
+      if (!f.open(path.c_str(), "rb"))
+        die("%s: cannot open %s: %s", flag, path.c_str(), hmrt::io::errno_text().c_str());
     }
-    const int fd = it->second;
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-      die("%s: %s is not a regular file", flag, path.c_str());
-    if (uint64_t(st.st_size) < src.offset || uint64_t(st.st_size) - src.offset < src.length)
-      die("%s: %s is %llu bytes, too short for parameter '%s' (bytes %llu to %llu)", flag,
-          path.c_str(), (unsigned long long)st.st_size, d.name,
-          (unsigned long long)src.offset, (unsigned long long)(src.offset + src.length));
+    const int64_t size = hmrt::io::file_size(f.get());
+    if (size < 0 || uint64_t(size) < src.offset || uint64_t(size) - src.offset < src.length)
+      die("%s: %s is %lld bytes, too short for parameter '%s' (bytes %llu to %llu)", flag,
+          path.c_str(), (long long)size, d.name, (unsigned long long)src.offset,
+          (unsigned long long)(src.offset + src.length));
+    if (!hmrt::io::seek(f.get(), int64_t(src.offset)))
+      die("%s: cannot seek in %s: %s", flag, path.c_str(), hmrt::io::errno_text().c_str());
     hmrt_buffer* arena = hmrt_exec_arena(exec_.get(), d.tier);
     for (uint64_t done = 0; done < src.length;) {
       const uint64_t len = std::min(kPiece, src.length - done);
       piece.resize(size_t(len));
-      const ssize_t got = ::pread(fd, piece.data(), size_t(len), off_t(src.offset + done));
-      if (got != ssize_t(len))
+      if (std::fread(piece.data(), 1, size_t(len), f.get()) != size_t(len))
         die("%s: cannot read %s: %s", flag, path.c_str(),
-            got < 0 ? std::strerror(errno) : "short read");
+            std::ferror(f.get()) ? hmrt::io::errno_text().c_str() : "short read");
       if (hmrt_copy_from_host(arena, d.offset + done, piece.data(), len) != HMRT_OK)
         die("%s: cannot write parameter '%s': %s", flag, d.name, last_error().c_str());
       done += len;
     }
   }
-  for (auto& [path, fd] : files) ::close(fd);
   log("read %d parameters from %s\n", (int)p_->num_params, dir.string().c_str());
 }
 

@@ -759,7 +759,8 @@ int run(int argc, char **argv) {
     return error("--cuda-arch is for --target cuda");
   if (target == Target::Cuda && cudaArch.getNumOccurrences() && hmcc::haveCudaRuntime() &&
       !hmcc::cudaRuntimeHasArch(cudaArch))
-    return error("--cuda-arch " + cudaArch + ": this hmcc's CUDA runtime was built for " +
+    return error("--cuda-arch " + hmcc::escapeText(cudaArch) +
+                 ": this hmcc's CUDA runtime was built for " +
                  hmcc::cudaRuntimeArchs() +
                  " (rebuild it with -DHMRT_CUDA_ARCHITECTURES=NN for sm_NN)");
   if (target == Target::Cuda && !hmcc::haveCudaRuntime())
