@@ -11,7 +11,9 @@
 #   bench/gpu-check.sh run [OUT] on the GPU machine, with build-gpu/bundle
 #                                carried: runs the checks, prints a summary
 #                                and writes the full output under OUT
-#                                (default: build-gpu/results)
+#                                (a new or empty folder; default:
+#                                build-gpu/results, replaced); exits 0 only
+#                                when every check passes
 #
 # What it checks:
 #  1. the CUDA backend's tests (hmrt_cuda_tests): tiers and copies between
@@ -73,6 +75,15 @@ prepare() {
 run() {
   local out=${1:-build-gpu/results}
   local bundle=build-gpu/bundle
+  # Results go in a folder of their own: the default is replaced, a folder
+  # given that already holds something is refused (nothing of the user's is
+  # overwritten).
+  if [ -z "${1:-}" ]; then
+    rm -rf "$out"
+  elif [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+    echo "gpu-check run: $out is not empty; give a new or empty folder" >&2
+    exit 2
+  fi
   mkdir -p "$out"
   [ -x "$bundle/hmrt_cuda_tests" ] || { echo "gpu-check: no $bundle; run 'bench/gpu-check.sh prepare' on the build machine" >&2; exit 2; }
   export LD_LIBRARY_PATH="$PWD/$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -103,8 +114,10 @@ run() {
     --metrics "$out/gpt2-cpu.jsonl" --force >"$out/gpt2-cpu.log" 2>&1 || cpu_status=$?
   if [ "$gpu_status" != 0 ]; then
     gpt2="did not run on the GPU: $(tail -n 1 "$out/gpt2-cuda.log")"
+    status=1
   elif [ "$cpu_status" != 0 ]; then
     gpt2="did not run on the CPU: $(tail -n 1 "$out/gpt2-cpu.log")"
+    status=1
   else
     gpt2=$(python3 - "$out/gpt2-cuda.jsonl" "$out/gpt2-cpu.jsonl" <<'PY'
 import json, sys
@@ -133,5 +146,5 @@ PY
 case "$mode" in
   prepare) prepare ;;
   run) shift; run "$@" ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
