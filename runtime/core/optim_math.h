@@ -84,6 +84,73 @@ HMRT_HD inline void sgd_update(const SgdScalars& s, float g, float& p, float* bu
   p = p + s.neg_lr * d;  // param.add_(d_p, alpha=-lr)
 }
 
+// ONNX's Adagrad (ai.onnx.preview.training), its scalars rounded to float.
+struct OnnxAdagradScalars {
+  float nc, rate, eps;
+  OnnxAdagradScalars(double r, int64_t t, double norm_coefficient, double decay_factor,
+                     double epsilon)
+      : nc(static_cast<float>(norm_coefficient)),
+        rate(static_cast<float>(r / (1.0 + double(t) * decay_factor))),
+        eps(static_cast<float>(epsilon)) {}
+};
+// One element: reads x, g, h; returns the new x and h.
+HMRT_HD inline void onnx_adagrad_update(const OnnxAdagradScalars& s, float x, float g, float h,
+                                        float& x_new, float& h_new) {
+  const float gr = s.nc * x + g;
+  h_new = h + gr * gr;
+  x_new = x - s.rate * gr / (std::sqrt(h_new) + s.eps);
+}
+
+// ONNX's Momentum (standard or Nesterov).
+struct OnnxMomentumScalars {
+  float nc, a, b, rate;
+  bool nesterov;
+  OnnxMomentumScalars(double r, int64_t t, double norm_coefficient, double alpha, double beta,
+                      int nesterov_)
+      : nc(static_cast<float>(norm_coefficient)),
+        a(static_cast<float>(alpha)),
+        b(t > 0 ? static_cast<float>(beta) : 1.0f),
+        rate(static_cast<float>(r)),
+        nesterov(nesterov_ != 0) {}
+};
+HMRT_HD inline void onnx_momentum_update(const OnnxMomentumScalars& s, float x, float g, float v,
+                                         float& x_new, float& v_new) {
+  const float gr = s.nc * x + g;
+  v_new = s.a * v + s.b * gr;
+  x_new = x - s.rate * (s.nesterov ? gr + s.a * v_new : v_new);
+}
+
+// ONNX's Adam.
+struct OnnxAdamScalars {
+  float nc, a, one_minus_a, b, one_minus_b, rate, keep, eps;
+  OnnxAdamScalars(double r, int64_t t, double norm_coefficient, double norm_coefficient_post,
+                  double alpha, double beta, double epsilon)
+      : nc(static_cast<float>(norm_coefficient)),
+        a(static_cast<float>(alpha)),
+        one_minus_a(static_cast<float>(1.0 - alpha)),
+        b(static_cast<float>(beta)),
+        one_minus_b(static_cast<float>(1.0 - beta)),
+        rate(static_cast<float>(t > 0 ? r * std::sqrt(1.0 - std::pow(beta, double(t))) /
+                                            (1.0 - std::pow(alpha, double(t)))
+                                      : r)),
+        keep(static_cast<float>(1.0 - norm_coefficient_post)),
+        eps(static_cast<float>(epsilon)) {}
+};
+HMRT_HD inline void onnx_adam_update(const OnnxAdamScalars& s, float x, float g, float v, float h,
+                                     float& x_new, float& v_new, float& h_new) {
+  const float gr = s.nc * x + g;
+  v_new = s.a * v + s.one_minus_a * gr;
+  h_new = s.b * h + s.one_minus_b * gr * gr;
+  x_new = s.keep * (x - s.rate * (v_new / (std::sqrt(h_new) + s.eps)));
+}
+
+// torch.nn.utils.clip_grad_norm_'s coefficient, in float like PyTorch's
+// tensor arithmetic: min(max_norm / (total_norm + 1e-6), 1); NaN stays NaN.
+HMRT_HD inline float clip_coefficient(float total_norm, float max_norm) {
+  const float c = max_norm / (total_norm + 1e-6f);
+  return c > 1.0f ? 1.0f : c;
+}
+
 }  // namespace hmrt
 
 #endif  // HMRT_CORE_OPTIM_MATH_H

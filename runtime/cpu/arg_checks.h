@@ -33,6 +33,12 @@ inline hmrt_status check_dropout_ratio(const char* fn, float ratio) {
   return HMRT_OK;
 }
 
+// ONNX's optimizers: the update count T.
+inline hmrt_status check_update_count(const char* fn, int64_t t) {
+  HMRT_CHECK_ARG(t >= 0, "%s: the update count T must be >= 0, got %lld", fn, (long long)t);
+  return HMRT_OK;
+}
+
 }  // namespace hmrt
 
 #endif  // HMRT_CPU_ARG_CHECKS_H

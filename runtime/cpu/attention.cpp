@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/attention_layout.h"
 #include "core/internal.h"
 #include "cpu/dropout_mask.h"
 #include "cpu/gemm_internal.h"
@@ -40,13 +41,9 @@ namespace {
 constexpr int64_t kQB = 64;   // query rows per block
 constexpr int64_t kKB = 256;  // keys per tile
 
-struct Attn {
-  int64_t B, H, Hk, T, S, D, group;
-  float scale;
-  bool causal;
+// The layout (core/attention_layout.h) with the bias and the dropout mask.
+struct Attn : AttnLayout {
   const float* bias;
-  int64_t bst[4];  // bias element strides over (b, h, i, j), 0 if broadcast
-  bool bthd;       // tensors are (batch, seq, heads, head_dim)
   const DropoutMask* drop;  // null without dropout
 
   // Drops the probabilities of keys [j0, j0 + n) of row i of head
@@ -54,21 +51,11 @@ struct Attn {
   // (B, H, T, S) probabilities.
   void dropout(const float* row, int64_t head, int64_t i, int64_t j0, int64_t n,
                float* out) const {
-    const uint64_t base = uint64_t((head * T + i) * S + j0);
+    const uint64_t base = prob_index(head, i, j0);
     for (int64_t j = 0; j < n; ++j)
       out[j] = drop->keep(base + uint64_t(j)) ? row[j] * drop->scale : 0.0f;
   }
 
-  // Row strides of the query-side and kv-side tensors.
-  int64_t ldq() const { return bthd ? H * D : D; }
-  int64_t ldk() const { return bthd ? Hk * D : D; }
-  // Row 0 of query head h (q, out, dout, dq) and of its kv head (k, v, dk, dv).
-  int64_t q_off(int64_t b, int64_t h) const {
-    return bthd ? b * T * H * D + h * D : (b * H + h) * T * D;
-  }
-  int64_t kv_off(int64_t b, int64_t kvh) const {
-    return bthd ? b * S * Hk * D + kvh * D : (b * Hk + kvh) * S * D;
-  }
   template <class F>
   F* q_head(F* q, int64_t b, int64_t h) const { return q + q_off(b, h); }
   template <class F>
@@ -77,44 +64,11 @@ struct Attn {
   int64_t kend(int64_t i1) const { return causal ? std::min(S, i1) : S; }
 };
 
-hmrt_status check(const char* fn, const Attn& a, const int64_t* bias_dims,
-                  float dropout) {
-  HMRT_CHECK_ARG(dropout >= 0.0f && dropout <= 1.0f,
-                 "%s: dropout must be in [0, 1], got %g", fn, double(dropout));
-  HMRT_CHECK_SIZE(fn, a.B);
-  HMRT_CHECK_SIZE(fn, a.T);
-  HMRT_CHECK_SIZE(fn, a.S);
-  HMRT_CHECK_ARG(a.H >= 1 && a.Hk >= 1 && a.H % a.Hk == 0,
-                 "%s: heads (%lld) must be a positive multiple of kv_heads (%lld)",
-                 fn, (long long)a.H, (long long)a.Hk);
-  HMRT_CHECK_ARG(a.D >= 1, "%s: head_dim must be >= 1, got %lld", fn,
-                 (long long)a.D);
-  HMRT_CHECK_ARG(!a.causal || a.T == a.S,
-                 "%s: causal attention needs q_len == kv_len (%lld, %lld)", fn,
-                 (long long)a.T, (long long)a.S);
-  if (a.bias) {
-    HMRT_CHECK_ARG(bias_dims != nullptr, "%s: bias without bias_dims", fn);
-    const int64_t full[4] = {a.B, a.H, a.T, a.S};
-    for (int d = 0; d < 4; ++d)
-      HMRT_CHECK_ARG(bias_dims[d] == 1 || bias_dims[d] == full[d],
-                     "%s: bias dim %d is %lld: it must be 1 or %lld", fn, d,
-                     (long long)bias_dims[d], (long long)full[d]);
-  }
-  return HMRT_OK;
-}
-
 Attn make(const float* bias, const int64_t* bias_dims, int64_t B, int64_t H,
           int64_t Hk, int64_t T, int64_t S, int64_t D, float scale,
           int32_t flags, const DropoutMask* drop) {
-  Attn a{B,    H,    Hk, T, S, D, Hk > 0 ? H / Hk : 1, scale, (flags & HMRT_ATTENTION_CAUSAL) != 0,
-         bias, {0, 0, 0, 0}, (flags & HMRT_ATTENTION_BTHD) != 0, drop};
-  if (bias && bias_dims) {
-    for (int64_t s = 1, d = 3; d >= 0; --d) {
-      a.bst[d] = bias_dims[d] == 1 ? 0 : s;
-      s *= bias_dims[d];
-    }
-  }
-  return a;
+  return Attn{AttnLayout::make(bias ? bias_dims : nullptr, B, H, Hk, T, S, D, scale, flags),
+              bias, drop};
 }
 
 // Scratch per thread: `tiles` (kQB x kKB) tiles, `rows` floats per query
@@ -166,6 +120,32 @@ inline void exp_shifted(float* x, float c, int64_t n) {
 }  // namespace
 }  // namespace hmrt
 
+hmrt_status hmrt::check_attention(const char* fn, const AttnLayout& a, const float* bias,
+                                  const int64_t* bias_dims, float dropout) {
+  HMRT_CHECK_ARG(dropout >= 0.0f && dropout <= 1.0f,
+                 "%s: dropout must be in [0, 1], got %g", fn, double(dropout));
+  HMRT_CHECK_SIZE(fn, a.B);
+  HMRT_CHECK_SIZE(fn, a.T);
+  HMRT_CHECK_SIZE(fn, a.S);
+  HMRT_CHECK_ARG(a.H >= 1 && a.Hk >= 1 && a.H % a.Hk == 0,
+                 "%s: heads (%lld) must be a positive multiple of kv_heads (%lld)",
+                 fn, (long long)a.H, (long long)a.Hk);
+  HMRT_CHECK_ARG(a.D >= 1, "%s: head_dim must be >= 1, got %lld", fn,
+                 (long long)a.D);
+  HMRT_CHECK_ARG(!a.causal || a.T == a.S,
+                 "%s: causal attention needs q_len == kv_len (%lld, %lld)", fn,
+                 (long long)a.T, (long long)a.S);
+  if (bias) {
+    HMRT_CHECK_ARG(bias_dims != nullptr, "%s: bias without bias_dims", fn);
+    const int64_t full[4] = {a.B, a.H, a.T, a.S};
+    for (int d = 0; d < 4; ++d)
+      HMRT_CHECK_ARG(bias_dims[d] == 1 || bias_dims[d] == full[d],
+                     "%s: bias dim %d is %lld: it must be 1 or %lld", fn, d,
+                     (long long)bias_dims[d], (long long)full[d]);
+  }
+  return HMRT_OK;
+}
+
 extern "C" {
 
 hmrt_status hmrt_attention_forward(const float* q, const float* k,
@@ -181,7 +161,7 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
   const DropoutMask mask(dropout, seed, counter);
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
                       head_dim, scale, flags, dropout > 0.0f ? &mask : nullptr);
-  hmrt_status st = check(fn, a, bias_dims, dropout);
+  hmrt_status st = check_attention(fn, a, bias, bias_dims, dropout);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
   HMRT_CHECK_PTR(fn, q, a.B * a.H * T * D);
@@ -264,7 +244,7 @@ hmrt_status hmrt_attention_backward(
   const DropoutMask mask(dropout, seed, counter);
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
                       head_dim, scale, flags, dropout > 0.0f ? &mask : nullptr);
-  hmrt_status st = check(fn, a, bias_dims, dropout);
+  hmrt_status st = check_attention(fn, a, bias, bias_dims, dropout);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
   const int64_t nq = a.B * a.H * T * D, nk = a.B * a.Hk * S * D;

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "core/internal.h"
+#include "core/ew_math.h"
+#include "cpu/fused_program.h"
 #include "cpu/shape_check.h"
 #include "cpu/vmath.h"
 #include "hmrt/tensor_ops.h"
@@ -24,35 +26,8 @@ namespace {
 
 constexpr int64_t kBlock = 512;  // elements per register block
 constexpr int64_t kGrain = 1 << 13;
-constexpr int64_t kMaxInputs = 64;
-constexpr int64_t kMaxCode = 256;
 
-int arity(int64_t op) {
-  switch (op) {
-    case HMRT_FUSED_ADD: case HMRT_FUSED_SUB: case HMRT_FUSED_MUL:
-    case HMRT_FUSED_DIV: case HMRT_FUSED_POW: case HMRT_FUSED_MAX:
-    case HMRT_FUSED_MIN: case HMRT_FUSED_RELU_GRAD:
-      return 2;
-    case HMRT_FUSED_WHERE:
-      return 3;
-    case HMRT_FUSED_EXP: case HMRT_FUSED_LOG: case HMRT_FUSED_SQRT:
-    case HMRT_FUSED_NEG: case HMRT_FUSED_RECIPROCAL: case HMRT_FUSED_TANH:
-    case HMRT_FUSED_SIGMOID: case HMRT_FUSED_ERF: case HMRT_FUSED_RELU:
-    case HMRT_FUSED_ABS: case HMRT_FUSED_SIGN:
-      return 1;
-    default:
-      return -1;
-  }
-}
-
-// How an input is read: in place (the output's shape, float), one value,
-// or gathered through per-dim strides (0 where broadcast).
-struct Input {
-  enum Kind { Dense, Splat, Gather } kind;
-  const float* f32;
-  const uint8_t* u8;  // a bool input
-  int64_t st[HMRT_MAX_RANK];
-};
+using Input = FusedInput;
 
 // The bool or float element at flat offset `off` of input `in`, as float.
 inline float load(const Input& in, int64_t off) {
@@ -88,30 +63,26 @@ void gather(const Input& in, int32_t rank, const int64_t* dims, int64_t lo,
 }  // namespace
 }  // namespace hmrt
 
-extern "C" {
-
 using namespace hmrt;
 
-hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
-                           const void* const* in, const int64_t* in_bool,
-                           const int64_t* in_dims, float* y, int32_t rank,
-                           const int64_t* dims) {
-  const char* fn = "hmrt_fused_f32";
-  HMRT_CHECK_ARG(n_code >= 1 && n_code <= kMaxCode,
+hmrt_status hmrt::check_fused(const char* fn, int64_t n_code, const int64_t* code,
+                              int64_t n_in, const void* const* in, const int64_t* in_bool,
+                              const int64_t* in_dims, int32_t rank, const int64_t* dims,
+                              int64_t* n, std::vector<FusedInput>* inputs) {
+  HMRT_CHECK_ARG(n_code >= 1 && n_code <= kMaxFusedCode,
                  "%s: n_code must be in [1, %lld], got %lld", fn,
-                 (long long)kMaxCode, (long long)n_code);
-  HMRT_CHECK_ARG(n_in >= 0 && n_in <= kMaxInputs,
+                 (long long)kMaxFusedCode, (long long)n_code);
+  HMRT_CHECK_ARG(n_in >= 0 && n_in <= kMaxFusedInputs,
                  "%s: n_in must be in [0, %lld], got %lld", fn,
-                 (long long)kMaxInputs, (long long)n_in);
+                 (long long)kMaxFusedInputs, (long long)n_in);
   HMRT_CHECK_ARG(code != nullptr, "%s: code is NULL", fn);
   HMRT_CHECK_ARG(n_in == 0 || (in && in_bool && (rank == 0 || in_dims)),
                  "%s: inputs, in_bool or in_dims is NULL", fn);
-  int64_t n = 0;
-  hmrt_status st = check_shape(fn, "y", rank, dims, &n);
+  hmrt_status st = check_shape(fn, "y", rank, dims, n);
   if (st != HMRT_OK) return st;
   for (int64_t i = 0; i < n_code; ++i) {
     const int64_t* ins = code + 4 * i;
-    const int k = arity(ins[0]);
+    const int k = ew::fused_arity(ins[0]);
     HMRT_CHECK_ARG(k > 0, "%s: instruction %lld has unknown op %lld", fn,
                    (long long)i, (long long)ins[0]);
     for (int j = 0; j < 3; ++j) {
@@ -123,9 +94,9 @@ hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
                      fn, (long long)i, j, (long long)ins[1 + j]);
     }
   }
-  std::vector<Input> inputs(static_cast<size_t>(n_in));
+  inputs->assign(static_cast<size_t>(n_in), FusedInput{});
   for (int64_t j = 0; j < n_in; ++j) {
-    Input& x = inputs[size_t(j)];
+    FusedInput& x = (*inputs)[size_t(j)];
     const int64_t* xd = in_dims + j * rank;
     int64_t nx = 1;
     bool full = !in_bool[j];
@@ -141,13 +112,29 @@ hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
       x.st[d] = xd[d] == 1 ? 0 : s;
       s *= xd[d];
     }
-    HMRT_CHECK_ARG(in[j] != nullptr || n == 0,
+    HMRT_CHECK_ARG(in[j] != nullptr || *n == 0,
                    "%s: input %lld is NULL but has %lld elements", fn,
                    (long long)j, (long long)nx);
     x.f32 = in_bool[j] ? nullptr : static_cast<const float*>(in[j]);
     x.u8 = in_bool[j] ? static_cast<const uint8_t*>(in[j]) : nullptr;
-    x.kind = full ? Input::Dense : nx == 1 ? Input::Splat : Input::Gather;
+    x.count = nx;
+    x.kind = full ? FusedInput::Dense : nx == 1 ? FusedInput::Splat : FusedInput::Gather;
   }
+  return HMRT_OK;
+}
+
+extern "C" {
+
+hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
+                           const void* const* in, const int64_t* in_bool,
+                           const int64_t* in_dims, float* y, int32_t rank,
+                           const int64_t* dims) {
+  const char* fn = "hmrt_fused_f32";
+  int64_t n = 0;
+  std::vector<Input> inputs;
+  hmrt_status st = check_fused(fn, n_code, code, n_in, in, in_bool, in_dims, rank, dims, &n,
+                               &inputs);
+  if (st != HMRT_OK) return st;
   HMRT_CHECK_PTR(fn, y, n);
   if (n == 0) return HMRT_OK;
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "core/internal.h"
+#include "core/optim_math.h"
 #include "hmrt/kernels.h"
 
 namespace hmrt {
@@ -88,10 +89,7 @@ hmrt_status hmrt_global_norm(const float* const* buffers, const int64_t* sizes,
 hmrt_status hmrt_clip_coefficient(float total_norm, float max_norm,
                                   float* coef) {
   HMRT_CHECK_ARG(coef != nullptr, "hmrt_clip_coefficient: coef is NULL");
-  // clip_coef = max_norm / (total_norm + 1e-6); clamp(clip_coef, max=1.0).
-  // Computed in float like PyTorch's tensor arithmetic.
-  const float c = max_norm / (total_norm + 1e-6f);
-  *coef = c > 1.0f ? 1.0f : c;  // NaN stays NaN, as torch.clamp
+  *coef = hmrt::clip_coefficient(total_norm, max_norm);
   return HMRT_OK;
 }
 

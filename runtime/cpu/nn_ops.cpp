@@ -407,9 +407,12 @@ bool run_reduce(const float* x, const ReducePlan& p, double divisor,
 
 // Shared checks of the reduce entry points: *count = elements of x,
 // *kept = elements of y, *reduced = elements per group.
-hmrt_status check_reduce(const char* fn, int32_t rank, const int64_t* shape,
-                         const uint8_t* reduce_axis, int64_t* count,
-                         int64_t* kept, int64_t* reduced) {
+}  // namespace
+}  // namespace hmrt
+
+hmrt_status hmrt::check_reduce(const char* fn, int32_t rank, const int64_t* shape,
+                               const uint8_t* reduce_axis, int64_t* count, int64_t* kept,
+                               int64_t* reduced) {
   hmrt_status st = check_shape(fn, "x", rank, shape, 0, count);
   if (st != HMRT_OK) return st;
   HMRT_CHECK_ARG(reduce_axis != nullptr || rank == 0,
@@ -424,9 +427,6 @@ hmrt_status check_reduce(const char* fn, int32_t rank, const int64_t* shape,
   }
   return HMRT_OK;
 }
-
-}  // namespace
-}  // namespace hmrt
 
 // ---- MatMul (over a GEMM engine: cpu/nn_ops_shared.h) ------------------------------------
 
@@ -745,16 +745,13 @@ hmrt_status hmrt_softmax_axis_f32(const float* x, int32_t rank,
                                   int32_t log, float* y) {
   using namespace hmrt;
   const char* fn = "hmrt_softmax_axis_f32";
-  int64_t count;
-  int32_t ax = 0;
-  hmrt_status st = check_shape(fn, "x", rank, shape, 1, &count);
-  if (st == HMRT_OK) st = check_axis(fn, axis, rank, &ax);
+  int64_t outer, n, inner;
+  hmrt_status st = check_softmax_axis(fn, "x", rank, shape, axis, &outer, &n, &inner);
   if (st != HMRT_OK) return st;
+  const int64_t count = outer * n * inner;
   HMRT_CHECK_PTR(fn, x, count);
   HMRT_CHECK_PTR(fn, y, count);
   if (count == 0) return HMRT_OK;
-  const int64_t outer = prod(shape, 0, ax), n = shape[ax],
-                inner = prod(shape, ax + 1, rank);
   if (inner == 1)
     return log ? hmrt_log_softmax_forward(x, y, outer, n)
                : hmrt_softmax_forward(x, y, outer, n);
@@ -802,17 +799,14 @@ hmrt_status hmrt_softmax_axis_backward_f32(const float* y, const float* dy,
                                            float* dx) {
   using namespace hmrt;
   const char* fn = "hmrt_softmax_axis_backward_f32";
-  int64_t count;
-  int32_t ax = 0;
-  hmrt_status st = check_shape(fn, "y", rank, shape, 1, &count);
-  if (st == HMRT_OK) st = check_axis(fn, axis, rank, &ax);
+  int64_t outer, n, inner;
+  hmrt_status st = check_softmax_axis(fn, "y", rank, shape, axis, &outer, &n, &inner);
   if (st != HMRT_OK) return st;
+  const int64_t count = outer * n * inner;
   HMRT_CHECK_PTR(fn, y, count);
   HMRT_CHECK_PTR(fn, dy, count);
   HMRT_CHECK_PTR(fn, dx, count);
   if (count == 0) return HMRT_OK;
-  const int64_t outer = prod(shape, 0, ax), n = shape[ax],
-                inner = prod(shape, ax + 1, rank);
   if (inner == 1)
     return log ? hmrt_log_softmax_backward(y, dy, dx, outer, n)
                : hmrt_softmax_backward(y, dy, dx, outer, n);
@@ -870,6 +864,20 @@ hmrt_status hmrt_softmax_axis_backward_f32(const float* y, const float* dy,
 // ---- LayerNormalization --------------------------------------------------------------
 
 }  // extern "C"
+
+hmrt_status hmrt::check_softmax_axis(const char* fn, const char* what, int32_t rank,
+                                     const int64_t* shape, int32_t axis, int64_t* outer,
+                                     int64_t* n, int64_t* inner) {
+  int64_t count;
+  int32_t ax = 0;
+  hmrt_status st = check_shape(fn, what, rank, shape, 1, &count);
+  if (st == HMRT_OK) st = check_axis(fn, axis, rank, &ax);
+  if (st != HMRT_OK) return st;
+  *outer = prod(shape, 0, ax);
+  *n = shape[ax];
+  *inner = prod(shape, ax + 1, rank);
+  return HMRT_OK;
+}
 
 hmrt_status hmrt::check_layer_norm(const char* fn, int32_t rank, const int64_t* shape,
                                    int32_t axis, int64_t* outer, int64_t* cols) {
@@ -931,23 +939,10 @@ hmrt_status hmrt_layer_norm_backward_f32(const float* dy, const float* x,
                                  outer, cols);
 }
 
-// ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------
+}  // extern "C"
 
-namespace {
-
-struct Sce {
-  int64_t N, C, D, E;  // scores (N, C, D), labels (N, D) = E elements
-  double denom;        // sum of the weights of counted labels (or count)
-  bool ignore;
-  int64_t ignore_index;
-  bool skip(int64_t t) const { return ignore && t == ignore_index; }
-};
-
-hmrt_status check_sce(const char* fn, const float* scores, int32_t rank,
-                      const int64_t* shape, const int64_t* labels,
-                      const float* weights, hmrt_loss_reduction reduction,
-                      int32_t has_ignore, int64_t ignore_index, Sce* s) {
-  using namespace hmrt;
+hmrt_status hmrt::check_sce_shape(const char* fn, int32_t rank, const int64_t* shape,
+                                  hmrt_loss_reduction reduction, Sce* s) {
   int64_t count;
   hmrt_status st = check_shape(fn, "scores", rank, shape, 2, &count);
   if (st != HMRT_OK) return st;
@@ -967,8 +962,11 @@ hmrt_status check_sce(const char* fn, const float* scores, int32_t rank,
   HMRT_CHECK_ARG(s->C > 0 || s->E == 0,
                  "%s: scores %s has no classes (dim 1) but %lld labels", fn,
                  shape_text(rank, shape).s, (long long)s->E);
-  HMRT_CHECK_PTR(fn, scores, count);
-  HMRT_CHECK_PTR(fn, labels, s->E);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt::check_sce_labels(const char* fn, const int64_t* labels, const float* weights,
+                                   int32_t has_ignore, int64_t ignore_index, Sce* s) {
   s->ignore = has_ignore != 0;
   s->ignore_index = ignore_index;
   double denom = 0.0;
@@ -991,6 +989,26 @@ hmrt_status check_sce(const char* fn, const float* scores, int32_t rank,
   }
   s->denom = denom;
   return HMRT_OK;
+}
+
+extern "C" {
+
+// ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------
+
+using hmrt::Sce;
+
+namespace {
+
+hmrt_status check_sce(const char* fn, const float* scores, int32_t rank,
+                      const int64_t* shape, const int64_t* labels,
+                      const float* weights, hmrt_loss_reduction reduction,
+                      int32_t has_ignore, int64_t ignore_index, Sce* s) {
+  using namespace hmrt;
+  hmrt_status st = check_sce_shape(fn, rank, shape, reduction, s);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_PTR(fn, scores, s->E * s->C);
+  HMRT_CHECK_PTR(fn, labels, s->E);
+  return check_sce_labels(fn, labels, weights, has_ignore, ignore_index, s);
 }
 
 // lse[e] = log sum_c exp(scores[n, c, d]) for every label position e.

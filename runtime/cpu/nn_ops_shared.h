@@ -38,6 +38,36 @@ hmrt_status gemm_f32_on(const GemmEngine& e, const float* a, const float* b, con
 hmrt_status check_layer_norm(const char* fn, int32_t rank, const int64_t* shape, int32_t axis,
                              int64_t* outer, int64_t* cols);
 
+// A reduction's arguments (hmrt_reduce_f32, hmrt_reduce_max_backward_f32):
+// x's shape and the reduced axes; count elements of x in groups of
+// `reduced`, `kept` groups.
+hmrt_status check_reduce(const char* fn, int32_t rank, const int64_t* shape,
+                         const uint8_t* reduce_axis, int64_t* count, int64_t* kept,
+                         int64_t* reduced);
+
+// Softmax's arguments (hmrt_softmax_axis_f32 and its gradient): the shape
+// of `what` and the axis, as (outer, n, inner) around the axis.
+hmrt_status check_softmax_axis(const char* fn, const char* what, int32_t rank,
+                               const int64_t* shape, int32_t axis, int64_t* outer, int64_t* n,
+                               int64_t* inner);
+
+// SoftmaxCrossEntropyLoss (hmrt_sce_loss_f32): scores (N, C, D...) with
+// labels (N, D...), E label positions.
+struct Sce {
+  int64_t N, C, D, E;  // D: the product of the dims after C
+  double denom;        // sum of the weights of counted labels (or their count)
+  bool ignore;
+  int64_t ignore_index;
+  bool skip(int64_t t) const { return ignore && t == ignore_index; }
+};
+// The shape and reduction checks; sets N, C, D, E.
+hmrt_status check_sce_shape(const char* fn, int32_t rank, const int64_t* shape,
+                            hmrt_loss_reduction reduction, Sce* s);
+// The labels (host memory) in range or ignored; sets ignore, ignore_index and
+// denom (weights, host memory, nullable).
+hmrt_status check_sce_labels(const char* fn, const int64_t* labels, const float* weights,
+                             int32_t has_ignore, int64_t ignore_index, Sce* s);
+
 }  // namespace hmrt
 
 #endif  // HMRT_CPU_NN_OPS_SHARED_H

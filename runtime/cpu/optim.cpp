@@ -11,11 +11,6 @@
 namespace {
 constexpr int64_t kGrain = 1 << 14;
 
-hmrt_status check_update_count(const char* fn, int64_t t) {
-  HMRT_CHECK_ARG(t >= 0, "%s: the update count T must be >= 0, got %lld", fn,
-                 (long long)t);
-  return HMRT_OK;
-}
 }  // namespace
 
 extern "C" {
@@ -76,16 +71,9 @@ hmrt_status hmrt_onnx_adagrad(const float* x, const float* g, const float* h,
   HMRT_CHECK_PTR(fn, x_new, n);
   HMRT_CHECK_PTR(fn, h_new, n);
   if (hmrt_status st = check_update_count(fn, t)) return st;
-  const float nc = static_cast<float>(norm_coefficient);
-  const float rate = static_cast<float>(r / (1.0 + double(t) * decay_factor));
-  const float eps = static_cast<float>(epsilon);
+  const OnnxAdagradScalars s(r, t, norm_coefficient, decay_factor, epsilon);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      const float xi = x[i], gr = nc * xi + g[i];
-      const float hi_new = h[i] + gr * gr;
-      h_new[i] = hi_new;
-      x_new[i] = xi - rate * gr / (std::sqrt(hi_new) + eps);
-    }
+    for (int64_t i = lo; i < hi; ++i) onnx_adagrad_update(s, x[i], g[i], h[i], x_new[i], h_new[i]);
   });
   return HMRT_OK;
 }
@@ -103,17 +91,9 @@ hmrt_status hmrt_onnx_momentum(const float* x, const float* g, const float* v,
   HMRT_CHECK_PTR(fn, x_new, n);
   HMRT_CHECK_PTR(fn, v_new, n);
   if (hmrt_status st = check_update_count(fn, t)) return st;
-  const float nc = static_cast<float>(norm_coefficient);
-  const float a = static_cast<float>(alpha);
-  const float b = t > 0 ? static_cast<float>(beta) : 1.0f;
-  const float rate = static_cast<float>(r);
+  const OnnxMomentumScalars s(r, t, norm_coefficient, alpha, beta, nesterov);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      const float xi = x[i], gr = nc * xi + g[i];
-      const float vi = a * v[i] + b * gr;
-      v_new[i] = vi;
-      x_new[i] = xi - rate * (nesterov ? gr + a * vi : vi);
-    }
+    for (int64_t i = lo; i < hi; ++i) onnx_momentum_update(s, x[i], g[i], v[i], x_new[i], v_new[i]);
   });
   return HMRT_OK;
 }
@@ -134,23 +114,10 @@ hmrt_status hmrt_onnx_adam(const float* x, const float* g, const float* v,
   HMRT_CHECK_PTR(fn, v_new, n);
   HMRT_CHECK_PTR(fn, h_new, n);
   if (hmrt_status st = check_update_count(fn, t)) return st;
-  const float nc = static_cast<float>(norm_coefficient);
-  const float a = static_cast<float>(alpha), one_minus_a = static_cast<float>(1.0 - alpha);
-  const float b = static_cast<float>(beta), one_minus_b = static_cast<float>(1.0 - beta);
-  const float rate = static_cast<float>(
-      t > 0 ? r * std::sqrt(1.0 - std::pow(beta, double(t))) / (1.0 - std::pow(alpha, double(t)))
-            : r);
-  const float keep = static_cast<float>(1.0 - norm_coefficient_post);
-  const float eps = static_cast<float>(epsilon);
+  const OnnxAdamScalars s(r, t, norm_coefficient, norm_coefficient_post, alpha, beta, epsilon);
   parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      const float xi = x[i], gr = nc * xi + g[i];
-      const float vi = a * v[i] + one_minus_a * gr;
-      const float hi_new = b * h[i] + one_minus_b * gr * gr;
-      v_new[i] = vi;
-      h_new[i] = hi_new;
-      x_new[i] = keep * (xi - rate * (vi / (std::sqrt(hi_new) + eps)));
-    }
+    for (int64_t i = lo; i < hi; ++i)
+      onnx_adam_update(s, x[i], g[i], v[i], h[i], x_new[i], v_new[i], h_new[i]);
   });
   return HMRT_OK;
 }

@@ -27,10 +27,10 @@
 #include "core/float16.h"
 #include "core/plan.h"
 #include "core/reduce_math.h"
+#include "core/ew_math.h"
 #include "core/internal.h"
 #include "cpu/arg_checks.h"
 #include "cpu/dropout_mask.h"
-#include "cpu/ew_ops.h"
 #include "cpu/shape_check.h"
 #include "cpu/vmath.h"
 #include "cpu/vec.h"
@@ -310,23 +310,10 @@ hmrt_status check_binary_args(const char* fn, const void* a, int32_t ra,
   return HMRT_OK;
 }
 
-inline int64_t wrap_add(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) + uint64_t(b));
-}
-inline int64_t wrap_sub(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) - uint64_t(b));
-}
-inline int64_t wrap_mul(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) * uint64_t(b));
-}
-inline int64_t ipow(int64_t a, int64_t e) {  // e >= 0, wrapping
-  uint64_t r = 1, base = uint64_t(a);
-  for (uint64_t k = uint64_t(e); k; k >>= 1) {
-    if (k & 1) r *= base;
-    base *= base;
-  }
-  return int64_t(r);
-}
+using ew::ipow;
+using ew::wrap_add;
+using ew::wrap_mul;
+using ew::wrap_sub;
 
 // ---- dtypes -----------------------------------------------------------------
 
@@ -517,19 +504,11 @@ hmrt_status hmrt_unary_f32(hmrt_unary_op op, const float* x, float* y,
           std::memcpy(y + lo, x + lo, size_t(hi - lo) * sizeof(float));
         });
       break;
-    case HMRT_UNARY_EXP: return vmath_map_f32(HMRT_FUSED_EXP, x, y, n);
-    case HMRT_UNARY_LOG: return vmath_map_f32(HMRT_FUSED_LOG, x, y, n);
-    case HMRT_UNARY_SQRT: return vmath_map_f32(HMRT_FUSED_SQRT, x, y, n);
-    case HMRT_UNARY_NEG: return vmath_map_f32(HMRT_FUSED_NEG, x, y, n);
-    case HMRT_UNARY_RECIPROCAL: return vmath_map_f32(HMRT_FUSED_RECIPROCAL, x, y, n);
-    case HMRT_UNARY_TANH: return vmath_map_f32(HMRT_FUSED_TANH, x, y, n);
-    case HMRT_UNARY_SIGMOID: return vmath_map_f32(HMRT_FUSED_SIGMOID, x, y, n);
-    case HMRT_UNARY_ERF: return vmath_map_f32(HMRT_FUSED_ERF, x, y, n);
-    case HMRT_UNARY_RELU: return vmath_map_f32(HMRT_FUSED_RELU, x, y, n);
-    case HMRT_UNARY_ABS: return vmath_map_f32(HMRT_FUSED_ABS, x, y, n);
-    case HMRT_UNARY_SIGN: return vmath_map_f32(HMRT_FUSED_SIGN, x, y, n);
-    default:
-      return fail(HMRT_INVALID_ARGUMENT, "%s: unknown op %d", fn, (int)op);
+    default: {
+      const int64_t f = ew::fused_of_unary(op);
+      if (f < 0) return fail(HMRT_INVALID_ARGUMENT, "%s: unknown op %d", fn, (int)op);
+      return vmath_map_f32(f, x, y, n);
+    }
   }
   return HMRT_OK;
 }
@@ -617,9 +596,7 @@ hmrt_status hmrt_binary_i64(hmrt_binary_op op, const int64_t* a, int32_t ra,
     case HMRT_BINARY_SUB: binary_plan(p, a, b, y, wrap_sub); break;
     case HMRT_BINARY_MUL: binary_plan(p, a, b, y, wrap_mul); break;
     case HMRT_BINARY_DIV:
-      binary_plan(p, a, b, y, [](int64_t u, int64_t v) {
-        return v == -1 ? wrap_sub(0, u) : u / v;
-      });
+      binary_plan(p, a, b, y, ew::div_i64);
       break;
     case HMRT_BINARY_POW: binary_plan(p, a, b, y, ipow); break;
     case HMRT_BINARY_MAX:

@@ -10,7 +10,7 @@
 #include "core/float16.h"
 #include "core/norm_math.h"
 #include "core/reduce_math.h"
-#include "cpu/ew_ops.h"
+#include "core/ew_math.h"
 #include "cuda/cuda_kernels.h"
 
 namespace hmrt {
@@ -51,6 +51,24 @@ __global__ void sgd_kernel(SgdScalars s, float* p, const float* g, float* buf,
     float pi = p[i];
     sgd_update(s, g[i], pi, buf == nullptr ? nullptr : buf + i);
     p[i] = pi;
+  }
+}
+
+__global__ void onnx_adagrad_kernel(OnnxAdagradScalars s, const float* x, const float* g,
+                                    const float* h, float* x_new, float* h_new, int64_t n) {
+  HMRT_GRID_LOOP(i, n) { onnx_adagrad_update(s, x[i], g[i], h[i], x_new[i], h_new[i]); }
+}
+
+__global__ void onnx_momentum_kernel(OnnxMomentumScalars s, const float* x, const float* g,
+                                     const float* v, float* x_new, float* v_new, int64_t n) {
+  HMRT_GRID_LOOP(i, n) { onnx_momentum_update(s, x[i], g[i], v[i], x_new[i], v_new[i]); }
+}
+
+__global__ void onnx_adam_kernel(OnnxAdamScalars s, const float* x, const float* g,
+                                 const float* v, const float* h, float* x_new, float* v_new,
+                                 float* h_new, int64_t n) {
+  HMRT_GRID_LOOP(i, n) {
+    onnx_adam_update(s, x[i], g[i], v[i], h[i], x_new[i], v_new[i], h_new[i]);
   }
 }
 
@@ -239,6 +257,31 @@ int sgd(void* stream, const SgdScalars& a, float* param, const float* grad,
         float* momentum_buf, int64_t n) {
   if (n == 0) return 0;
   sgd_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(a, param, grad, momentum_buf, n);
+  return launched();
+}
+
+int onnx_adagrad(void* stream, const OnnxAdagradScalars& s, const float* x, const float* g,
+                 const float* h, float* x_new, float* h_new, int64_t n) {
+  if (n == 0) return 0;
+  onnx_adagrad_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(s, x, g, h, x_new,
+                                                                         h_new, n);
+  return launched();
+}
+
+int onnx_momentum(void* stream, const OnnxMomentumScalars& s, const float* x, const float* g,
+                  const float* v, float* x_new, float* v_new, int64_t n) {
+  if (n == 0) return 0;
+  onnx_momentum_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(s, x, g, v, x_new,
+                                                                          v_new, n);
+  return launched();
+}
+
+int onnx_adam(void* stream, const OnnxAdamScalars& s, const float* x, const float* g,
+              const float* v, const float* h, float* x_new, float* v_new, float* h_new,
+              int64_t n) {
+  if (n == 0) return 0;
+  onnx_adam_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(s, x, g, v, h, x_new,
+                                                                      v_new, h_new, n);
   return launched();
 }
 

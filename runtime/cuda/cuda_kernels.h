@@ -25,6 +25,14 @@ int adamw(void* stream, const AdamWScalars& s, float* param, const float* grad,
           float* exp_avg, float* exp_avg_sq, int64_t n);
 int sgd(void* stream, const SgdScalars& s, float* param, const float* grad,
         float* momentum_buf, int64_t n);
+// ONNX's Adagrad, Momentum and Adam (outputs may be the inputs).
+int onnx_adagrad(void* stream, const OnnxAdagradScalars& s, const float* x, const float* g,
+                 const float* h, float* x_new, float* h_new, int64_t n);
+int onnx_momentum(void* stream, const OnnxMomentumScalars& s, const float* x, const float* g,
+                  const float* v, float* x_new, float* v_new, int64_t n);
+int onnx_adam(void* stream, const OnnxAdamScalars& s, const float* x, const float* g,
+              const float* v, const float* h, float* x_new, float* v_new, float* h_new,
+              int64_t n);
 int scale(void* stream, float* x, int64_t n, float s);
 // y[i] = the elem_size bytes at `value` (1, 2, 4 or 8; passed by value).
 int fill(void* stream, void* y, int64_t n, uint64_t value, size_t elem_size);

@@ -38,6 +38,7 @@
 #include "cpu/nn_ops_shared.h"
 #include "cpu/shape_check.h"
 #include "cpu/storage_file.h"
+#include "cuda/context.h"
 #include "cuda/cuda_kernels.h"
 #include "hmrt/io.h"  // hmrt_dtype_size
 #include "hmrt/kernel_table.h"
@@ -48,66 +49,7 @@ namespace {
 // Bounce buffers between storage and the device (pinned, page-aligned).
 constexpr uint64_t kBounce = uint64_t{4} << 20;
 
-hmrt_status cuda_fail(hmrt_status status, const char* fn, const char* what,
-                      cudaError_t e) {
-  cudaGetLastError();  // clears a non-sticky error
-  return fail(status, "%s: %s failed on the GPU: %s (%s)", fn, what,
-              cudaGetErrorString(e), cudaGetErrorName(e));
-}
-
-#define HMRT_CUDA_CALL(fn, what, call)                                   \
-  do {                                                                   \
-    cudaError_t hmrt_e_ = (call);                                        \
-    if (hmrt_e_ != cudaSuccess) return cuda_fail(HMRT_IO_ERROR, fn, what, hmrt_e_); \
-  } while (0)
-
-// What the kernel table's functions share: they are plain function pointers
-// with no device argument.  Created by the first device opened; lives as
-// long as the process.
-struct Context {
-  std::mutex mutex;  // one kernel at a time on `stream`
-  cudaStream_t stream = nullptr;
-  cublasHandle_t blas = nullptr;
-  void* scratch = nullptr;  // the gradient norm's partial sums, Gather's index tables
-  size_t scratch_bytes = 0;
-};
-Context* g_context = nullptr;
-
 const char* blas_error(cublasStatus_t s) { return cublasGetStatusString(s); }
-
-// Waits for the kernel stream and reports what failed.
-hmrt_status finish(const char* fn, int launch) {
-  if (launch != 0)
-    return cuda_fail(HMRT_INTERNAL, fn, "the kernel launch",
-                     static_cast<cudaError_t>(launch));
-  HMRT_CUDA_CALL(fn, "the kernel", cudaStreamSynchronize(g_context->stream));
-  return HMRT_OK;
-}
-
-// `p` must be memory the GPU addresses (device memory, or pinned and
-// mapped host memory), unless count is 0.
-hmrt_status check_gpu_ptr(const char* fn, const char* name, const void* p,
-                          int64_t count) {
-  HMRT_CHECK_ARG(p != nullptr || count == 0,
-                 "%s: %s is NULL but %lld elements are needed", fn, name,
-                 (long long)count);
-  if (count == 0) return HMRT_OK;
-  cudaPointerAttributes attr;
-  const cudaError_t e = cudaPointerGetAttributes(&attr, p);
-  if (e != cudaSuccess) cudaGetLastError();
-  HMRT_CHECK_ARG(e == cudaSuccess && attr.type != cudaMemoryTypeUnregistered &&
-                     attr.devicePointer != nullptr,
-                 "%s: %s is not memory the GPU can address (use the device "
-                 "tier's addresses, hmrt_buffer_device_ptr)",
-                 fn, name);
-  return HMRT_OK;
-}
-
-#define HMRT_CHECK_GPU(fn, p, count)                                  \
-  do {                                                                \
-    hmrt_status hmrt_st_ = check_gpu_ptr(fn, #p, p, count);           \
-    if (hmrt_st_ != HMRT_OK) return hmrt_st_;                         \
-  } while (0)
 
 hmrt_status check_int(const char* fn, const char* name, int64_t v) {
   HMRT_CHECK_ARG(v >= 0 && v <= INT_MAX,
@@ -254,19 +196,6 @@ hmrt_status cuda_fill(void* y, int64_t n, const void* value, size_t elem_size) {
   return finish(fn, cuda::fill(g_context->stream, y, n, bits, elem_size));
 }
 
-// At least `bytes` of the context's device scratch (under its mutex).
-hmrt_status scratch(const char* fn, size_t bytes, void** out) {
-  if (g_context->scratch_bytes < bytes) {
-    cudaFree(g_context->scratch);
-    g_context->scratch = nullptr;
-    g_context->scratch_bytes = 0;
-    HMRT_CUDA_CALL(fn, "allocating scratch", cudaMalloc(&g_context->scratch, bytes));
-    g_context->scratch_bytes = bytes;
-  }
-  *out = g_context->scratch;
-  return HMRT_OK;
-}
-
 hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
                              int64_t count, float* out) {
   const char* fn = "hmrt_global_norm (cuda)";
@@ -356,13 +285,72 @@ hmrt_status cuda_sgd_step(float* param, const float* grad, float* momentum_buf,
   return finish(fn, cuda::sgd(g_context->stream, s, param, grad, momentum_buf, n));
 }
 
-// ---- tensor kernels: the CPU kernel's checks and plan, the GPU's loop ----
-
-hmrt_status check_elem(const char* fn, size_t elem_size) {
-  if (elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8) return HMRT_OK;
-  return fail(HMRT_UNIMPLEMENTED, "%s: elements of %zu bytes are not on the GPU yet (1, 2, 4, 8)",
-              fn, elem_size);
+hmrt_status cuda_clip_coefficient(float total_norm, float max_norm, float* coef) {
+  const char* fn = "hmrt_clip_coefficient (cuda)";
+  HMRT_CHECK_ARG(coef != nullptr, "%s: coef is NULL", fn);
+  HMRT_CHECK_GPU(fn, coef, 1);
+  const float c = clip_coefficient(total_norm, max_norm);
+  HMRT_CUDA_CALL(fn, "writing the coefficient",
+                 cudaMemcpy(coef, &c, sizeof(c), cudaMemcpyHostToDevice));
+  return HMRT_OK;
 }
+
+hmrt_status cuda_onnx_adagrad(const float* x, const float* g, const float* h, float* x_new,
+                              float* h_new, int64_t n, double r, int64_t t,
+                              double norm_coefficient, double decay_factor, double epsilon) {
+  const char* fn = "hmrt_onnx_adagrad (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  HMRT_CHECK_GPU(fn, g, n);
+  HMRT_CHECK_GPU(fn, h, n);
+  HMRT_CHECK_GPU(fn, x_new, n);
+  HMRT_CHECK_GPU(fn, h_new, n);
+  hmrt_status st = check_update_count(fn, t);
+  if (st != HMRT_OK) return st;
+  const OnnxAdagradScalars s(r, t, norm_coefficient, decay_factor, epsilon);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::onnx_adagrad(g_context->stream, s, x, g, h, x_new, h_new, n));
+}
+
+hmrt_status cuda_onnx_momentum(const float* x, const float* g, const float* v, float* x_new,
+                               float* v_new, int64_t n, double r, int64_t t,
+                               double norm_coefficient, double alpha, double beta,
+                               int nesterov) {
+  const char* fn = "hmrt_onnx_momentum (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  HMRT_CHECK_GPU(fn, g, n);
+  HMRT_CHECK_GPU(fn, v, n);
+  HMRT_CHECK_GPU(fn, x_new, n);
+  HMRT_CHECK_GPU(fn, v_new, n);
+  hmrt_status st = check_update_count(fn, t);
+  if (st != HMRT_OK) return st;
+  const OnnxMomentumScalars s(r, t, norm_coefficient, alpha, beta, nesterov);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::onnx_momentum(g_context->stream, s, x, g, v, x_new, v_new, n));
+}
+
+hmrt_status cuda_onnx_adam(const float* x, const float* g, const float* v, const float* h,
+                           float* x_new, float* v_new, float* h_new, int64_t n, double r,
+                           int64_t t, double norm_coefficient, double norm_coefficient_post,
+                           double alpha, double beta, double epsilon) {
+  const char* fn = "hmrt_onnx_adam (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  HMRT_CHECK_GPU(fn, g, n);
+  HMRT_CHECK_GPU(fn, v, n);
+  HMRT_CHECK_GPU(fn, h, n);
+  HMRT_CHECK_GPU(fn, x_new, n);
+  HMRT_CHECK_GPU(fn, v_new, n);
+  HMRT_CHECK_GPU(fn, h_new, n);
+  hmrt_status st = check_update_count(fn, t);
+  if (st != HMRT_OK) return st;
+  const OnnxAdamScalars s(r, t, norm_coefficient, norm_coefficient_post, alpha, beta, epsilon);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::onnx_adam(g_context->stream, s, x, g, v, h, x_new, v_new, h_new, n));
+}
+
+// ---- tensor kernels: the CPU kernel's checks and plan, the GPU's loop ----
 
 hmrt_status cuda_binary_f32(hmrt_binary_op op, const float* a, int32_t ra, const int64_t* sa,
                             const float* b, int32_t rb, const int64_t* sb, float* y, int32_t ry,
@@ -763,6 +751,11 @@ const hmrt_kernels kCudaKernels = [] {
   k.gather_backward_f32 = cuda_gather_backward_f32;
   k.slice_backward_f32 = cuda_slice_backward_f32;
   k.gemm_f32 = cuda_gemm_f32;
+  k.clip_coefficient = cuda_clip_coefficient;
+  k.onnx_adagrad = cuda_onnx_adagrad;
+  k.onnx_momentum = cuda_onnx_momentum;
+  k.onnx_adam = cuda_onnx_adam;
+  add_nn_kernels(&k);
   return k;
 }();
 
@@ -984,7 +977,7 @@ hmrt_status create_context() {
   static cudaError_t cuda_error = cudaSuccess;
   static cublasStatus_t blas_status = CUBLAS_STATUS_SUCCESS;
   std::call_once(once, [] {
-    auto* c = new Context;
+    auto* c = new CudaContext;
     cuda_error = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     if (cuda_error != cudaSuccess) return;
     blas_status = cublasCreate(&c->blas);

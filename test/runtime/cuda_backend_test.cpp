@@ -21,27 +21,12 @@
 #include "hmrt/kernels.h"
 #include "hmrt/program.h"
 #include "hmrt/tensor_ops.h"
+#include "cuda_test_fixture.h"
 #include "test_util.h"
 
 namespace {
 
-std::string last_error() { return hmrt_last_error(); }
-
-struct DeviceCloser {
-  void operator()(hmrt_device* d) const { hmrt_device_close(d); }
-};
-struct BufferFreer {
-  void operator()(hmrt_buffer* b) const { hmrt_buffer_free(b); }
-};
-using DevicePtr = std::unique_ptr<hmrt_device, DeviceCloser>;
-using BufferPtr = std::unique_ptr<hmrt_buffer, BufferFreer>;
-
-const int32_t kTiers[] = {HMRT_TIER_DEVICE, HMRT_TIER_HOST, HMRT_TIER_STORAGE};
-
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
+using namespace hmrt_cuda_test;
 
 TEST(CudaRegistry, ListsCudaAndOpensOrSaysWhyNot) {
   ASSERT_EQ(hmrt_backend_count(), 2);
@@ -64,51 +49,6 @@ TEST(CudaRegistry, ListsCudaAndOpensOrSaysWhyNot) {
   EXPECT_STREQ(k->backend, "cuda");
   EXPECT_EQ(k->size, sizeof(hmrt_kernels));
 }
-
-class Cuda : public ::testing::Test {
- protected:
-  void SetUp() override {
-    hmrt_device* d = nullptr;
-    if (hmrt_device_open("cuda", &d) != HMRT_OK)
-      GTEST_SKIP() << "no GPU here: " << last_error();
-    dev_.reset(d);
-    k_ = hmrt_device_kernels(d);
-  }
-  BufferPtr alloc(int32_t tier, uint64_t bytes) {
-    hmrt_buffer* b = nullptr;
-    EXPECT_EQ(hmrt_buffer_alloc(dev_.get(), tier, bytes, &b), HMRT_OK) << last_error();
-    return BufferPtr(b);
-  }
-  std::vector<uint8_t> read_all(const hmrt_buffer* b) {
-    std::vector<uint8_t> v(hmrt_buffer_size(b));
-    EXPECT_EQ(hmrt_copy_to_host(v.data(), b, 0, v.size()), HMRT_OK) << last_error();
-    return v;
-  }
-  // A device buffer holding `v`, and its kernel address.
-  template <class T>
-  BufferPtr upload(const std::vector<T>& v, T** ptr) {
-    BufferPtr b = alloc(HMRT_TIER_DEVICE, v.size() * sizeof(T) + 4);
-    if (!v.empty()) {
-      EXPECT_EQ(hmrt_copy_from_host(b.get(), 0, v.data(), v.size() * sizeof(T)), HMRT_OK)
-          << last_error();
-    }
-    void* p = nullptr;
-    EXPECT_EQ(hmrt_buffer_device_ptr(b.get(), 0, v.size() * sizeof(T), &p), HMRT_OK)
-        << last_error();
-    *ptr = static_cast<T*>(p);
-    return b;
-  }
-  template <class T>
-  std::vector<T> download(const hmrt_buffer* b, size_t n) {
-    std::vector<T> v(n);
-    if (n != 0) {
-      EXPECT_EQ(hmrt_copy_to_host(v.data(), b, 0, n * sizeof(T)), HMRT_OK) << last_error();
-    }
-    return v;
-  }
-  DevicePtr dev_;
-  const hmrt_kernels* k_ = nullptr;
-};
 
 // Every pair of tiers, blocking and on a stream, at unaligned offsets and
 // over more than one bounce buffer (4 MiB) for storage.

@@ -1,6 +1,6 @@
 // Fused elementwise programs (hmrt_fused_f32) against the same ops run one
 // by one through the one-op kernels, which they must match bit for bit (one
-// per-element function each, cpu/ew_ops.h), and a GELU program against a
+// per-element function each, core/ew_math.h), and a GELU program against a
 // double-precision reference.  Shapes are not multiples of the register
 // block, inputs broadcast in every way the compiler emits (scalars, bias
 // rows, masks over leading dims, bool conditions), and every program runs

@@ -3,16 +3,22 @@
 // (core/plan.h's Plan::offsets) follow the broadcast rule on merged plans of
 // every broadcasting pattern, and the per-element sums of ReduceTo
 // (core/reduce_math.h) and the LayerNorm row (core/norm_math.h) give the CPU
-// kernels' bits.
+// kernels' bits; so do the elementwise ops of core/ew_math.h and the
+// fused-program element of cuda/nn_kernels.h.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
+#include "core/ew_math.h"
 #include "core/plan.h"
 #include "core/norm_math.h"
 #include "core/reduce_math.h"
+#include "cpu/fused_program.h"
+#include "cuda/nn_kernels.h"
 #include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
 #include "test_util.h"
@@ -126,3 +132,83 @@ TEST(Plan, LayerNormRowMatchesTheCpuKernel) {
 }
 
 }  // namespace
+
+namespace ew_math_test {
+
+// Inputs over exp's whole range and its edges, with the special values.
+std::vector<float> sweep() {
+  std::vector<float> x = hmrt_test::random_vec(20000, 9, -110.0f, 95.0f);
+  const std::vector<float> small = hmrt_test::random_vec(4000, 10, -4.5f, 4.5f);
+  x.insert(x.end(), small.begin(), small.end());
+  const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 88.72283f, 88.7229f, -103.97208f,
+                           -103.98f, -87.5f, -100.0f, 4.0f, -4.0f, 1e-30f, -1e-30f,
+                           INFINITY, -INFINITY, NAN};
+  x.insert(x.end(), std::begin(special), std::end(special));
+  return x;
+}
+
+// exp, erf, sigmoid and the exact unary ops of core/ew_math.h, one element
+// at a time as a GPU thread computes them, have the bits of cpu/vmath's
+// vector code (hmrt_unary_f32).
+TEST(EwMath, UnaryOpsMatchVmathBitwise) {
+  const std::vector<float> x = sweep();
+  const int64_t n = int64_t(x.size());
+  for (int op = HMRT_UNARY_EXP; op <= HMRT_UNARY_SIGN; ++op) {
+    if (op == HMRT_UNARY_TANH || op == HMRT_UNARY_LOG || op == HMRT_UNARY_IDENTITY) continue;
+    SCOPED_TRACE("unary op " + std::to_string(op));
+    std::vector<float> want(static_cast<size_t>(n));
+    HMRT_ASSERT_OK(hmrt_unary_f32(hmrt_unary_op(op), x.data(), want.data(), n));
+    const int64_t f = hmrt::ew::fused_of_unary(op);
+    for (int64_t i = 0; i < n; ++i) {
+      const float got = hmrt::ew::fused_apply(f, x[size_t(i)], 0.0f, 0.0f);
+      ASSERT_EQ(std::memcmp(&got, &want[size_t(i)], sizeof(float)), 0)
+          << "x = " << x[size_t(i)] << ": " << got << " vs " << want[size_t(i)];
+    }
+  }
+}
+
+// A fused program with every kind of input (in place, broadcast row,
+// scalar, bool mask) evaluated element by element with the GPU kernel's
+// code (cuda/nn_kernels.h's fused_element over the operands the backend
+// builds from check_fused) gives hmrt_fused_f32's bits.
+TEST(EwMath, FusedElementMatchesTheCpuKernel) {
+  const int64_t dims[3] = {3, 37, 129};
+  const int64_t n = 3 * 37 * 129;
+  const std::vector<float> x = hmrt_test::random_vec(n, 11, -4.0f, 4.0f);
+  const std::vector<float> bias = hmrt_test::random_vec(129, 12, -1.0f, 1.0f);
+  const std::vector<float> half = {0.5f};
+  std::vector<uint8_t> mask(3 * 37);
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = uint8_t((i * 5) % 3 == 0);
+  const std::vector<int64_t> in_dims = {3, 37, 129, 1, 1, 129, 1, 1, 1, 3, 37, 1};
+  const std::vector<int64_t> in_bool = {0, 0, 0, 1};
+  const std::vector<int64_t> code = {
+      HMRT_FUSED_ADD, 0, 1, -1,  HMRT_FUSED_MUL, 4, 2, -1,     HMRT_FUSED_ERF, 5, -1, -1,
+      HMRT_FUSED_SUB, 6, 1, -1,  HMRT_FUSED_DIV, 7, 4, -1,     HMRT_FUSED_SIGMOID, 0, -1, -1,
+      HMRT_FUSED_WHERE, 3, 8, 9, HMRT_FUSED_RELU_GRAD, 0, 10, -1, HMRT_FUSED_MIN, 11, 2, -1,
+      HMRT_FUSED_EXP, 12, -1, -1};
+  const void* in[4] = {x.data(), bias.data(), half.data(), mask.data()};
+  const int64_t n_code = int64_t(code.size() / 4);
+  std::vector<float> want(static_cast<size_t>(n));
+  HMRT_ASSERT_OK(hmrt_fused_f32(n_code, code.data(), 4, in, in_bool.data(), in_dims.data(),
+                                want.data(), 3, dims));
+  int64_t count = 0;
+  std::vector<hmrt::FusedInput> inputs;
+  HMRT_ASSERT_OK(hmrt::check_fused("test", n_code, code.data(), 4, in, in_bool.data(),
+                                   in_dims.data(), 3, dims, &count, &inputs));
+  ASSERT_EQ(count, n);
+  hmrt::cuda::FusedHeader h{};
+  h.rank = 3;
+  h.n_in = 4;
+  h.n_code = int32_t(n_code);
+  for (int d = 0; d < 3; ++d) h.dims[d] = dims[d];
+  std::vector<hmrt::cuda::FusedOperand> ops;
+  for (int j = 0; j < 4; ++j) ops.push_back(hmrt::cuda::fused_operand(inputs[size_t(j)], in[j], 3));
+  float r[hmrt::cuda::kFusedSlots];
+  for (int64_t i = 0; i < n; ++i) {
+    const float got = hmrt::cuda::fused_element(h, ops.data(), code.data(), i, r);
+    ASSERT_EQ(std::memcmp(&got, &want[size_t(i)], sizeof(float)), 0)
+        << "element " << i << ": " << got << " vs " << want[size_t(i)];
+  }
+}
+
+}  // namespace ew_math_test

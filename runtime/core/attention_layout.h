@@ -1,0 +1,70 @@
+// The shape and memory layout of a scaled-dot-product attention call
+// (hmrt_attention_forward / _backward), shared by the CPU kernel
+// (cpu/attention.cpp) and the CUDA backend's: which rows of q, k, v (and
+// out, dout, dq, dk, dv) belong to a head, and where a bias element is.
+#ifndef HMRT_CORE_ATTENTION_LAYOUT_H
+#define HMRT_CORE_ATTENTION_LAYOUT_H
+
+#include <cstdint>
+
+#include "core/host_device.h"
+#include "hmrt/hmrt.h"
+#include "hmrt/kernels.h"
+
+namespace hmrt {
+
+struct AttnLayout {
+  int64_t B, H, Hk, T, S, D;  // batch, heads, kv heads, q_len, kv_len, head_dim
+  int64_t group;              // query heads per kv head
+  float scale;
+  bool causal;
+  bool bthd;       // tensors are (batch, seq, heads, head_dim)
+  int64_t bst[4];  // bias element strides over (b, h, i, j), 0 if broadcast
+
+  // Row strides of the query-side and kv-side tensors.
+  HMRT_HD int64_t ldq() const { return bthd ? H * D : D; }
+  HMRT_HD int64_t ldk() const { return bthd ? Hk * D : D; }
+  // Row 0 of query head h (q, out, dout, dq) and of kv head kvh (k, v, dk, dv).
+  HMRT_HD int64_t q_off(int64_t b, int64_t h) const {
+    return bthd ? b * T * H * D + h * D : (b * H + h) * T * D;
+  }
+  HMRT_HD int64_t kv_off(int64_t b, int64_t kvh) const {
+    return bthd ? b * S * Hk * D + kvh * D : (b * Hk + kvh) * S * D;
+  }
+  // The bias element of query row i and key j of head (b, h).
+  HMRT_HD int64_t bias_off(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    return b * bst[0] + h * bst[1] + i * bst[2] + j * bst[3];
+  }
+  // The flat index of probability (i, j) of head (b, h) in the (B, H, T, S)
+  // tensor hmrt_dropout_f32 would drop; head = b * H + h.
+  HMRT_HD uint64_t prob_index(int64_t head, int64_t i, int64_t j) const {
+    return uint64_t((head * T + i) * S + j);
+  }
+
+  // From the kernel's arguments (flags: HMRT_ATTENTION_*); bias_dims may be
+  // NULL without a bias.
+  static AttnLayout make(const int64_t* bias_dims, int64_t B, int64_t H, int64_t Hk, int64_t T,
+                         int64_t S, int64_t D, float scale, int32_t flags) {
+    AttnLayout a{B,     H,     Hk,
+                 T,     S,     D,
+                 Hk > 0 ? H / Hk : 1, scale, (flags & HMRT_ATTENTION_CAUSAL) != 0,
+                 (flags & HMRT_ATTENTION_BTHD) != 0, {0, 0, 0, 0}};
+    if (bias_dims) {
+      for (int64_t s = 1, d = 3; d >= 0; --d) {
+        a.bst[d] = bias_dims[d] == 1 ? 0 : s;
+        s *= bias_dims[d];
+      }
+    }
+    return a;
+  }
+};
+
+// The argument checks of the attention kernels (cpu/attention.cpp), with
+// their messages: sizes, heads a multiple of kv heads, causal needing
+// q_len == kv_len, a bias's dims each 1 or the full size, dropout in [0, 1].
+hmrt_status check_attention(const char* fn, const AttnLayout& a, const float* bias,
+                            const int64_t* bias_dims, float dropout);
+
+}  // namespace hmrt
+
+#endif  // HMRT_CORE_ATTENTION_LAYOUT_H

@@ -1,0 +1,70 @@
+// What the CUDA backend's kernel-table functions share (cuda/device_cuda.cpp,
+// cuda/nn_ops_cuda.cpp): the kernel context, error reporting, the check that
+// a pointer is GPU memory, and the context's device scratch.
+//
+// The table's entries are plain function pointers with no device argument;
+// each checks its arguments as the CPU kernel does (with its messages),
+// then locks the context, queues its kernels on the context's stream and
+// waits for them (finish): the table's functions are synchronous.
+#ifndef HMRT_CUDA_CONTEXT_H
+#define HMRT_CUDA_CONTEXT_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "hmrt/hmrt.h"
+#include "hmrt/kernel_table.h"
+
+namespace hmrt {
+
+// Created by the first device opened; lives as long as the process.
+struct CudaContext {
+  std::mutex mutex;  // one kernel at a time on `stream`
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  void* scratch = nullptr;  // index tables, partial sums, kernel descriptors
+  size_t scratch_bytes = 0;
+};
+extern CudaContext* g_context;
+
+// Records "<fn>: <what> failed on the GPU: <CUDA's message>" and returns status.
+hmrt_status cuda_fail(hmrt_status status, const char* fn, const char* what, cudaError_t e);
+
+#define HMRT_CUDA_CALL(fn, what, call)                                                  \
+  do {                                                                                  \
+    cudaError_t hmrt_e_ = (call);                                                       \
+    if (hmrt_e_ != cudaSuccess) return ::hmrt::cuda_fail(HMRT_IO_ERROR, fn, what, hmrt_e_); \
+  } while (0)
+
+// Waits for the context's stream after a launch that returned `launch`
+// (a cudaError_t, 0 for success) and reports what failed.
+hmrt_status finish(const char* fn, int launch);
+
+// `p` must be memory the GPU addresses (device memory, or pinned and
+// mapped host memory), unless count is 0.
+hmrt_status check_gpu_ptr(const char* fn, const char* name, const void* p, int64_t count);
+
+#define HMRT_CHECK_GPU(fn, p, count)                                     \
+  do {                                                                   \
+    hmrt_status hmrt_st_ = ::hmrt::check_gpu_ptr(fn, #p, p, count);      \
+    if (hmrt_st_ != HMRT_OK) return hmrt_st_;                            \
+  } while (0)
+
+// At least `bytes` of the context's device scratch (under its mutex; valid
+// until the next call).
+hmrt_status scratch(const char* fn, size_t bytes, void** out);
+
+// Elements of 1, 2, 4 or 8 bytes: what the GPU's copying kernels move.
+hmrt_status check_elem(const char* fn, size_t elem_size);
+
+// Sets the table's entries of cuda/nn_ops_cuda.cpp (attention, fused
+// programs, softmax, cross-entropy, the one-op elementwise kernels).
+void add_nn_kernels(hmrt_kernels* k);
+
+}  // namespace hmrt
+
+#endif  // HMRT_CUDA_CONTEXT_H

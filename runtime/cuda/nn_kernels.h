@@ -1,0 +1,127 @@
+// The CUDA backend's kernels for attention, fused elementwise programs,
+// the one-op elementwise kernels, softmax and cross-entropy
+// (cuda/nn_kernels.cu), as launchers that cuda/nn_ops_cuda.cpp calls after
+// checking the arguments.  Plain C++, as cuda_kernels.h: every launcher
+// queues its work on `stream` and returns the launch's cudaError_t as an
+// int (0: success); the caller synchronizes.  Pointers are device
+// addresses unless said otherwise.
+//
+// Per element the arithmetic is the CPU's (core/ew_math.h: exp and erf are
+// vmath's polynomials, bit for bit); what differs from the CPU is the order
+// of the sums over a row (softmax, log-sum-exp, attention's dot products),
+// and tanh, log and pow, which come from the GPU's math library.
+#ifndef HMRT_CUDA_NN_KERNELS_H
+#define HMRT_CUDA_NN_KERNELS_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/attention_layout.h"
+#include "core/ew_math.h"
+#include "core/host_device.h"
+#include "cpu/fused_program.h"
+#include "cpu/dropout_mask.h"
+#include "hmrt/hmrt.h"
+#include "hmrt/nn_ops.h"  // HMRT_MAX_RANK
+
+namespace hmrt {
+namespace cuda {
+
+// y[i] = op(a[i], b[i]) for an hmrt_fused_op of one or two operands (b
+// NULL for one).
+int map(void* stream, int64_t op, const float* a, const float* b, float* y, int64_t n);
+
+// A fused program (hmrt_fused_f32) on the GPU: one thread per output
+// element evaluates the program in registers.
+struct FusedHeader {
+  int32_t rank, n_in, n_code;
+  int64_t dims[HMRT_MAX_RANK];
+};
+struct FusedOperand {
+  const void* p;
+  int32_t is_bool, dense;        // bool (uint8) input; in the output's shape
+  int64_t st[HMRT_MAX_RANK];     // element strides, 0 where broadcast
+};
+// The operand of a checked input (check_fused) at p.
+inline FusedOperand fused_operand(const FusedInput& x, const void* p, int32_t rank) {
+  FusedOperand o{};
+  o.p = p;
+  o.is_bool = x.u8 != nullptr;
+  o.dense = x.kind == FusedInput::Dense;
+  for (int d = 0; d < rank; ++d) o.st[d] = x.st[d];
+  return o;
+}
+// `operands` (n_in) and `code` (4 * n_code, as hmrt_fused_f32's) are in
+// device memory; n_in + n_code <= kFusedSlots.
+constexpr int kFusedSlots = 320;
+// Output element i of the program, with r (n_in + n_code floats) for the
+// inputs' and instructions' values: what one GPU thread computes (and a
+// host-side test, on host memory).
+HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* operands,
+                                   const int64_t* code, int64_t i, float* r) {
+  int64_t idx[HMRT_MAX_RANK];
+  for (int64_t d = h.rank - 1, rem = i; d >= 0; --d) {
+    idx[d] = rem % h.dims[d];
+    rem /= h.dims[d];
+  }
+  for (int j = 0; j < h.n_in; ++j) {
+    const FusedOperand& x = operands[j];
+    int64_t off = i;
+    if (!x.dense) {
+      off = 0;
+      for (int d = 0; d < h.rank; ++d) off += idx[d] * x.st[d];
+    }
+    r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[off] ? 1.0f : 0.0f)
+                     : static_cast<const float*>(x.p)[off];
+  }
+  for (int c = 0; c < h.n_code; ++c) {
+    const int64_t* ins = code + 4 * c;
+    r[h.n_in + c] = ew::fused_apply(ins[0], r[ins[1]], ins[2] >= 0 ? r[ins[2]] : 0.0f,
+                                    ins[3] >= 0 ? r[ins[3]] : 0.0f);
+  }
+  return r[h.n_in + h.n_code - 1];
+}
+int fused(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
+          float* y, int64_t n);
+
+// Softmax (log: log-softmax) over the middle dim of (outer, n, inner), and
+// its gradient (hmrt_softmax_axis_f32 / _backward_f32): one block per
+// (outer, inner) column.
+int softmax(void* stream, const float* x, float* y, int64_t outer, int64_t n, int64_t inner,
+            int log);
+int softmax_backward(void* stream, const float* y, const float* dy, float* dx, int64_t outer,
+                     int64_t n, int64_t inner, int log);
+
+// SoftmaxCrossEntropyLoss over scores (N, C, D) (D: the dims after C),
+// labels (N, D), E = N * D label positions.  skip: ignore_index applies.
+// lse[e] = log sum_c exp(scores[n, c, d]), one block per position.
+int sce_lse(void* stream, const float* scores, int64_t N, int64_t C, int64_t D, float* lse);
+// per[e] = w[label] * (lse[e] - scores[n, label, d]) in double, 0 where the
+// label is skipped; with loss != NULL also loss[e] = (float)per[e].
+// log_prob (nullable) = scores - lse over every (n, c, d).
+int sce_forward(void* stream, const float* scores, const int64_t* labels, const float* weights,
+                const float* lse, int64_t N, int64_t C, int64_t D, int skip, int64_t ignore_index,
+                double* per, float* loss, float* log_prob);
+// dscores[n, c, d] = exp(scores - lse[e]) * coef[e] (minus coef[e] at the
+// label), 0 where the label is skipped.
+int sce_backward(void* stream, const float* scores, const int64_t* labels, const float* lse,
+                 const float* coef, int64_t N, int64_t C, int64_t D, int skip,
+                 int64_t ignore_index, float* dscores);
+
+// Attention (hmrt_attention_forward / _backward): one block per query row
+// and head for the output, lse and dq; one block per key row and kv head
+// for dk and dv, walking the group's query heads and rows in order, so the
+// results do not depend on scheduling.  drop: null without dropout.  di:
+// B * H * T floats of scratch (rowsum(dout * out)), written by the backward.
+int attention_forward(void* stream, const AttnLayout& a, const DropoutMask* drop,
+                      const float* q, const float* k, const float* v, const float* bias,
+                      float* out, float* lse);
+int attention_backward(void* stream, const AttnLayout& a, const DropoutMask* drop,
+                       const float* q, const float* k, const float* v, const float* bias,
+                       const float* out, const float* lse, const float* dout, float* dq,
+                       float* dk, float* dv, float* di);
+
+}  // namespace cuda
+}  // namespace hmrt
+
+#endif  // HMRT_CUDA_NN_KERNELS_H

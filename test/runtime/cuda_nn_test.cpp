@@ -1,0 +1,322 @@
+// The CUDA backend's attention, fused-program, one-op elementwise, softmax
+// and cross-entropy kernels (cuda/nn_ops_cuda.cpp) against the CPU kernels
+// on the same inputs.
+//
+// Bitwise where the GPU computes each element as the CPU does (exp, erf,
+// sigmoid and the IEEE ops: core/ew_math.h); within a stated bound where it
+// cannot: tanh, log and pow from the GPU's math library (2 ulp), and the
+// row sums of softmax, log-sum-exp and attention, which a block of threads
+// takes in another order than the CPU's vector lanes (tolerances relative
+// to the largest magnitude of the CPU's result).  Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cuda_test_fixture.h"
+#include "hmrt/kernels.h"
+#include "hmrt/nn_ops.h"
+#include "hmrt/tensor_ops.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace hmrt_cuda_test;
+
+// Within n ulp of want (NaN matching NaN).
+void expect_ulps(const std::vector<float>& got, const std::vector<float>& want, float ulps,
+                 const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << what << " [" << i << "]";
+      continue;
+    }
+    const float tol = ulps * std::fabs(want[i]) * std::numeric_limits<float>::epsilon();
+    ASSERT_LE(std::fabs(got[i] - want[i]), tol + 1e-37f)
+        << what << " [" << i << "]: " << got[i] << " vs " << want[i];
+  }
+}
+
+TEST_F(Cuda, UnaryAndReluBackwardMatchCpu) {
+  const int64_t n = 5000;
+  std::vector<float> x = hmrt_test::random_vec(n, 5, -30.0f, 30.0f);
+  x[0] = 0.0f;
+  x[1] = -0.0f;
+  x[2] = std::numeric_limits<float>::quiet_NaN();
+  x[3] = 100.0f;   // exp overflows
+  x[4] = -120.0f;  // exp underflows
+  std::vector<float> pos = x;
+  for (float& v : pos) v = std::fabs(v) + 1e-3f;  // log's domain
+  const std::vector<float> dy = hmrt_test::random_vec(n, 6, -1.0f, 1.0f);
+  float *dx, *dp, *ddy, *dout;
+  BufferPtr bx = upload(x, &dx), bp = upload(pos, &dp), bdy = upload(dy, &ddy);
+  BufferPtr bo = upload(std::vector<float>(size_t(n), 0.0f), &dout);
+  for (int op = HMRT_UNARY_EXP; op <= HMRT_UNARY_SIGN; ++op) {
+    SCOPED_TRACE("unary op " + std::to_string(op));
+    const bool on_pos = op == HMRT_UNARY_LOG || op == HMRT_UNARY_SQRT;
+    const std::vector<float>& in = on_pos ? pos : x;
+    std::vector<float> want(static_cast<size_t>(n));
+    HMRT_ASSERT_OK(hmrt_unary_f32(hmrt_unary_op(op), in.data(), want.data(), n));
+    HMRT_ASSERT_OK(k_->unary_f32(hmrt_unary_op(op), on_pos ? dp : dx, dout, n));
+    const std::vector<float> got = download<float>(bo.get(), size_t(n));
+    if (op == HMRT_UNARY_TANH || op == HMRT_UNARY_LOG)
+      expect_ulps(got, want, 2.0f, "tanh/log");
+    else
+      EXPECT_TRUE(same_bits(got, want));
+  }
+  std::vector<float> want(static_cast<size_t>(n));
+  HMRT_ASSERT_OK(hmrt_relu_backward(x.data(), dy.data(), want.data(), n));
+  HMRT_ASSERT_OK(k_->relu_backward(dx, ddy, dout, n));
+  EXPECT_TRUE(same_bits(download<float>(bo.get(), size_t(n)), want));
+  EXPECT_EQ(k_->unary_f32(hmrt_unary_op(99), dx, dout, n), HMRT_INVALID_ARGUMENT);
+}
+
+// A fused program with broadcast inputs (a bias row, a scalar, a bool mask
+// over the leading dims) on the GPU and the CPU.
+struct Program {
+  std::vector<int64_t> code, in_bool, in_dims;
+  std::vector<std::vector<uint8_t>> data;  // each input's bytes
+};
+
+TEST_F(Cuda, FusedProgramsMatchCpu) {
+  const int64_t dims[3] = {3, 37, 129};
+  const int64_t n = 3 * 37 * 129;
+  const std::vector<float> x = hmrt_test::random_vec(n, 11, -4.0f, 4.0f);
+  const std::vector<float> bias = hmrt_test::random_vec(129, 12, -1.0f, 1.0f);
+  const std::vector<float> half = {0.5f};
+  std::vector<uint8_t> mask(3 * 37);
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = uint8_t((i * 5) % 3 == 0);
+  // inputs: 0 x (3,37,129), 1 bias (1,1,129), 2 half (1,1,1), 3 mask (3,37,1)
+  const std::vector<int64_t> in_dims = {3, 37, 129, 1, 1, 129, 1, 1, 1, 3, 37, 1};
+  const std::vector<int64_t> in_bool = {0, 0, 0, 1};
+  // GELU(x + bias) by erf, then where(mask, ., sigmoid(x)): bitwise.
+  const std::vector<int64_t> exact = {
+      HMRT_FUSED_ADD,  0, 1, -1,   // 4: h = x + bias
+      HMRT_FUSED_MUL,  4, 2, -1,   // 5: h * 0.5
+      HMRT_FUSED_MUL,  5, 2, -1,   // 6: h * 0.25 (stands in for 1/sqrt 2)
+      HMRT_FUSED_ERF,  6, -1, -1,  // 7
+      HMRT_FUSED_ADD,  7, 7, -1,   // 8
+      HMRT_FUSED_MUL,  5, 8, -1,   // 9
+      HMRT_FUSED_SIGMOID, 0, -1, -1,  // 10
+      HMRT_FUSED_WHERE, 3, 9, 10,  // 11
+      HMRT_FUSED_MAX,  11, 2, -1,  // 12
+  };
+  // With tanh and log: within a few ulp.
+  const std::vector<int64_t> inexact = {
+      HMRT_FUSED_TANH, 0, -1, -1,  // 4
+      HMRT_FUSED_ABS,  0, -1, -1,  // 5
+      HMRT_FUSED_ADD,  5, 2, -1,   // 6
+      HMRT_FUSED_LOG,  6, -1, -1,  // 7
+      HMRT_FUSED_ADD,  4, 7, -1,   // 8
+  };
+  float *dx, *db, *dh, *dy;
+  uint8_t* dm;
+  BufferPtr bx = upload(x, &dx), bb = upload(bias, &db), bh = upload(half, &dh);
+  BufferPtr bm = upload(mask, &dm), by = upload(std::vector<float>(size_t(n), 0.0f), &dy);
+  const void* host_in[4] = {x.data(), bias.data(), half.data(), mask.data()};
+  const void* dev_in[4] = {dx, db, dh, dm};
+  for (const auto* code : {&exact, &inexact}) {
+    const int64_t n_code = int64_t(code->size() / 4);
+    std::vector<float> want(static_cast<size_t>(n));
+    HMRT_ASSERT_OK(hmrt_fused_f32(n_code, code->data(), 4, host_in, in_bool.data(),
+                                  in_dims.data(), want.data(), 3, dims));
+    HMRT_ASSERT_OK(k_->fused_f32(n_code, code->data(), 4, dev_in, in_bool.data(), in_dims.data(),
+                                 dy, 3, dims));
+    const std::vector<float> got = download<float>(by.get(), size_t(n));
+    if (code == &exact)
+      EXPECT_TRUE(same_bits(got, want));
+    else
+      expect_ulps(got, want, 4.0f, "tanh + log");
+  }
+  // The CPU's checks and messages.
+  const std::vector<int64_t> bad = {HMRT_FUSED_ADD, 0, 9, -1};
+  EXPECT_EQ(k_->fused_f32(1, bad.data(), 4, dev_in, in_bool.data(), in_dims.data(), dy, 3, dims),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("instruction 0 operand 1 is 9"), std::string::npos) << last_error();
+}
+
+TEST_F(Cuda, SoftmaxMatchesCpu) {
+  struct Case { std::vector<int64_t> shape; int32_t axis; };
+  const Case cases[] = {{{6, 300}, -1}, {{3, 50, 7}, 1}, {{2, 3, 4, 5}, 0}};
+  for (const Case& c : cases)
+    for (int32_t log : {0, 1}) {
+      SCOPED_TRACE("rank " + std::to_string(c.shape.size()) + " log " + std::to_string(log));
+      int64_t n = 1;
+      for (int64_t d : c.shape) n *= d;
+      const int32_t rank = int32_t(c.shape.size());
+      const std::vector<float> x = hmrt_test::random_vec(n, 21, -8.0f, 8.0f);
+      const std::vector<float> dy = hmrt_test::random_vec(n, 22, -1.0f, 1.0f);
+      std::vector<float> y(static_cast<size_t>(n)), dx(static_cast<size_t>(n));
+      HMRT_ASSERT_OK(hmrt_softmax_axis_f32(x.data(), rank, c.shape.data(), c.axis, log, y.data()));
+      HMRT_ASSERT_OK(hmrt_softmax_axis_backward_f32(y.data(), dy.data(), rank, c.shape.data(),
+                                                    c.axis, log, dx.data()));
+      float *dxp, *dyp, *dout, *dgrad;
+      BufferPtr bx = upload(x, &dxp), bdy = upload(dy, &dyp);
+      BufferPtr bo = upload(std::vector<float>(size_t(n), 0.0f), &dout);
+      BufferPtr bg = upload(std::vector<float>(size_t(n), 0.0f), &dgrad);
+      HMRT_ASSERT_OK(k_->softmax_axis_f32(dxp, rank, c.shape.data(), c.axis, log, dout));
+      expect_close(download<float>(bo.get(), size_t(n)), y, 2e-6, "softmax");
+      // The gradient from the CPU's y, so that only the kernel differs.
+      HMRT_ASSERT_OK(hmrt_copy_from_host(bo.get(), 0, y.data(), y.size() * sizeof(float)));
+      HMRT_ASSERT_OK(
+          k_->softmax_axis_backward_f32(dout, dyp, rank, c.shape.data(), c.axis, log, dgrad));
+      expect_close(download<float>(bg.get(), size_t(n)), dx, 1e-5, "softmax gradient");
+    }
+}
+
+TEST_F(Cuda, SoftmaxCrossEntropyMatchesCpu) {
+  struct Case {
+    std::vector<int64_t> shape;
+    hmrt_loss_reduction reduction;
+    bool weighted, ignore;
+  };
+  const Case cases[] = {
+      {{64, 1000}, HMRT_LOSS_MEAN, false, false},  // GPT's (tokens, vocabulary)
+      {{40, 77}, HMRT_LOSS_MEAN, false, true},
+      {{9, 13}, HMRT_LOSS_SUM, true, true},
+      {{3, 5, 4, 2}, HMRT_LOSS_NONE, true, false},
+      {{3, 5, 4}, HMRT_LOSS_MEAN, true, true},
+  };
+  int salt = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("case " + std::to_string(salt));
+    ++salt;
+    const int32_t rank = int32_t(c.shape.size());
+    const int64_t N = c.shape[0], C = c.shape[1];
+    int64_t D = 1;
+    for (int32_t d = 2; d < rank; ++d) D *= c.shape[size_t(d)];
+    const int64_t E = N * D;
+    const std::vector<float> x = hmrt_test::random_vec(E * C, 40 + salt, -6.0f, 6.0f);
+    std::vector<int64_t> labels(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) labels[size_t(e)] = (e * 7 + salt) % C;
+    const int64_t ignore_index = c.ignore ? labels[1] : 0;
+    const std::vector<float> w = hmrt_test::random_vec(C, 50 + salt, 0.5f, 2.0f);
+    const float* wp = c.weighted ? w.data() : nullptr;
+    const int64_t nl = c.reduction == HMRT_LOSS_NONE ? E : 1;
+    const std::vector<float> dloss = hmrt_test::random_vec(nl, 60 + salt, 0.5f, 1.5f);
+    std::vector<float> loss(static_cast<size_t>(nl)), logp(static_cast<size_t>(E * C)),
+        dx(static_cast<size_t>(E * C));
+    HMRT_ASSERT_OK(hmrt_sce_loss_f32(x.data(), rank, c.shape.data(), labels.data(), wp,
+                                     c.reduction, c.ignore, ignore_index, loss.data(),
+                                     logp.data()));
+    HMRT_ASSERT_OK(hmrt_sce_loss_backward_f32(x.data(), rank, c.shape.data(), labels.data(), wp,
+                                              c.reduction, c.ignore, ignore_index, dloss.data(),
+                                              dx.data()));
+    float *gx, *gw, *gloss, *glogp, *gdl, *gdx;
+    int64_t* gl;
+    BufferPtr bx = upload(x, &gx), bw = upload(w, &gw), bl = upload(labels, &gl);
+    BufferPtr bloss = upload(std::vector<float>(size_t(nl), 0.0f), &gloss);
+    BufferPtr blogp = upload(std::vector<float>(size_t(E * C), 0.0f), &glogp);
+    BufferPtr bdl = upload(dloss, &gdl);
+    BufferPtr bdx = upload(std::vector<float>(size_t(E * C), 7.0f), &gdx);
+    HMRT_ASSERT_OK(k_->sce_loss_f32(gx, rank, c.shape.data(), gl, c.weighted ? gw : nullptr,
+                                    c.reduction, c.ignore, ignore_index, gloss, glogp));
+    expect_close(download<float>(bloss.get(), size_t(nl)), loss, 2e-6, "loss");
+    expect_close(download<float>(blogp.get(), size_t(E * C)), logp, 2e-6, "log_prob");
+    HMRT_ASSERT_OK(k_->sce_loss_backward_f32(gx, rank, c.shape.data(), gl,
+                                             c.weighted ? gw : nullptr, c.reduction, c.ignore,
+                                             ignore_index, gdl, gdx));
+    expect_close(download<float>(bdx.get(), size_t(E * C)), dx, 2e-6, "dscores");
+  }
+  // A label out of range: read back and refused with the CPU's message.
+  const int64_t shape[2] = {4, 3};
+  const std::vector<float> x(12, 0.0f);
+  const std::vector<int64_t> labels = {0, 1, 5, 2};
+  float *gx, *gloss;
+  int64_t* gl;
+  BufferPtr bx = upload(x, &gx), bl = upload(labels, &gl);
+  BufferPtr bloss = upload(std::vector<float>(1, 0.0f), &gloss);
+  EXPECT_EQ(k_->sce_loss_f32(gx, 2, shape, gl, nullptr, HMRT_LOSS_MEAN, 0, 0, gloss, nullptr),
+            HMRT_OUT_OF_RANGE);
+  EXPECT_NE(last_error().find("labels[2] = 5 is outside [0, 3)"), std::string::npos)
+      << last_error();
+}
+
+struct AttnCase {
+  int64_t B, H, Hk, T, S, D;
+  int32_t flags;
+  std::vector<int64_t> bias_dims;  // empty: no bias
+  float dropout;
+};
+
+TEST_F(Cuda, AttentionMatchesCpu) {
+  const AttnCase cases[] = {
+      {2, 4, 2, 70, 70, 24, HMRT_ATTENTION_CAUSAL | HMRT_ATTENTION_BTHD, {}, 0.0f},
+      {1, 2, 2, 37, 150, 16, 0, {1, 2, 37, 150}, 0.0f},             // several key tiles
+      {2, 2, 1, 130, 130, 8, HMRT_ATTENTION_CAUSAL, {}, 0.2f},      // dropout, one kv head
+      {2, 3, 3, 20, 140, 64, HMRT_ATTENTION_BTHD, {2, 1, 1, 140}, 0.0f},  // key padding
+  };
+  int salt = 0;
+  for (const AttnCase& c : cases) {
+    SCOPED_TRACE("case " + std::to_string(salt));
+    ++salt;
+    const int64_t nq = c.B * c.H * c.T * c.D, nk = c.B * c.Hk * c.S * c.D;
+    const float scale = 1.0f / std::sqrt(float(c.D));
+    const std::vector<float> q = hmrt_test::random_vec(nq, 70 + salt, -1.0f, 1.0f);
+    const std::vector<float> k = hmrt_test::random_vec(nk, 80 + salt, -1.0f, 1.0f);
+    const std::vector<float> v = hmrt_test::random_vec(nk, 90 + salt, -1.0f, 1.0f);
+    const std::vector<float> dout = hmrt_test::random_vec(nq, 100 + salt, -1.0f, 1.0f);
+    std::vector<float> bias;
+    if (!c.bias_dims.empty()) {
+      int64_t nb = 1;
+      for (int64_t d : c.bias_dims) nb *= d;
+      bias = hmrt_test::random_vec(nb, 110 + salt, -2.0f, 2.0f);
+      if (c.bias_dims[1] == 1)  // a padding mask: the last keys of batch 1 hidden
+        for (int64_t j = c.S - 9; j < c.S; ++j) bias[size_t(c.S + j)] = -INFINITY;
+    }
+    const float* bp = bias.empty() ? nullptr : bias.data();
+    const int64_t* bd = bias.empty() ? nullptr : c.bias_dims.data();
+    const uint64_t seed = 1234, counter = 77;
+    std::vector<float> out(static_cast<size_t>(nq)), lse(static_cast<size_t>(c.B * c.H * c.T));
+    std::vector<float> dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)),
+        dv(static_cast<size_t>(nk));
+    HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), bp, bd, out.data(),
+                                          lse.data(), c.B, c.H, c.Hk, c.T, c.S, c.D, scale,
+                                          c.flags, c.dropout, seed, counter));
+    HMRT_ASSERT_OK(hmrt_attention_backward(q.data(), k.data(), v.data(), bp, bd, out.data(),
+                                           lse.data(), dout.data(), dq.data(), dk.data(),
+                                           dv.data(), c.B, c.H, c.Hk, c.T, c.S, c.D, scale,
+                                           c.flags, c.dropout, seed, counter));
+    float *gq, *gk, *gv, *gb = nullptr, *gout, *glse, *gdout, *gdq, *gdk, *gdv;
+    BufferPtr bq = upload(q, &gq), bk = upload(k, &gk), bv = upload(v, &gv);
+    BufferPtr bb = bias.empty() ? nullptr : upload(bias, &gb);
+    BufferPtr bout = upload(std::vector<float>(size_t(nq), 0.0f), &gout);
+    BufferPtr blse = upload(std::vector<float>(lse.size(), 0.0f), &glse);
+    BufferPtr bdout = upload(dout, &gdout);
+    BufferPtr bdq = upload(std::vector<float>(size_t(nq), 5.0f), &gdq);
+    BufferPtr bdk = upload(std::vector<float>(size_t(nk), 5.0f), &gdk);
+    BufferPtr bdv = upload(std::vector<float>(size_t(nk), 5.0f), &gdv);
+    HMRT_ASSERT_OK(k_->attention_forward(gq, gk, gv, gb, bd, gout, glse, c.B, c.H, c.Hk, c.T,
+                                         c.S, c.D, scale, c.flags, c.dropout, seed, counter));
+    expect_close(download<float>(bout.get(), size_t(nq)), out, 1e-5, "out");
+    expect_close(download<float>(blse.get(), lse.size()), lse, 1e-6, "lse");
+    // The backward from the CPU's out and lse, so that only the kernel differs.
+    HMRT_ASSERT_OK(hmrt_copy_from_host(bout.get(), 0, out.data(), out.size() * sizeof(float)));
+    HMRT_ASSERT_OK(hmrt_copy_from_host(blse.get(), 0, lse.data(), lse.size() * sizeof(float)));
+    HMRT_ASSERT_OK(k_->attention_backward(gq, gk, gv, gb, bd, gout, glse, gdout, gdq, gdk, gdv,
+                                          c.B, c.H, c.Hk, c.T, c.S, c.D, scale, c.flags,
+                                          c.dropout, seed, counter));
+    expect_close(download<float>(bdq.get(), size_t(nq)), dq, 2e-5, "dq");
+    expect_close(download<float>(bdk.get(), size_t(nk)), dk, 2e-5, "dk");
+    expect_close(download<float>(bdv.get(), size_t(nk)), dv, 2e-5, "dv");
+  }
+  // The CPU's checks, then the GPU kernel's own limit.
+  float* g;
+  BufferPtr b = upload(std::vector<float>(4 * 4096, 0.0f), &g);
+  EXPECT_EQ(k_->attention_forward(g, g, g, nullptr, nullptr, g, nullptr, 1, 3, 2, 1, 1, 4, 1.0f,
+                                  0, 0.0f, 0, 0),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("must be a positive multiple of kv_heads"), std::string::npos)
+      << last_error();
+  EXPECT_EQ(k_->attention_forward(g, g, g, nullptr, nullptr, g, nullptr, 1, 1, 1, 1, 1, 4096,
+                                  1.0f, 0, 0.0f, 0, 0),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("head_dim 4096 is more than the GPU kernel takes"),
+            std::string::npos)
+      << last_error();
+}
+
+}  // namespace
