@@ -160,6 +160,19 @@ inline void slice_strides(int32_t rank, const int64_t* shape, const int64_t* sta
   }
 }
 
+// perm is a permutation of 0..rank-1 (hmrt_transpose).
+inline hmrt_status check_perm(const char* fn, int32_t rank, const int64_t* perm) {
+  HMRT_CHECK_ARG(rank == 0 || perm != nullptr, "%s: perm is NULL", fn);
+  bool seen[HMRT_MAX_RANK] = {};
+  for (int d = 0; d < rank; ++d) {
+    const bool ok = perm[d] >= 0 && perm[d] < rank && !seen[perm[d]];
+    HMRT_CHECK_ARG(ok, "%s: perm %s is not a permutation of 0..%d", fn, HMRT_SHAPE(rank, perm),
+                   (int)rank - 1);
+    seen[perm[d]] = true;
+  }
+  return HMRT_OK;
+}
+
 // An axis in [-rank, rank), made non-negative.
 inline hmrt_status normalize_axis(const char* fn, int32_t axis, int32_t rank,
                            int32_t* out) {

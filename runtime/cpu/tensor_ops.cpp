@@ -753,14 +753,7 @@ hmrt_status hmrt_transpose(const void* x, int32_t rank, const int64_t* shape,
   hmrt_status st = check_shape(fn, "x", rank, shape, &n);
   if (st != HMRT_OK) return st;
   if ((st = check_elem_size(fn, elem_size, n)) != HMRT_OK) return st;
-  HMRT_CHECK_ARG(rank == 0 || perm != nullptr, "%s: perm is NULL", fn);
-  bool seen[kMaxRank] = {};
-  for (int d = 0; d < rank; ++d) {
-    const bool ok = perm[d] >= 0 && perm[d] < rank && !seen[perm[d]];
-    HMRT_CHECK_ARG(ok, "%s: perm %s is not a permutation of 0..%d", fn,
-                   HMRT_SHAPE(rank, perm), (int)rank - 1);
-    seen[perm[d]] = true;
-  }
+  if ((st = check_perm(fn, rank, perm)) != HMRT_OK) return st;
   HMRT_CHECK_DATA(fn, x, n);
   HMRT_CHECK_DATA(fn, y, n);
   if (n == 0) return HMRT_OK;

@@ -756,6 +756,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.onnx_momentum = cuda_onnx_momentum;
   k.onnx_adam = cuda_onnx_adam;
   add_nn_kernels(&k);
+  add_tensor_kernels(&k);
   return k;
 }();
 

@@ -1,6 +1,7 @@
 // The CUDA backend's attention, fused-program, one-op elementwise, softmax
-// and cross-entropy kernels (cuda/nn_ops_cuda.cpp) against the CPU kernels
-// on the same inputs.
+// and cross-entropy kernels (cuda/nn_ops_cuda.cpp), ONNX's optimizers, and
+// Transpose, Trilu, Equal, the int64 ops and the reductions
+// (cuda/tensor_ops_cuda.cpp) against the CPU kernels on the same inputs.
 //
 // Bitwise where the GPU computes each element as the CPU does (exp, erf,
 // sigmoid and the IEEE ops: core/ew_math.h); within a stated bound where it
@@ -11,11 +12,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "cuda_test_fixture.h"
+#include "hmrt/io.h"
 #include "hmrt/kernels.h"
 #include "hmrt/nn_ops.h"
 #include "hmrt/tensor_ops.h"
@@ -317,6 +320,181 @@ TEST_F(Cuda, AttentionMatchesCpu) {
   EXPECT_NE(last_error().find("head_dim 4096 is more than the GPU kernel takes"),
             std::string::npos)
       << last_error();
+}
+
+// ONNX's optimizers and the clip coefficient: the CPU's per-element code
+// (core/optim_math.h), so the same bits.
+TEST_F(Cuda, OnnxOptimizersAndClipMatchCpuBitwise) {
+  const int64_t n = 3001;
+  const std::vector<float> x = hmrt_test::random_vec(n, 1, -2.0f, 2.0f);
+  const std::vector<float> g = hmrt_test::random_vec(n, 2, -1.0f, 1.0f);
+  const std::vector<float> v = hmrt_test::random_vec(n, 3, -0.5f, 0.5f);
+  const std::vector<float> h = hmrt_test::random_vec(n, 4, 0.0f, 0.5f);
+  float *dx, *dg, *dv, *dh, *ox, *ov, *oh;
+  BufferPtr bx = upload(x, &dx), bg = upload(g, &dg), bv = upload(v, &dv), bh = upload(h, &dh);
+  const std::vector<float> zeros(static_cast<size_t>(n), 0.0f);
+  BufferPtr box = upload(zeros, &ox), bov = upload(zeros, &ov), boh = upload(zeros, &oh);
+  std::vector<float> wx(static_cast<size_t>(n)), wv(static_cast<size_t>(n)),
+      wh(static_cast<size_t>(n));
+  auto same = [&](const BufferPtr& b, const std::vector<float>& want, const char* what) {
+    EXPECT_TRUE(same_bits(download<float>(b.get(), size_t(n)), want)) << what;
+  };
+  HMRT_ASSERT_OK(hmrt_onnx_adagrad(x.data(), g.data(), h.data(), wx.data(), wh.data(), n, 0.1, 3,
+                                   0.01, 0.5, 1e-6));
+  HMRT_ASSERT_OK(k_->onnx_adagrad(dx, dg, dh, ox, oh, n, 0.1, 3, 0.01, 0.5, 1e-6));
+  same(box, wx, "adagrad x");
+  same(boh, wh, "adagrad h");
+  for (int nesterov : {0, 1}) {
+    HMRT_ASSERT_OK(hmrt_onnx_momentum(x.data(), g.data(), v.data(), wx.data(), wv.data(), n, 0.1,
+                                      2, 0.01, 0.9, 0.8, nesterov));
+    HMRT_ASSERT_OK(k_->onnx_momentum(dx, dg, dv, ox, ov, n, 0.1, 2, 0.01, 0.9, 0.8, nesterov));
+    same(box, wx, "momentum x");
+    same(bov, wv, "momentum v");
+  }
+  HMRT_ASSERT_OK(hmrt_onnx_adam(x.data(), g.data(), v.data(), h.data(), wx.data(), wv.data(),
+                                wh.data(), n, 0.01, 4, 0.01, 0.001, 0.9, 0.999, 1e-8));
+  HMRT_ASSERT_OK(k_->onnx_adam(dx, dg, dv, dh, ox, ov, oh, n, 0.01, 4, 0.01, 0.001, 0.9, 0.999,
+                               1e-8));
+  same(box, wx, "adam x");
+  same(bov, wv, "adam v");
+  same(boh, wh, "adam h");
+  EXPECT_EQ(k_->onnx_adam(dx, dg, dv, dh, ox, ov, oh, n, 0.01, -1, 0.0, 0.0, 0.9, 0.999, 1e-8),
+            HMRT_INVALID_ARGUMENT);
+  for (float norm : {0.5f, 3.0f, NAN}) {
+    float want = 0.0f;
+    HMRT_ASSERT_OK(hmrt_clip_coefficient(norm, 1.0f, &want));
+    HMRT_ASSERT_OK(k_->clip_coefficient(norm, 1.0f, ox));
+    const std::vector<float> got = download<float>(box.get(), 1);
+    EXPECT_EQ(std::memcmp(&got[0], &want, sizeof(float)), 0) << norm;
+  }
+}
+
+TEST_F(Cuda, TensorOpsMatchCpu) {
+  // Transpose at every element size, Trilu both ways.
+  const int64_t shape[4] = {3, 5, 7, 6};
+  const int64_t n = 3 * 5 * 7 * 6;
+  const int64_t perms[3][4] = {{0, 2, 1, 3}, {3, 2, 1, 0}, {1, 0, 3, 2}};
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    SCOPED_TRACE("elem_size " + std::to_string(es));
+    const std::vector<uint8_t> x = hmrt_test::byte_pattern(size_t(n) * es, 7);
+    uint8_t *dx, *dy;
+    BufferPtr bx = upload(x, &dx), by = upload(std::vector<uint8_t>(x.size(), 0), &dy);
+    std::vector<uint8_t> want(x.size());
+    for (const auto& perm : perms) {
+      HMRT_ASSERT_OK(hmrt_transpose(x.data(), 4, shape, perm, want.data(), es));
+      HMRT_ASSERT_OK(k_->transpose(dx, 4, shape, perm, dy, es));
+      EXPECT_TRUE(download<uint8_t>(by.get(), want.size()) == want);
+    }
+    for (int64_t k : {-2, 0, 3, 100}) {
+      for (int32_t upper : {0, 1}) {
+        HMRT_ASSERT_OK(hmrt_trilu(x.data(), 4, shape, k, upper, want.data(), es));
+        HMRT_ASSERT_OK(k_->trilu(dx, 4, shape, k, upper, dy, es));
+        EXPECT_TRUE(download<uint8_t>(by.get(), want.size()) == want) << k << " " << upper;
+      }
+    }
+  }
+  const int64_t bad_perm[4] = {0, 0, 1, 2};
+  float* g;
+  BufferPtr bg = upload(std::vector<float>(size_t(n), 0.0f), &g);
+  EXPECT_EQ(k_->transpose(g, 4, shape, bad_perm, g, 4), HMRT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("is not a permutation"), std::string::npos) << last_error();
+
+  // Equal over broadcast shapes: floats (NaN, -0), int64, bool, float16.
+  const int64_t sa[2] = {4, 9}, sb[2] = {1, 9};
+  {
+    std::vector<float> a = hmrt_test::random_vec(36, 8, -2.0f, 2.0f), b(9);
+    for (int j = 0; j < 9; ++j) b[size_t(j)] = a[size_t(9 + j)];  // row 1 equals b
+    a[0] = NAN;
+    b[0] = NAN;
+    a[1] = -0.0f;
+    b[1] = 0.0f;
+    std::vector<uint8_t> want(36);
+    HMRT_ASSERT_OK(hmrt_equal(HMRT_DTYPE_F32, a.data(), 2, sa, b.data(), 2, sb, want.data(), 2, sa));
+    float *da, *db;
+    uint8_t* dy;
+    BufferPtr ba = upload(a, &da), bb = upload(b, &db), by = upload(std::vector<uint8_t>(36, 9), &dy);
+    HMRT_ASSERT_OK(k_->equal(HMRT_DTYPE_F32, da, 2, sa, db, 2, sb, dy, 2, sa));
+    EXPECT_TRUE(download<uint8_t>(by.get(), 36) == want);
+  }
+  for (int32_t dt : {HMRT_DTYPE_I64, HMRT_DTYPE_BOOL, HMRT_DTYPE_F16, HMRT_DTYPE_I32}) {
+    SCOPED_TRACE("dtype " + std::to_string(dt));
+    const size_t es = hmrt_dtype_size(dt);
+    std::vector<uint8_t> a = hmrt_test::byte_pattern(36 * es, 11), b(9 * es);
+    for (auto& c : a) c &= 3;  // small values repeat
+    std::memcpy(b.data(), a.data() + 9 * es, b.size());
+    if (dt == HMRT_DTYPE_BOOL) b[3] = 2;  // truth value 1 either way
+    std::vector<uint8_t> want(36);
+    HMRT_ASSERT_OK(hmrt_equal(dt, a.data(), 2, sa, b.data(), 2, sb, want.data(), 2, sa));
+    uint8_t *da, *db, *dy;
+    BufferPtr ba = upload(a, &da), bb = upload(b, &db), by = upload(std::vector<uint8_t>(36, 9), &dy);
+    HMRT_ASSERT_OK(k_->equal(dt, da, 2, sa, db, 2, sb, dy, 2, sa));
+    EXPECT_TRUE(download<uint8_t>(by.get(), 36) == want);
+  }
+
+  // int64 arithmetic, wrapping, and the checks of b on the host.
+  {
+    std::vector<int64_t> a(36), b(9);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = int64_t(i * 2654435761u) - (int64_t{1} << 40);
+    for (size_t j = 0; j < b.size(); ++j) b[j] = int64_t(j) + 1 - (j == 4 ? 2 : 0);  // a -1
+    a[5] = std::numeric_limits<int64_t>::min();
+    int64_t *da, *db, *dy;
+    BufferPtr ba = upload(a, &da), bb = upload(b, &db), by = upload(std::vector<int64_t>(36, 0), &dy);
+    for (int op = HMRT_BINARY_ADD; op <= HMRT_BINARY_MIN; ++op) {
+      SCOPED_TRACE("i64 op " + std::to_string(op));
+      if (op == HMRT_BINARY_POW) continue;  // b has a -1
+      std::vector<int64_t> want(36);
+      HMRT_ASSERT_OK(hmrt_binary_i64(hmrt_binary_op(op), a.data(), 2, sa, b.data(), 2, sb,
+                                     want.data(), 2, sa));
+      HMRT_ASSERT_OK(k_->binary_i64(hmrt_binary_op(op), da, 2, sa, db, 2, sb, dy, 2, sa));
+      EXPECT_TRUE(download<int64_t>(by.get(), 36) == want);
+    }
+    EXPECT_EQ(k_->binary_i64(HMRT_BINARY_POW, da, 2, sa, db, 2, sb, dy, 2, sa),
+              HMRT_INVALID_ARGUMENT);
+    EXPECT_NE(last_error().find("negative integer exponent: b[4] is -1"), std::string::npos)
+        << last_error();
+    std::vector<int64_t> want(36);
+    HMRT_ASSERT_OK(hmrt_neg_i64(a.data(), want.data(), 36));
+    HMRT_ASSERT_OK(k_->neg_i64(da, dy, 36));
+    EXPECT_TRUE(download<int64_t>(by.get(), 36) == want);
+  }
+
+  // Reductions over several axis sets, and ReduceMax's gradient.
+  {
+    const int64_t xs[3] = {6, 17, 33};
+    const int64_t nx = 6 * 17 * 33;
+    std::vector<float> x = hmrt_test::random_vec(nx, 13, -3.0f, 3.0f);
+    x[40] = x[41];  // a tie
+    const std::vector<float> dy = hmrt_test::random_vec(nx, 14, -1.0f, 1.0f);
+    float *dx, *dyp, *dout, *dgrad, *dmax;
+    BufferPtr bx = upload(x, &dx), bdy = upload(dy, &dyp);
+    BufferPtr bo = upload(std::vector<float>(size_t(nx), 0.0f), &dout);
+    BufferPtr bgr = upload(std::vector<float>(size_t(nx), 0.0f), &dgrad);
+    BufferPtr bm = upload(std::vector<float>(size_t(nx), 0.0f), &dmax);
+    const uint8_t axes[5][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}, {1, 0, 1}, {1, 1, 1}};
+    for (const auto& ax : axes) {
+      int64_t kept = 1;
+      for (int d = 0; d < 3; ++d) kept *= ax[d] ? 1 : xs[d];
+      for (int op : {HMRT_REDUCE_SUM, HMRT_REDUCE_MEAN, HMRT_REDUCE_MAX}) {
+        SCOPED_TRACE("axes " + std::to_string(ax[0]) + std::to_string(ax[1]) +
+                     std::to_string(ax[2]) + " op " + std::to_string(op));
+        std::vector<float> want(static_cast<size_t>(kept));
+        HMRT_ASSERT_OK(hmrt_reduce_f32(hmrt_reduce_op(op), x.data(), 3, xs, ax, want.data()));
+        HMRT_ASSERT_OK(k_->reduce_f32(hmrt_reduce_op(op), dx, 3, xs, ax, dout));
+        const std::vector<float> got = download<float>(bo.get(), size_t(kept));
+        if (op == HMRT_REDUCE_MAX) {
+          EXPECT_TRUE(same_bits(got, want));
+          std::vector<float> want_dx(static_cast<size_t>(nx));
+          HMRT_ASSERT_OK(hmrt_reduce_max_backward_f32(x.data(), want.data(), dy.data(), 3, xs, ax,
+                                                      want_dx.data()));
+          HMRT_ASSERT_OK(k_->reduce_max_backward_f32(dx, dout, dyp, 3, xs, ax, dgrad));
+          EXPECT_TRUE(same_bits(download<float>(bgr.get(), size_t(nx)), want_dx));
+        } else {
+          // Both sum in double: equal but for a rare last-bit rounding.
+          expect_close(got, want, 1e-6, "reduce");
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
