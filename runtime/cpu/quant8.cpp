@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/internal.h"
+#include "core/quant8_math.h"
 #include "cpu/adamw_update.h"
 #include "cpu/arg_checks.h"
 #include "hmrt/kernels.h"
@@ -15,6 +16,48 @@ namespace hmrt {
 namespace {
 
 constexpr int64_t kBlock = HMRT_QUANT_BLOCK;
+
+struct Maps {
+  QuantMap s{true}, u{false};
+};
+
+const Maps& maps() {
+  static const Maps m;  // thread-safe initialisation (C++11)
+  return m;
+}
+
+// Quantises len values with the block's absmax already known.
+void quantize_block(const QuantMap& qm, const float* x, int64_t len,
+                    float absmax, uint8_t* codes) {
+  if (!(absmax > 0.0f)) {  // all zero, or NaN (kept in absmax): codes unused
+    std::fill(codes, codes + len, qm.zero);
+    return;
+  }
+  const float inv = 1.0f / absmax;
+  for (int64_t i = 0; i < len; ++i) codes[i] = qm.nearest(x[i] * inv);
+}
+
+// max |x|; a NaN anywhere makes it NaN, so the block dequantises to NaN
+// (as an fp32 state would stay NaN) instead of silently dropping it.
+float block_absmax(const float* x, int64_t len) {
+  float m = 0.0f;
+  for (int64_t i = 0; i < len; ++i) {
+    m = absmax_step(m, x[i]);
+    if (m != m) break;
+  }
+  return m;
+}
+
+hmrt_status check_quant(const char* fn, const void* x, const void* codes,
+                        const void* absmax, int64_t n) {
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_PTR(fn, x, n);
+  HMRT_CHECK_PTR(fn, codes, n);
+  HMRT_CHECK_PTR(fn, absmax, ceil_div(n, kBlock));
+  return HMRT_OK;
+}
+
+}  // namespace
 
 // create_dynamic_map(signed, max_exponent_bits=7, total_bits=8): for each
 // exponent e = 0..6, split [0.1, 1] evenly into 2^e (signed) or 2^(e+1)
@@ -41,130 +84,14 @@ void build_map(bool is_signed, float* out) {
   for (int i = 0; i < 256; ++i) out[i] = static_cast<float>(data[i]);
 }
 
-// Start points for the nearest-entry search.  A float |y| <= 1 is put in a
-// bucket by its exponent and top kMantBits mantissa bits (exponents below
-// kMinExp share the first bucket, which reaches down to 0); start[sign][b]
-// is the largest map index whose entry is below every value of the bucket
-// (or 0).  A bucket is narrower than twice the smallest gap of the maps in
-// its octave, so the scan from there is a few steps.
-constexpr int kMantBits = 5;
-constexpr uint32_t kMinExp = 102;  // 2^-25: below the smallest entry / 2
-constexpr uint32_t kMaxExp = 127;  // 2^0: |y| < 2
-constexpr uint32_t kFirstKey = kMinExp << kMantBits;
-constexpr int kBuckets = (kMaxExp - kMinExp + 1) << kMantBits;
+const QuantMap& quant_map(bool is_signed) { return is_signed ? maps().s : maps().u; }
 
-inline uint32_t float_bits(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof(b));
-  return b;
-}
-inline float bits_float(uint32_t b) {
-  float x;
-  std::memcpy(&x, &b, sizeof(x));
-  return x;
-}
-inline int bucket_of(uint32_t bits) {
-  uint32_t key = (bits & 0x7fffffffu) >> (23 - kMantBits);
-  key = std::min(std::max(key, kFirstKey), kFirstKey + kBuckets - 1);
-  return static_cast<int>(key - kFirstKey);
-}
-
-struct QuantMap {
-  float map[257];              // the map, then +inf as a sentinel
-  uint8_t zero;                // code of 0.0
-  int steps = 0;               // most entries in one bucket
-  uint8_t start[2][kBuckets];  // [sign bit][bucket]
-
-  explicit QuantMap(bool is_signed) {
-    build_map(is_signed, map);
-    map[256] = HUGE_VALF;
-    zero = static_cast<uint8_t>(std::find(map, map + 256, 0.0f) - map);
-    for (int b = 0; b < kBuckets; ++b) {
-      // Magnitudes of bucket b lie in [lo, hi).
-      const uint32_t key = kFirstKey + b;
-      const float lo = b == 0 ? 0.0f : bits_float(key << (23 - kMantBits));
-      const float hi = bits_float((key + 1) << (23 - kMantBits));
-      start[0][b] = below(lo);
-      start[1][b] = below(-hi);
-      steps = std::max(steps, count_in(lo, hi));
-      steps = std::max(steps, count_in(-hi, -lo));
-    }
-  }
-  // Entries in [lo, hi]: the most the scan in nearest() can pass.
-  int count_in(float lo, float hi) const {
-    return static_cast<int>(std::count_if(
-        map, map + 256, [&](float v) { return v >= lo && v <= hi; }));
-  }
-  // Largest index with map[i] < v, or 0.
-  uint8_t below(float v) const {
-    int i = 0;
-    while (i < 255 && map[i + 1] < v) ++i;
-    return static_cast<uint8_t>(i);
-  }
-  // Index of the entry nearest to y; ties go to the larger entry.  pos is
-  // the largest i with map[i] <= y (or 0), then pos or pos + 1 is nearest.
-  // Branch-free: a fixed number of steps, the sentinel stops at 255.
-  uint8_t nearest(float y) const {
-    const uint32_t bits = float_bits(y);
-    int pos = start[bits >> 31][bucket_of(bits)];
-    for (int k = 0; k < steps; ++k) pos += map[pos + 1] <= y;
-    pos += map[pos + 1] - y <= y - map[pos];
-    return static_cast<uint8_t>(pos);
-  }
-};
-
-struct Maps {
-  QuantMap s{true}, u{false};
-};
-
-const Maps& maps() {
-  static const Maps m;  // thread-safe initialisation (C++11)
-  return m;
-}
-
-const QuantMap& qmap(bool is_signed) {
-  return is_signed ? maps().s : maps().u;
-}
-
-// Quantises len values with the block's absmax already known.
-void quantize_block(const QuantMap& qm, const float* x, int64_t len,
-                    float absmax, uint8_t* codes) {
-  if (!(absmax > 0.0f)) {  // all zero, or NaN (kept in absmax): codes unused
-    std::fill(codes, codes + len, qm.zero);
-    return;
-  }
-  const float inv = 1.0f / absmax;
-  for (int64_t i = 0; i < len; ++i) codes[i] = qm.nearest(x[i] * inv);
-}
-
-// max |x|; a NaN anywhere makes it NaN, so the block dequantises to NaN
-// (as an fp32 state would stay NaN) instead of silently dropping it.
-float block_absmax(const float* x, int64_t len) {
-  float m = 0.0f;
-  for (int64_t i = 0; i < len; ++i) {
-    const float a = std::fabs(x[i]);
-    m = (a > m || a != a) ? a : m;
-    if (m != m) break;
-  }
-  return m;
-}
-
-hmrt_status check_quant(const char* fn, const void* x, const void* codes,
-                        const void* absmax, int64_t n) {
-  HMRT_CHECK_SIZE(fn, n);
-  HMRT_CHECK_PTR(fn, x, n);
-  HMRT_CHECK_PTR(fn, codes, n);
-  HMRT_CHECK_PTR(fn, absmax, ceil_div(n, kBlock));
-  return HMRT_OK;
-}
-
-}  // namespace
 }  // namespace hmrt
 
 extern "C" {
 
 void hmrt_dynamic_map(int is_signed, float map[256]) {
-  const float* src = hmrt::qmap(is_signed != 0).map;
+  const float* src = hmrt::quant_map(is_signed != 0).map;
   std::copy(src, src + 256, map);
 }
 
@@ -173,7 +100,7 @@ hmrt_status hmrt_quantize_blockwise(const float* x, int64_t n, int is_signed,
   using namespace hmrt;
   hmrt_status st = check_quant("hmrt_quantize_blockwise", x, codes, absmax, n);
   if (st != HMRT_OK) return st;
-  const QuantMap& qm = qmap(is_signed != 0);
+  const QuantMap& qm = quant_map(is_signed != 0);
   parallel_for(ceil_div(n, kBlock), 16, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       const int64_t base = b * kBlock, len = std::min(kBlock, n - base);
@@ -191,7 +118,7 @@ hmrt_status hmrt_dequantize_blockwise(const uint8_t* codes,
   hmrt_status st =
       check_quant("hmrt_dequantize_blockwise", x, codes, absmax, n);
   if (st != HMRT_OK) return st;
-  const float* map = qmap(is_signed != 0).map;
+  const float* map = quant_map(is_signed != 0).map;
   parallel_for(ceil_div(n, kBlock), 16, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       const int64_t base = b * kBlock, len = std::min(kBlock, n - base);
@@ -220,8 +147,8 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
   hmrt_status st = check_adamw_args(fn, step, beta1, beta2);
   if (st != HMRT_OK) return st;
   const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
-  const QuantMap& smap = qmap(true);
-  const QuantMap& umap = qmap(false);
+  const QuantMap& smap = quant_map(true);
+  const QuantMap& umap = quant_map(false);
   parallel_for(ceil_div(n, kBlock), 16, [&](int64_t lo, int64_t hi) {
     float m[kBlock], v[kBlock];
     for (int64_t b = lo; b < hi; ++b) {

@@ -9,9 +9,11 @@
 
 #include "core/float16.h"
 #include "core/norm_math.h"
+#include "core/quant8_math.h"
 #include "core/reduce_math.h"
 #include "core/ew_math.h"
 #include "cuda/cuda_kernels.h"
+#include "hmrt/kernels.h"  // HMRT_QUANT_BLOCK
 
 namespace hmrt {
 namespace cuda {
@@ -69,6 +71,49 @@ __global__ void onnx_adam_kernel(OnnxAdamScalars s, const float* x, const float*
                                  float* h_new, int64_t n) {
   HMRT_GRID_LOOP(i, n) {
     onnx_adam_update(s, x[i], g[i], v[i], h[i], x_new[i], v_new[i], h_new[i]);
+  }
+}
+
+// 8-bit AdamW, one block per quantisation block of kQuantBlock elements,
+// one thread per element: dequantise, update, the block's new absmax (NaN
+// wins: the same value in any order), quantise with the CPU's search.
+constexpr int kQuantBlock = HMRT_QUANT_BLOCK;
+static_assert(kQuantBlock % 32 == 0 && kQuantBlock <= 1024, "one thread per element");
+
+__device__ float block_absmax(float a, float* red) {
+  for (int o = 16; o > 0; o >>= 1) a = absmax_step(a, __shfl_xor_sync(0xffffffffu, a, o));
+  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = a;
+  __syncthreads();
+  float m = red[0];
+  for (int w = 1; w < kQuantBlock / 32; ++w) m = absmax_step(m, red[w]);
+  return m;
+}
+
+__global__ void adamw8bit_kernel(AdamWScalars s, const QuantMap* maps, float* param,
+                                 const float* grad, uint8_t* qm, float* am, uint8_t* qv,
+                                 float* av, int64_t n) {
+  __shared__ float red_m[kQuantBlock / 32], red_v[kQuantBlock / 32];
+  const QuantMap& smap = maps[0];
+  const QuantMap& umap = maps[1];
+  const int64_t b = blockIdx.x, i = b * kQuantBlock + threadIdx.x;
+  const bool live = i < n;
+  float m = 0.0f, v = 0.0f;
+  if (live) {
+    m = smap.map[qm[i]] * am[b];
+    v = umap.map[qv[i]] * av[b];
+    float p = param[i];
+    adamw_update(s, grad[i], p, m, v);
+    param[i] = p;
+  }
+  const float new_am = block_absmax(absmax_step(0.0f, m), red_m);
+  const float new_av = block_absmax(absmax_step(0.0f, v), red_v);
+  if (live) {
+    qm[i] = new_am > 0.0f ? smap.nearest(m * (1.0f / new_am)) : smap.zero;
+    qv[i] = new_av > 0.0f ? umap.nearest(v * (1.0f / new_av)) : umap.zero;
+  }
+  if (threadIdx.x == 0) {  // every thread read am[b] and av[b] before the reductions
+    am[b] = new_am;
+    av[b] = new_av;
   }
 }
 
@@ -282,6 +327,17 @@ int onnx_adam(void* stream, const OnnxAdamScalars& s, const float* x, const floa
   if (n == 0) return 0;
   onnx_adam_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(s, x, g, v, h, x_new,
                                                                       v_new, h_new, n);
+  return launched();
+}
+
+int adamw8bit(void* stream, const AdamWScalars& s, const QuantMap* maps, float* param,
+              const float* grad, uint8_t* exp_avg_codes, float* exp_avg_absmax,
+              uint8_t* exp_avg_sq_codes, float* exp_avg_sq_absmax, int64_t n) {
+  if (n == 0) return 0;
+  const int64_t blocks = (n + kQuantBlock - 1) / kQuantBlock;
+  adamw8bit_kernel<<<unsigned(blocks), kQuantBlock, 0, as_stream(stream)>>>(
+      s, maps, param, grad, exp_avg_codes, exp_avg_absmax, exp_avg_sq_codes, exp_avg_sq_absmax,
+      n);
   return launched();
 }
 

@@ -16,6 +16,7 @@
 
 #include "core/optim_math.h"
 #include "core/plan.h"
+#include "core/quant8_math.h"
 #include "cpu/dropout_mask.h"
 
 namespace hmrt {
@@ -25,6 +26,12 @@ int adamw(void* stream, const AdamWScalars& s, float* param, const float* grad,
           float* exp_avg, float* exp_avg_sq, int64_t n);
 int sgd(void* stream, const SgdScalars& s, float* param, const float* grad,
         float* momentum_buf, int64_t n);
+// 8-bit AdamW (hmrt_adamw8bit_step): maps[0] the signed map, maps[1] the
+// unsigned one (core/quant8_math.h), in device memory; one block per
+// HMRT_QUANT_BLOCK elements.
+int adamw8bit(void* stream, const AdamWScalars& s, const QuantMap* maps, float* param,
+              const float* grad, uint8_t* exp_avg_codes, float* exp_avg_absmax,
+              uint8_t* exp_avg_sq_codes, float* exp_avg_sq_absmax, int64_t n);
 // ONNX's Adagrad, Momentum and Adam (outputs may be the inputs).
 int onnx_adagrad(void* stream, const OnnxAdagradScalars& s, const float* x, const float* g,
                  const float* h, float* x_new, float* h_new, int64_t n);

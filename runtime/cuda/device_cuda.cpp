@@ -285,6 +285,37 @@ hmrt_status cuda_sgd_step(float* param, const float* grad, float* momentum_buf,
   return finish(fn, cuda::sgd(g_context->stream, s, param, grad, momentum_buf, n));
 }
 
+hmrt_status cuda_adamw8bit_step(float* param, const float* grad, uint8_t* exp_avg_codes,
+                                float* exp_avg_absmax, uint8_t* exp_avg_sq_codes,
+                                float* exp_avg_sq_absmax, int64_t n, double lr, double beta1,
+                                double beta2, double eps, double weight_decay, int64_t step) {
+  const char* fn = "hmrt_adamw8bit_step (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  const int64_t blocks = ceil_div(n, HMRT_QUANT_BLOCK);
+  HMRT_CHECK_GPU(fn, param, n);
+  HMRT_CHECK_GPU(fn, grad, n);
+  HMRT_CHECK_GPU(fn, exp_avg_codes, n);
+  HMRT_CHECK_GPU(fn, exp_avg_sq_codes, n);
+  HMRT_CHECK_GPU(fn, exp_avg_absmax, blocks);
+  HMRT_CHECK_GPU(fn, exp_avg_sq_absmax, blocks);
+  hmrt_status st = check_adamw_args(fn, step, beta1, beta2);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(blocks <= INT_MAX, "%s: %lld elements are more than the GPU kernel's grid takes",
+                 fn, (long long)n);
+  if (n == 0) return HMRT_OK;
+  const AdamWScalars s(lr, beta1, beta2, eps, weight_decay, step);
+  const QuantMap maps[2] = {quant_map(true), quant_map(false)};
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  void* dev = nullptr;
+  if ((st = scratch(fn, sizeof(maps), &dev)) != HMRT_OK) return st;
+  HMRT_CUDA_CALL(fn, "writing the quantisation maps",
+                 cudaMemcpyAsync(dev, maps, sizeof(maps), cudaMemcpyHostToDevice,
+                                 g_context->stream));
+  return finish(fn, cuda::adamw8bit(g_context->stream, s, static_cast<const QuantMap*>(dev),
+                                    param, grad, exp_avg_codes, exp_avg_absmax,
+                                    exp_avg_sq_codes, exp_avg_sq_absmax, n));
+}
+
 hmrt_status cuda_clip_coefficient(float total_norm, float max_norm, float* coef) {
   const char* fn = "hmrt_clip_coefficient (cuda)";
   HMRT_CHECK_ARG(coef != nullptr, "%s: coef is NULL", fn);
@@ -751,6 +782,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.gather_backward_f32 = cuda_gather_backward_f32;
   k.slice_backward_f32 = cuda_slice_backward_f32;
   k.gemm_f32 = cuda_gemm_f32;
+  k.adamw8bit_step = cuda_adamw8bit_step;
   k.clip_coefficient = cuda_clip_coefficient;
   k.onnx_adagrad = cuda_onnx_adagrad;
   k.onnx_momentum = cuda_onnx_momentum;

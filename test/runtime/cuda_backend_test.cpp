@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cfloat>
 #include <cstring>
 #include <memory>
@@ -48,6 +49,14 @@ TEST(CudaRegistry, ListsCudaAndOpensOrSaysWhyNot) {
   ASSERT_NE(k, nullptr);
   EXPECT_STREQ(k->backend, "cuda");
   EXPECT_EQ(k->size, sizeof(hmrt_kernels));
+  // Every kernel generated programs call is there: the entries after the
+  // header are all function pointers.
+  const size_t first = offsetof(hmrt_kernels, sgemm);
+  for (size_t off = first; off < sizeof(hmrt_kernels); off += sizeof(void (*)())) {
+    void (*entry)() = nullptr;
+    std::memcpy(&entry, reinterpret_cast<const char*>(k) + off, sizeof(entry));
+    EXPECT_NE(entry, nullptr) << "entry " << (off - first) / sizeof(entry) << " is missing";
+  }
 }
 
 // Every pair of tiers, blocking and on a stream, at unaligned offsets and

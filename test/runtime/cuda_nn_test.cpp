@@ -369,6 +369,37 @@ TEST_F(Cuda, OnnxOptimizersAndClipMatchCpuBitwise) {
   }
 }
 
+// 8-bit AdamW: dequantise, update, requantise with the CPU's maps and
+// search (core/quant8_math.h): params, codes and absmax bitwise.  One
+// block of zero states, and a partial last block.
+TEST_F(Cuda, AdamW8bitMatchesCpuBitwise) {
+  const int64_t n = 5 * HMRT_QUANT_BLOCK + 77, blocks = 6;
+  std::vector<float> p = hmrt_test::random_vec(n, 1, -1.0f, 1.0f);
+  const std::vector<float> g = hmrt_test::random_vec(n, 2, -0.1f, 0.1f);
+  std::vector<float> m = hmrt_test::random_vec(n, 3, -0.01f, 0.01f);
+  std::vector<float> v = hmrt_test::random_vec(n, 4, 0.0f, 1e-4f);
+  for (int64_t i = HMRT_QUANT_BLOCK; i < 2 * HMRT_QUANT_BLOCK; ++i) m[size_t(i)] = v[size_t(i)] = 0.0f;
+  std::vector<uint8_t> qm(static_cast<size_t>(n)), qv(static_cast<size_t>(n));
+  std::vector<float> am(static_cast<size_t>(blocks)), av(static_cast<size_t>(blocks));
+  HMRT_ASSERT_OK(hmrt_quantize_blockwise(m.data(), n, 1, qm.data(), am.data()));
+  HMRT_ASSERT_OK(hmrt_quantize_blockwise(v.data(), n, 0, qv.data(), av.data()));
+  float *dp, *dg, *dam, *dav;
+  uint8_t *dqm, *dqv;
+  BufferPtr bp = upload(p, &dp), bg = upload(g, &dg), bam = upload(am, &dam), bav = upload(av, &dav);
+  BufferPtr bqm = upload(qm, &dqm), bqv = upload(qv, &dqv);
+  for (int64_t step = 1; step <= 3; ++step) {
+    HMRT_ASSERT_OK(hmrt_adamw8bit_step(p.data(), g.data(), qm.data(), am.data(), qv.data(),
+                                       av.data(), n, 1e-3, 0.9, 0.999, 1e-8, 0.01, step));
+    HMRT_ASSERT_OK(k_->adamw8bit_step(dp, dg, dqm, dam, dqv, dav, n, 1e-3, 0.9, 0.999, 1e-8, 0.01,
+                                      step));
+    EXPECT_TRUE(same_bits(download<float>(bp.get(), size_t(n)), p)) << step;
+    EXPECT_TRUE(download<uint8_t>(bqm.get(), size_t(n)) == qm) << step;
+    EXPECT_TRUE(download<uint8_t>(bqv.get(), size_t(n)) == qv) << step;
+    EXPECT_TRUE(same_bits(download<float>(bam.get(), size_t(blocks)), am)) << step;
+    EXPECT_TRUE(same_bits(download<float>(bav.get(), size_t(blocks)), av)) << step;
+  }
+}
+
 TEST_F(Cuda, TensorOpsMatchCpu) {
   // Transpose at every element size, Trilu both ways.
   const int64_t shape[4] = {3, 5, 7, 6};
