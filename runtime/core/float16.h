@@ -74,6 +74,15 @@ HMRT_HD inline uint16_t float_to_bf16(float f) {
   return uint16_t(bits >> 16);
 }
 
+// Round to nearest, ties to even (what GPUs do converting GEMM operands to
+// bf16; hmrt_matmul_f32_bf16); NaN stays a quiet NaN.
+HMRT_HD inline uint16_t float_to_bf16_rne(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((bits >> 16) | 0x0040u);
+  return uint16_t((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
 }  // namespace hmrt
 
 #endif  // HMRT_CORE_FLOAT16_H

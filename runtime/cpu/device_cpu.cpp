@@ -75,6 +75,8 @@ const hmrt_kernels kCpuKernels = {
     hmrt_trilu,
     hmrt_unary_f32,
     hmrt_where,
+    hmrt_matmul_f32_bf16,
+    hmrt_gemm_f32_bf16,
 };
 
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }

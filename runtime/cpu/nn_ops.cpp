@@ -21,8 +21,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <string>
+#include <vector>
 
+#include "core/float16.h"
 #include "core/internal.h"
 #include "cpu/nn_ops_shared.h"
 #include "cpu/vec.h"
@@ -627,6 +630,78 @@ hmrt_status cpu_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, in
 
 const hmrt::GemmEngine hmrt::kCpuGemm = {"", hmrt_sgemm, hmrt_sgemm_strided_batched,
                                          cpu_broadcast_c, true};
+
+// ---- GEMMs with bfloat16 products (hmrt_matmul_f32_bf16, hmrt_gemm_f32_bf16) --------------
+
+namespace {
+
+// The elements of a GEMM operand of rows x cols (leading dim ld) over
+// `batches` batches `stride` apart, rounded to bfloat16 (nearest even) and
+// widened back into `out`: the products of such operands are exact in fp32,
+// so the fp32 GEMM over them multiplies in bf16 and accumulates in fp32,
+// as a GPU's bf16 tensor cores do.  False when the scratch cannot be had.
+bool round_operand(const float* x, int64_t batches, int64_t stride, int64_t rows, int64_t cols,
+                   int64_t ld, std::vector<float>* out) {
+  const int64_t n = (batches - 1) * stride + (rows - 1) * ld + cols;
+  try {
+    out->resize(static_cast<size_t>(n));
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  float* y = out->data();
+  hmrt::parallel_for(n, int64_t{1} << 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) y[i] = hmrt::bf16_to_float(hmrt::float_to_bf16_rne(x[i]));
+  });
+  return true;
+}
+
+hmrt_status sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                               const float* a, int64_t lda, int64_t sa, const float* b,
+                               int64_t ldb, int64_t sb, float beta, float* c, int64_t ldc,
+                               int64_t sc, int64_t batch) {
+  const int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+  // Anything the fp32 GEMM would refuse, or that reads no operand, goes to
+  // it as it is (its checks and messages).
+  const bool plain = m <= 0 || n <= 0 || k <= 0 || batch <= 0 || a == nullptr ||
+                     b == nullptr || lda < ac || ldb < bc || sa < 0 || sb < 0;
+  std::vector<float> ra, rb;
+  if (!plain && (!round_operand(a, batch, sa, ar, ac, lda, &ra) ||
+                 !round_operand(b, batch, sb, br, bc, ldb, &rb)))
+    return hmrt::fail(HMRT_OUT_OF_MEMORY,
+                      "hmrt_sgemm (bf16 products): cannot allocate the rounded operands");
+  const float* pa = plain ? a : ra.data();
+  const float* pb = plain ? b : rb.data();
+  if (batch == 1 && sc == 0)
+    return hmrt_sgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, c, ldc);
+  return hmrt_sgemm_strided_batched(ta, tb, m, n, k, alpha, pa, lda, sa, pb, ldb, sb, beta, c,
+                                    ldc, sc, batch);
+}
+
+hmrt_status sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                       float* c, int64_t ldc) {
+  return sgemm_bf16_batched(ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0, 1);
+}
+
+}  // namespace
+
+const hmrt::GemmEngine hmrt::kCpuGemmBf16 = {" (bf16 products)", sgemm_bf16,
+                                             sgemm_bf16_batched, cpu_broadcast_c, true};
+
+hmrt_status hmrt_matmul_f32_bf16(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
+                                 const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
+                                 float* y, int32_t ry, const int64_t* sy) {
+  return hmrt::matmul_f32_on(hmrt::kCpuGemmBf16, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry,
+                             sy);
+}
+
+hmrt_status hmrt_gemm_f32_bf16(const float* a, const float* b, const float* c, int32_t rc,
+                               const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                               int32_t trans_a, int32_t trans_b, float alpha, float beta,
+                               float* y) {
+  return hmrt::gemm_f32_on(hmrt::kCpuGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha,
+                           beta, y);
+}
 
 hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
                             int32_t trans_a, const float* b, int32_t rb,

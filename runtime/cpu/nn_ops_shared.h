@@ -23,8 +23,11 @@ struct GemmEngine {
   bool threaded_batches;
 };
 
-// The CPU's engine (cpu/nn_ops.cpp).
+// The CPU's engine (cpu/nn_ops.cpp), and the same with the operands
+// rounded to bfloat16 first (hmrt_matmul_f32_bf16: bf16 products, fp32
+// accumulation).
 extern const GemmEngine kCpuGemm;
+extern const GemmEngine kCpuGemmBf16;
 
 hmrt_status matmul_f32_on(const GemmEngine& e, const float* a, int32_t ra, const int64_t* sa,
                           int32_t trans_a, const float* b, int32_t rb, const int64_t* sb,

@@ -109,6 +109,27 @@ hmrt_status cuda_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
   return finish(fn, 0);
 }
 
+// The checks of a strided batched GEMM; *any is false when there is nothing
+// to compute.
+hmrt_status check_batched(const char* fn, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                          const float* a, int64_t lda, int64_t stride_a, const float* b,
+                          int64_t ldb, int64_t stride_b, const float* c, int64_t ldc,
+                          int64_t stride_c, int64_t batch, bool* any) {
+  hmrt_status st = check_gemm(fn, ta, tb, m, n, k, lda, ldb, ldc);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_SIZE(fn, batch);
+  HMRT_CHECK_ARG(stride_a >= 0 && stride_b >= 0 && stride_c >= 0,
+                 "%s: strides must be >= 0", fn);
+  if ((st = check_int(fn, "batch_count", batch)) != HMRT_OK) return st;
+  *any = m != 0 && n != 0 && batch != 0;
+  if (!*any) return HMRT_OK;
+  const int64_t last = batch - 1;
+  HMRT_CHECK_GPU(fn, a, k == 0 ? 0 : last * stride_a + extent(ta ? k : m, lda));
+  HMRT_CHECK_GPU(fn, b, k == 0 ? 0 : last * stride_b + extent(tb ? n : k, ldb));
+  HMRT_CHECK_GPU(fn, c, last * stride_c + extent(m, ldc));
+  return HMRT_OK;
+}
+
 hmrt_status cuda_sgemm_strided_batched(int ta, int tb, int64_t m, int64_t n,
                                        int64_t k, float alpha, const float* a,
                                        int64_t lda, int64_t stride_a,
@@ -117,17 +138,10 @@ hmrt_status cuda_sgemm_strided_batched(int ta, int tb, int64_t m, int64_t n,
                                        int64_t ldc, int64_t stride_c,
                                        int64_t batch) {
   const char* fn = "hmrt_sgemm_strided_batched (cuda)";
-  hmrt_status st = check_gemm(fn, ta, tb, m, n, k, lda, ldb, ldc);
-  if (st != HMRT_OK) return st;
-  HMRT_CHECK_SIZE(fn, batch);
-  HMRT_CHECK_ARG(stride_a >= 0 && stride_b >= 0 && stride_c >= 0,
-                 "%s: strides must be >= 0", fn);
-  if ((st = check_int(fn, "batch_count", batch)) != HMRT_OK) return st;
-  if (m == 0 || n == 0 || batch == 0) return HMRT_OK;
-  const int64_t last = batch - 1;
-  HMRT_CHECK_GPU(fn, a, k == 0 ? 0 : last * stride_a + extent(ta ? k : m, lda));
-  HMRT_CHECK_GPU(fn, b, k == 0 ? 0 : last * stride_b + extent(tb ? n : k, ldb));
-  HMRT_CHECK_GPU(fn, c, last * stride_c + extent(m, ldc));
+  bool any = false;
+  hmrt_status st = check_batched(fn, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc,
+                                 stride_c, batch, &any);
+  if (st != HMRT_OK || !any) return st;
   std::lock_guard<std::mutex> lock(g_context->mutex);
   const cublasStatus_t s = cublasSgemmStridedBatched(
       g_context->blas, op(tb), op(ta), int(n), int(m), int(k), &alpha, b, int(ldb),
@@ -136,6 +150,40 @@ hmrt_status cuda_sgemm_strided_batched(int ta, int tb, int64_t m, int64_t n,
     return fail(HMRT_INTERNAL, "%s: cublasSgemmStridedBatched failed: %s", fn,
                 blas_error(s));
   return finish(fn, 0);
+}
+
+// fp32 operands and results, bf16 products on the tensor cores, fp32 sums
+// (CUBLAS_COMPUTE_32F_FAST_16BF): hmrt_matmul_f32_bf16's GEMMs.  The handle
+// leaves pedantic math for the call (under the context's mutex).
+hmrt_status cuda_sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                    const float* a, int64_t lda, int64_t stride_a,
+                                    const float* b, int64_t ldb, int64_t stride_b, float beta,
+                                    float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+  const char* fn = "hmrt_sgemm (cuda, bf16 products)";
+  bool any = false;
+  hmrt_status st = check_batched(fn, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc,
+                                 stride_c, batch, &any);
+  if (st != HMRT_OK || !any) return st;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  cublasStatus_t s = cublasSetMathMode(g_context->blas, CUBLAS_DEFAULT_MATH);
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = cublasGemmStridedBatchedEx(g_context->blas, op(tb), op(ta), int(n), int(m), int(k),
+                                   &alpha, b, CUDA_R_32F, int(ldb), stride_b, a, CUDA_R_32F,
+                                   int(lda), stride_a, &beta, c, CUDA_R_32F, int(ldc), stride_c,
+                                   int(batch), CUBLAS_COMPUTE_32F_FAST_16BF,
+                                   CUBLAS_GEMM_DEFAULT);
+  const cublasStatus_t restored = cublasSetMathMode(g_context->blas, CUBLAS_PEDANTIC_MATH);
+  if (s == CUBLAS_STATUS_SUCCESS) s = restored;
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return fail(HMRT_INTERNAL, "%s: cublasGemmStridedBatchedEx failed: %s", fn, blas_error(s));
+  return finish(fn, 0);
+}
+
+hmrt_status cuda_sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                            const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                            float* c, int64_t ldc) {
+  return cuda_sgemm_bf16_batched(ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0,
+                                 1);
 }
 
 // The casts among float, binary16 and bfloat16 the GPU has; 0 for others.
@@ -740,6 +788,8 @@ hmrt_status cuda_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, i
 
 const GemmEngine kCudaGemm = {" (cuda)", cuda_sgemm, cuda_sgemm_strided_batched,
                               cuda_broadcast_c, false};
+const GemmEngine kCudaGemmBf16 = {" (cuda, bf16 products)", cuda_sgemm_bf16,
+                                  cuda_sgemm_bf16_batched, cuda_broadcast_c, false};
 
 hmrt_status cuda_matmul_f32(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
                             const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
@@ -751,6 +801,19 @@ hmrt_status cuda_gemm_f32(const float* a, const float* b, const float* c, int32_
                           const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
                           int32_t trans_b, float alpha, float beta, float* y) {
   return gemm_f32_on(kCudaGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
+}
+
+hmrt_status cuda_matmul_f32_bf16(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
+                                 const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
+                                 float* y, int32_t ry, const int64_t* sy) {
+  return matmul_f32_on(kCudaGemmBf16, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+}
+
+hmrt_status cuda_gemm_f32_bf16(const float* a, const float* b, const float* c, int32_t rc,
+                               const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                               int32_t trans_a, int32_t trans_b, float alpha, float beta,
+                               float* y) {
+  return gemm_f32_on(kCudaGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
 }
 
 // The kernels the GPU has so far; NULL entries are those it does not
@@ -783,6 +846,8 @@ const hmrt_kernels kCudaKernels = [] {
   k.slice_backward_f32 = cuda_slice_backward_f32;
   k.gemm_f32 = cuda_gemm_f32;
   k.adamw8bit_step = cuda_adamw8bit_step;
+  k.matmul_f32_bf16 = cuda_matmul_f32_bf16;
+  k.gemm_f32_bf16 = cuda_gemm_f32_bf16;
   k.clip_coefficient = cuda_clip_coefficient;
   k.onnx_adagrad = cuda_onnx_adagrad;
   k.onnx_momentum = cuda_onnx_momentum;

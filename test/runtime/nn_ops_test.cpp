@@ -23,6 +23,7 @@
 //  - Finite differences in double with h = 1e-5 have truncation error
 //    O(h^2) ~ 1e-10 and rounding ~ 1e-16 |L| / h; the reference gradients are
 //    held to 1e-6 relative, the float kernels to their float tolerance.
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -200,6 +201,59 @@ TEST(NnOpsMatMul, HandComputed) {
   float d = 0;
   HMRT_ASSERT_OK(hmrt_matmul_f32(a, 1, s3, 0, a + 3, 1, s3, 0, &d, 0, nullptr));
   EXPECT_EQ(d, 1 * 4 + 2 * 5 + 3 * 6);
+}
+
+// x rounded to bfloat16, nearest even, written here from the format's
+// definition (not core/float16.h): the 16 low bits are dropped after adding
+// half of the kept last bit's weight, ties to the even one.
+float to_bf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  float r;
+  std::memcpy(&r, &bits, 4);
+  return r;
+}
+
+// MatMul and Gemm with bf16 products equal the fp32 kernels run on operands
+// rounded to bf16 (bit for bit: the same GEMM over the same values), differ
+// from the fp32 kernels on unrounded ones, and are within the fp32 bound of
+// a double reference over the rounded operands.
+TEST(NnOpsMatMulBf16, IsTheFp32KernelOnRoundedOperands) {
+  const int64_t sa[3] = {3, 37, 50}, sb[2] = {50, 29}, sy[3] = {3, 37, 29};
+  const std::vector<float> a = hmrt_test::random_vec(3 * 37 * 50, 1, -2.0f, 2.0f);
+  const std::vector<float> b = hmrt_test::random_vec(50 * 29, 2, -2.0f, 2.0f);
+  std::vector<float> ra(a), rb(b);
+  for (float& v : ra) v = to_bf16(v);
+  for (float& v : rb) v = to_bf16(v);
+  std::vector<float> got(3 * 37 * 29), want(got.size()), plain(got.size());
+  HMRT_ASSERT_OK(hmrt_matmul_f32_bf16(a.data(), 3, sa, 0, b.data(), 2, sb, 0, got.data(), 3, sy));
+  HMRT_ASSERT_OK(hmrt_matmul_f32(ra.data(), 3, sa, 0, rb.data(), 2, sb, 0, want.data(), 3, sy));
+  HMRT_ASSERT_OK(hmrt_matmul_f32(a.data(), 3, sa, 0, b.data(), 2, sb, 0, plain.data(), 3, sy));
+  EXPECT_TRUE(hmrt_test::bitwise_equal(got, want));
+  EXPECT_FALSE(hmrt_test::bitwise_equal(got, plain));
+  for (int64_t i = 0; i < 3 * 37; ++i)
+    for (int64_t j = 0; j < 29; ++j) {
+      double ref = 0.0, mag = 0.0;
+      for (int64_t p = 0; p < 50; ++p) {
+        ref += double(ra[size_t(i * 50 + p)]) * double(rb[size_t(p * 29 + j)]);
+        mag += std::fabs(double(ra[size_t(i * 50 + p)]) * double(rb[size_t(p * 29 + j)]));
+      }
+      ASSERT_NEAR(got[size_t(i * 29 + j)], ref, 52 * kU * mag) << i << "," << j;
+    }
+  // Gemm, transposed operands and a broadcast C.
+  const std::vector<float> c = hmrt_test::random_vec(37, 3, -1.0f, 1.0f);
+  const int64_t sc[1] = {37};
+  std::vector<float> g(37 * 29), gw(g.size());
+  HMRT_ASSERT_OK(hmrt_gemm_f32_bf16(b.data(), a.data(), c.data(), 1, sc, 29, 37, 50, 1, 1, 0.75f,
+                                    2.0f, g.data()));
+  HMRT_ASSERT_OK(hmrt_gemm_f32(rb.data(), ra.data(), c.data(), 1, sc, 29, 37, 50, 1, 1, 0.75f,
+                               2.0f, gw.data()));
+  EXPECT_TRUE(hmrt_test::bitwise_equal(g, gw));
+  // The fp32 kernel's checks and messages.
+  EXPECT_EQ(hmrt_matmul_f32_bf16(a.data(), 3, sa, 0, b.data(), 2, sy, 0, got.data(), 3, sy),
+            HMRT_INVALID_ARGUMENT);
 }
 
 TEST(NnOpsMatMul, RejectsBadShapes) {

@@ -138,6 +138,10 @@ struct hmrt_kernels {
   hmrt_status (*unary_f32)(hmrt_unary_op op, const float* x, float* y, int64_t n);
   /* hmrt_where */
   hmrt_status (*where)(const uint8_t* cond, int32_t rc, const int64_t* sc, const void* x, int32_t rx, const int64_t* sx, const void* z, int32_t rz, const int64_t* sz, void* y, int32_t ry, const int64_t* sy, size_t elem_size);
+  /* hmrt_matmul_f32_bf16 */
+  hmrt_status (*matmul_f32_bf16)(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a, const float* b, int32_t rb, const int64_t* sb, int32_t trans_b, float* y, int32_t ry, const int64_t* sy);
+  /* hmrt_gemm_f32_bf16 */
+  hmrt_status (*gemm_f32_bf16)(const float* a, const float* b, const float* c, int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
 };
 
 /* Records "the <backend> backend has no <name> kernel yet ..." as the last
