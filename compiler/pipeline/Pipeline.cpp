@@ -32,6 +32,8 @@ std::string validate(const PipelineOptions &o) {
     return "fuse '" + o.fuse + "' is unknown: use all, elementwise or none";
   if (o.quantizeStates != "never" && o.quantizeStates != "auto" && o.quantizeStates != "always")
     return "quantize-states '" + o.quantizeStates + "' is unknown: use never, auto or always";
+  if (o.precision != "fp32" && o.precision != "bf16")
+    return "precision '" + o.precision + "' is unknown: use fp32 or bf16";
   if (o.optimizer == "sgd" && o.quantizeStates != "never")
     return "quantize-states " + o.quantizeStates +
            ": only AdamW's moments can be 8-bit (the optimizer is sgd)";
@@ -75,6 +77,9 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
     return;
 
   pm.addPass(createTGLegalizeCpuTypes());
+  TGPrecisionOptions precision;
+  precision.precision = o.precision;
+  pm.addPass(createTGPrecision(precision));
   TGSelectEntriesOptions entries;
   entries.functions = {entryFunction(o.program).str()};
   pm.addPass(createTGSelectEntries(entries));

@@ -13,6 +13,7 @@
 //   tg-lr-schedule
 //   -- until=training stops here: the training graph (hmcc --emit=mlir) --
 //   tg-legalize-cpu-types
+//   tg-precision            (precision)
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
 //   tg-fuse-elementwise     (fuse=all|elementwise)
@@ -99,6 +100,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Parameter bytes per chunk of an update of stored states, e.g. 64M "
                      "(empty: whole parameters)"),
       llvm::cl::init("")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32, or bf16 (MatMul and Gemm with bf16 products and fp32 sums)"),
+      llvm::cl::init("fp32")};
   Option<bool> constantsInArena{
       *this, "constants-in-arena",
       llvm::cl::desc("Place every constant in the arena (hm-place-buffers constants=arena): "

@@ -40,9 +40,11 @@ StringRef opKind(Operation *op) {
 
 namespace {
 
-/// The element type whose peak applies: that of the first float result or
-/// operand.
+/// The element type whose peak applies: bf16 for GEMMs with bf16 products,
+/// else that of the first float result or operand.
 std::string computeType(Operation *op) {
+  if (hasBf16Math(op)) // bf16 products (tg-precision)
+    return "bf16";
   auto name = [](Type t) -> std::string {
     auto tensor = dyn_cast<RankedTensorType>(t);
     if (!tensor)

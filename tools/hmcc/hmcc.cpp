@@ -189,6 +189,13 @@ cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(T
                                              "(kernels it lacks are named when the program "
                                              "starts; train --device cpu runs it on the CPU)")),
                        cl::cat(outputCategory));
+cl::opt<std::string> precision(
+    "precision", cl::value_desc("fp32|bf16"),
+    cl::desc("The arithmetic of MatMul and Gemm: fp32, or bf16 products with fp32 sums (operands "
+             "rounded to bfloat16, nearest even; a GPU's tensor cores). Tensors, master weights, "
+             "gradients and optimizer states stay fp32. Default: bf16 for --target cuda, fp32 "
+             "for --target cpu (where bf16 is an exact emulation, slower than fp32)"),
+    cl::cat(outputCategory));
 cl::opt<std::string> cudaArch(
     "cuda-arch", cl::value_desc("sm_NN"),
     cl::desc("With --target cuda: the GPU architecture the program is for; it must be one the "
@@ -770,6 +777,8 @@ int run(int argc, char **argv) {
     return error("--optimizer '" + optimizerName + "' is unknown: use sgd, adamw or adamw8bit");
   if (fuse != "all" && fuse != "elementwise" && fuse != "none")
     return error("--fuse '" + fuse + "' is unknown: use all, elementwise or none");
+  if (precision.getNumOccurrences() && precision != "fp32" && precision != "bf16")
+    return error("--precision '" + hmcc::escapeText(precision) + "' is unknown: use fp32 or bf16");
   if (quantizeStates != "never" && quantizeStates != "auto" && quantizeStates != "always")
     return error("--quantize-states '" + quantizeStates + "' is unknown: use never, auto or always");
   if (quantizeStates.getNumOccurrences() && quantizeStates != "never" && optimizerName == "sgd")
@@ -860,6 +869,9 @@ int run(int argc, char **argv) {
   o.optimizer = optimizerName;
   // A GPU's kernels read no host memory: its constants live in the arena.
   o.constantsInArena = target == Target::Cuda;
+  o.precision = precision.getNumOccurrences() ? std::string(precision)
+                : target == Target::Cuda      ? std::string("bf16")
+                                              : std::string("fp32");
   o.quantizeStates = quantizeStates;
   o.fuse = fuse;
   o.lr = lrOpt;

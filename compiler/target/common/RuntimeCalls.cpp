@@ -321,7 +321,7 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
                      stream(o.getStream() ? int64_t(*o.getStream()) : -1)});
       })
       .Case([&](MatMulOp o) {
-        return call("hmrt_matmul_f32", {f32In(o.getLhs()), shape(o.getLhs()), flag(o.getTransA()),
+        return call(hasBf16Math(o) ? "hmrt_matmul_f32_bf16" : "hmrt_matmul_f32", {f32In(o.getLhs()), shape(o.getLhs()), flag(o.getTransA()),
                                         f32In(o.getRhs()), shape(o.getRhs()), flag(o.getTransB()),
                                         f32Out(o.getResult()), shape(o.getResult())});
       })
@@ -338,7 +338,7 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
         }
         args.append({integer(m), integer(n), integer(k), flag(o.getTransA()), flag(o.getTransB()),
                      f32(o.getAlpha()), f32(o.getBeta()), f32Out(o.getResult())});
-        return call("hmrt_gemm_f32", std::move(args));
+        return call(hasBf16Math(o) ? "hmrt_gemm_f32_bf16" : "hmrt_gemm_f32", std::move(args));
       })
       .Case([&](TransposeOp o) {
         return call("hmrt_transpose", {data(o.getX()), shape(o.getX()), ints(o.getPerm()),

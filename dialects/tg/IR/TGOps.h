@@ -54,6 +54,14 @@ void numberDropoutStreams(mlir::ModuleOp module);
 /// "where", ...); 0 for a name it does not know.
 int fusedArity(llvm::StringRef name);
 
+/// The arithmetic tg-precision chose for a tg.matmul or tg.gemm:
+/// `tg.math = "bf16"` is bf16 products with fp32 sums; absent, fp32.
+constexpr llvm::StringLiteral kMathAttr = "tg.math";
+inline bool hasBf16Math(mlir::Operation *op) {
+  auto math = op->getAttrOfType<mlir::StringAttr>(kMathAttr);
+  return math && math.getValue() == "bf16";
+}
+
 } // namespace hmcc::tg
 
 #endif // HMCC_TG_TGOPS_H

@@ -81,6 +81,27 @@ def TGLegalizeCpuTypes : Pass<"tg-legalize-cpu-types", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
+  let summary = "Chooses the arithmetic of the GEMMs: fp32, or bf16 products with fp32 sums";
+  let description = [{
+    With `precision=bf16`, every tg.matmul and tg.gemm (forward, backward,
+    recomputed alike) gets the discardable attribute `tg.math = "bf16"`:
+    its operands are rounded to bfloat16 (nearest even) before they are
+    multiplied, the products are summed in fp32, and the result stays fp32
+    (hmrt_matmul_f32_bf16; on a GPU, cuBLAS's bf16 tensor-core path).  The
+    cost model then times these ops at the profile's bf16 peak.  Tensors,
+    master weights, gradients and optimizer states stay fp32, so memory and
+    the planner's byte counts do not change.  With `precision=fp32` (the
+    default) the pass removes the attribute.
+
+    Example: `tg.matmul %x, %w` becomes `tg.matmul %x, %w {tg.math = "bf16"}`.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32, or bf16 (bf16 products with fp32 sums in MatMul and Gemm)">,
+  ];
+}
+
 def TGFoldTransposes : Pass<"tg-fold-transposes", "::mlir::ModuleOp"> {
   let summary = "Reads a matrix transposed in the matmul instead of copying it transposed";
   let description = [{
