@@ -28,12 +28,24 @@
 #     operands to bf16 as the GPU does): the losses must agree within 1e-4
 #     relative for fp32 and 1e-3 for bf16 (the sums run in another order on
 #     the GPU, and how cuBLAS rounds operands to bf16 is not documented).
-# Not yet: the 1.3 B GPT at --vram 8G / 24G beside PyTorch.
+#  3. the 1.3 B GPT of the planning benchmarks (bench/gpt_shapes.py: 24
+#     layers, width 2048, 16 heads, vocabulary 50304, batch 8 x 1024;
+#     shape-only, started from seeded parameters, train --init) compiled for
+#     the GPU at --vram 8G and 24G (--device-profile h200, --precision bf16),
+#     a few steps each: step time, tokens/s, the GPU's peak memory in use
+#     (nvidia-smi, sampled), beside the plan's predicted step and LB; then
+#     PyTorch's eager, per-block-checkpointed and FSDP2-CPU-offload (fused
+#     CPU AdamW) runs of the same model (bench/gpu_pytorch.py; the GPU
+#     machine's PyTorch).  These are figures, not pass/fail checks.
+# Each run has a time limit, so that the whole check stays within 8 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
 
 prepare() {
+  # Debian's python3 has ONNX and NumPy (make setup installs them).
+  local py=python3
+  [ -x /usr/bin/python3 ] && py=/usr/bin/python3
   local jobs
   jobs=$(nproc)
   [ "$jobs" -gt 2 ] && jobs=2
@@ -65,6 +77,31 @@ prepare() {
       -o "build-gpu/bundle/gpt2-$precision/train"
     cp -r "build-gpu/gpt2-$precision/state" "build-gpu/bundle/gpt2-$precision/"
   done
+  # The 1.3 B GPT (shape-only: its 5.3 GiB of weights are never written),
+  # planned for the H200 at 8 and 24 GiB, with one batch of tokens.
+  rm -rf build-gpu/g13
+  "$py" bench/gpt_shapes.py build-gpu/g13 >/dev/null
+  mkdir -p build-gpu/bundle/gpt13
+  "$py" - build-gpu/bundle/gpt13 <<'PY'
+import sys
+import numpy as np
+rng = np.random.default_rng(0)
+for name in ("idx", "targets"):
+    np.save(f"{sys.argv[1]}/{name}.npy", rng.integers(0, 50304, size=(8, 1024), dtype=np.int64))
+PY
+  local vram
+  for vram in 8G 24G; do
+    build/bin/hmcc build-gpu/g13/model.onnx --target cuda --precision bf16 --no-initial-state \
+      --device-profile h200 --vram "$vram" --dump-schedule="build-gpu/bundle/gpt13/plan-$vram.json" \
+      -o "build-gpu/gpt13-$vram" --force
+    # shellcheck disable=SC2086
+    c++ -O2 -std=c++17 -Iruntime/include "build-gpu/gpt13-$vram/model.cpp" \
+      build-gpu/libhmrt_driver.a -Wl,--whole-archive build-gpu/libhmrt_cuda.a \
+      -Wl,--no-whole-archive build-gpu/libhmrt.a $libs -fopenmp -lm \
+      -o "build-gpu/bundle/gpt13/train-$vram"
+  done
+  rm -rf build-gpu/g13
+  cp bench/gpu_pytorch.py build-gpu/bundle/
   # The shared libraries they need that are neither glibc's nor CUDA's.
   { ldd build-gpu/test/hmrt_cuda_tests; ldd build-gpu/bundle/gpt2-fp32/train; } |
     awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
@@ -145,7 +182,7 @@ PY
     fi
     echo "| GPT-2 fixture, --precision $precision, 20 AdamW steps, CUDA vs CPU losses | $gpt2 |"
   done
-  echo "| GPT 1.3B at --vram 8G / 24G beside PyTorch | not yet |"
+  gpt13 "$bundle" "$out"
   if [ "$skipped" != 0 ]; then
     echo
     echo "skipped because: $(grep -m1 'no GPU here' "$out/hmrt_cuda_tests.log" || echo '(see the log)')"
@@ -155,6 +192,73 @@ PY
     grep -B2 -A12 'Failure\|FAILED' "$out/hmrt_cuda_tests.log" | head -80
   fi
   return "$status"
+}
+
+# The largest memory.used nvidia-smi reported in a sample file, in GiB.
+peak_of() {
+  { sort -n "$1" 2>/dev/null || true; } | tail -n 1 |
+    awk '{ m = $1 } END { if (m != "") printf "%.1f GiB", m / 1024; else printf "-" }'
+}
+
+# The 1.3 B GPT: hmcc's programs, then PyTorch's configurations; one table.
+gpt13() {
+  local bundle=$1 out=$2 vram log peak row
+  local feed="--feed idx=$bundle/gpt13/idx.npy --feed targets=$bundle/gpt13/targets.npy"
+  echo
+  echo "| GPT 1.3B, batch 8x1024, one GPU | step | tokens/s | peak GPU memory in use | predicted step (LB, binding) | last loss |"
+  echo "|---|---|---|---|---|---|"
+  for vram in 8G 24G; do
+    log="$out/gpt13-$vram"
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$log.mem" 2>/dev/null &
+    local sampler=$!
+    local rc=0
+    # shellcheck disable=SC2086
+    timeout 150 "$bundle/gpt13/train-$vram" --init 1 --quiet --steps 5 $feed \
+      --metrics "$log.jsonl" --force >"$log.log" 2>&1 || rc=$?
+    kill "$sampler" 2>/dev/null || true
+    peak=$(peak_of "$log.mem")
+    row=$(python3 - "$log.jsonl" "$bundle/gpt13/plan-$vram.json" "$rc" <<'PY'
+import json, statistics, sys
+rc = int(sys.argv[3])
+plan = json.load(open(sys.argv[2]))["timeline"]
+predicted = f"{plan['predicted_step_seconds']:.3f} s ({plan['lower_bound_seconds']:.3f} s, {plan['binding']})"
+try:
+    rows = [json.loads(line) for line in open(sys.argv[1])]
+except OSError:
+    rows = []
+t = [b["elapsed_s"] - a["elapsed_s"] for a, b in zip(rows, rows[1:])]
+if rc != 0 or len(t) < 2:
+    why = "timed out" if rc == 124 else f"exit {rc}, {len(rows)} steps"
+    print(f"failed ({why}) | - | | {predicted} | -")
+else:
+    step = statistics.median(t[1:])
+    print(f"{step:.3f} s | {8 * 1024 / step:,.0f} | | {predicted} | {rows[-1]['loss']:.4f}")
+PY
+)
+    echo "| hmcc --vram $vram (bf16 products) | ${row/| |/| $peak |} |"
+  done
+  local mode
+  for mode in eager checkpoint fsdp2; do
+    log="$out/pytorch-$mode"
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$log.mem" 2>/dev/null &
+    local sampler=$!
+    timeout 100 python3 "$bundle/gpu_pytorch.py" --mode "$mode" >"$log.json" 2>"$log.log" || true
+    kill "$sampler" 2>/dev/null || true
+    peak=$(peak_of "$log.mem")
+    row=$(python3 - "$log.json" <<'PY'
+import json, sys
+try:
+    r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+except (OSError, ValueError, IndexError):
+    r = {"error": "no result (timed out or crashed; see the log)"}
+if "error" in r:
+    print(f"failed: {r['error']} | - | | - | -")
+else:
+    print(f"{r['step_s']:.3f} s | {r['tokens_per_s']:,.0f} | | - | {r['loss']:.4f}")
+PY
+)
+    echo "| PyTorch $mode | ${row/| |/| $peak |} |"
+  done
 }
 
 case "$mode" in
