@@ -64,8 +64,8 @@ hmrt_status check_elem(const char* fn, size_t elem_size);
 // Sets the table's entries of cuda/nn_ops_cuda.cpp (attention, fused
 // programs, softmax, cross-entropy, the one-op elementwise kernels).
 void add_nn_kernels(hmrt_kernels* k);
-// ... and of cuda/tensor_ops_cuda.cpp (Transpose, Trilu, Equal, the int64
-// ops, the reductions).
+// ... and of cuda/tensor_ops_cuda.cpp (the broadcasting binary ops,
+// Transpose, Trilu, Equal, the int64 ops, the reductions).
 void add_tensor_kernels(hmrt_kernels* k);
 
 }  // namespace hmrt

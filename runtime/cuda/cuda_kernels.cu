@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "cuda/launch.cuh"
 #include "core/float16.h"
 #include "core/norm_math.h"
 #include "core/quant8_math.h"
@@ -19,22 +20,7 @@ namespace hmrt {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = int64_t{1} << 20;
 constexpr int64_t kNormChunk = 4096;  // cpu/gradnorm.cpp's chunk
-
-// Blocks for a grid-stride loop over n elements.
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b > kMaxBlocks) b = kMaxBlocks;
-  return static_cast<unsigned>(b < 1 ? 1 : b);
-}
-
-cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
-
-#define HMRT_GRID_LOOP(i, n)                                                    \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += int64_t(gridDim.x) * blockDim.x)
 
 __global__ void adamw_kernel(AdamWScalars s, float* p, const float* g, float* m,
                              float* v, int64_t n) {
@@ -285,8 +271,6 @@ __global__ void reduce_to_rows_kernel(ReducePlan plan, const float* x, float* y,
 __global__ void reduce_to_runs_kernel(ReducePlan plan, const float* x, float* y, int64_t ny) {
   HMRT_GRID_LOOP(yi, ny) { reduce_to_run_element(plan, x, yi, y); }
 }
-
-int launched() { return static_cast<int>(cudaGetLastError()); }
 
 }  // namespace
 

@@ -431,31 +431,6 @@ hmrt_status cuda_onnx_adam(const float* x, const float* g, const float* v, const
 
 // ---- tensor kernels: the CPU kernel's checks and plan, the GPU's loop ----
 
-hmrt_status cuda_binary_f32(hmrt_binary_op op, const float* a, int32_t ra, const int64_t* sa,
-                            const float* b, int32_t rb, const int64_t* sb, float* y, int32_t ry,
-                            const int64_t* sy) {
-  const char* fn = "hmrt_binary_f32 (cuda)";
-  HMRT_CHECK_ARG(op >= HMRT_BINARY_ADD && op <= HMRT_BINARY_MIN, "%s: unknown op %d", fn,
-                 (int)op);
-  int64_t na, nb, ny;
-  hmrt_status st;
-  if ((st = check_shape(fn, "a", ra, sa, &na)) != HMRT_OK ||
-      (st = check_shape(fn, "b", rb, sb, &nb)) != HMRT_OK ||
-      (st = check_shape(fn, "y", ry, sy, &ny)) != HMRT_OK)
-    return st;
-  const char* names[2] = {"a", "b"};
-  const int32_t ranks[2] = {ra, rb};
-  const int64_t* shapes[2] = {sa, sb};
-  if ((st = check_broadcast(fn, 2, names, ranks, shapes, ry, sy)) != HMRT_OK) return st;
-  HMRT_CHECK_GPU(fn, a, ny ? na : 0);
-  HMRT_CHECK_GPU(fn, b, ny ? nb : 0);
-  HMRT_CHECK_GPU(fn, y, ny);
-  Plan p;
-  if (!broadcast_plan(p, 2, ranks, shapes, ry, sy)) return HMRT_OK;
-  std::lock_guard<std::mutex> lock(g_context->mutex);
-  return finish(fn, cuda::binary_f32(g_context->stream, p, int(op), a, b, y));
-}
-
 hmrt_status cuda_expand(const void* x, int32_t rx, const int64_t* sx, void* y, int32_t ry,
                         const int64_t* sy, size_t elem_size) {
   const char* fn = "hmrt_expand (cuda)";
@@ -830,7 +805,6 @@ const hmrt_kernels kCudaKernels = [] {
   k.scale = cuda_scale;
   k.adamw_step = cuda_adamw_step;
   k.sgd_step = cuda_sgd_step;
-  k.binary_f32 = cuda_binary_f32;
   k.expand = cuda_expand;
   k.where = cuda_where;
   k.dropout_f32 = cuda_dropout_f32;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "cuda/launch.cuh"
 #include "core/ew_math.h"
 #include "core/float16.h"
 #include "cuda/tensor_kernels.h"
@@ -16,21 +17,6 @@ namespace hmrt {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = int64_t{1} << 20;
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b > kMaxBlocks) b = kMaxBlocks;
-  return static_cast<unsigned>(b < 1 ? 1 : b);
-}
-
-cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
-int launched() { return static_cast<int>(cudaGetLastError()); }
-
-#define HMRT_GRID_LOOP(i, n)                                                    \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += int64_t(gridDim.x) * blockDim.x)
 
 template <class T>
 __global__ void trilu_kernel(const T* x, T* y, int64_t n, int64_t M, int64_t N, int64_t k,

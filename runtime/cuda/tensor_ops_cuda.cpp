@@ -1,5 +1,5 @@
-// The CUDA backend's kernel-table entries for Transpose, Trilu, Equal, the
-// int64 ops and the reductions: the CPU kernels' checks (shared, with their
+// The CUDA backend's kernel-table entries for the broadcasting binary ops,
+// Transpose, Trilu, Equal, the int64 ops and the reductions: the CPU kernels' checks (shared, with their
 // messages), then cuda/tensor_kernels.cu (or cuda_kernels.cu's plan copy
 // for Transpose) on the context's stream.  Integer division and powers
 // check b's elements on the host, as the CPU does, after reading them back.
@@ -63,7 +63,7 @@ hmrt_status cuda_trilu(const void* x, int32_t rank, const int64_t* shape, int64_
 }
 
 // The checks of a broadcasting binary kernel (hmrt_binary_i64, hmrt_equal)
-// and its plan; false in *any when y is empty.
+// and its plan; false in *any when y is empty.  (hmrt_binary_f32 too.)
 hmrt_status binary_plan_on_gpu(const char* fn, const void* a, int32_t ra, const int64_t* sa,
                                const void* b, int32_t rb, const int64_t* sb, const void* y,
                                int32_t ry, const int64_t* sy, Plan* p, int64_t* nb, bool* any) {
@@ -82,6 +82,21 @@ hmrt_status binary_plan_on_gpu(const char* fn, const void* a, int32_t ra, const 
   HMRT_CHECK_GPU(fn, y, ny);
   *any = broadcast_plan(*p, 2, ranks, shapes, ry, sy);
   return HMRT_OK;
+}
+
+hmrt_status cuda_binary_f32(hmrt_binary_op op, const float* a, int32_t ra, const int64_t* sa,
+                            const float* b, int32_t rb, const int64_t* sb, float* y, int32_t ry,
+                            const int64_t* sy) {
+  const char* fn = "hmrt_binary_f32 (cuda)";
+  HMRT_CHECK_ARG(op >= HMRT_BINARY_ADD && op <= HMRT_BINARY_MIN, "%s: unknown op %d", fn,
+                 (int)op);
+  Plan p;
+  int64_t nb = 0;
+  bool any = false;
+  hmrt_status st = binary_plan_on_gpu(fn, a, ra, sa, b, rb, sb, y, ry, sy, &p, &nb, &any);
+  if (st != HMRT_OK || !any) return st;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::binary_f32(g_context->stream, p, int(op), a, b, y));
 }
 
 hmrt_status cuda_binary_i64(hmrt_binary_op op, const int64_t* a, int32_t ra, const int64_t* sa,
@@ -223,6 +238,7 @@ hmrt_status cuda_reduce_max_backward_f32(const float* x, const float* y, const f
 }  // namespace
 
 void add_tensor_kernels(hmrt_kernels* k) {
+  k->binary_f32 = cuda_binary_f32;
   k->transpose = cuda_transpose;
   k->trilu = cuda_trilu;
   k->binary_i64 = cuda_binary_i64;
