@@ -101,6 +101,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   recompute.vram = o.vram;
   recompute.deviceProfile = o.deviceProfile;
   recompute.force = o.recompute == "auto" ? std::string() : std::string(o.recompute);
+  recompute.vramReserve = o.vramReserve;
   pm.addPass(createPlanRecompute(recompute));
   PlanOverlapOptions overlap;
   overlap.vram = o.vram;
@@ -130,6 +131,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   pm.addPass(createHMVerifyStreams());
   HMCheckBudgetOptions budget;
   budget.vram = o.vram;
+  budget.vramReserve = o.vramReserve;
   budget.ram = o.ram;
   budget.nvme = o.nvme;
   pm.addPass(createHMCheckBudget(budget));

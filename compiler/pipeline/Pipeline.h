@@ -82,6 +82,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<std::string> vram{*this, "vram",
                            llvm::cl::desc("Device memory budget, e.g. 24G (empty: no bound)"),
                            llvm::cl::init("")};
+  Option<int64_t> vramReserve{
+      *this, "vram-reserve",
+      llvm::cl::desc("Device bytes the runtime holds beside the arena (hmcc --target cuda): vram "
+                     "is then the arena's budget, and messages add these back"),
+      llvm::cl::init(0)};
   Option<std::string> ram{*this, "ram",
                           llvm::cl::desc("Host memory budget for the host arena, e.g. 96G "
                                          "(empty: no bound)"),

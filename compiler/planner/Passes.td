@@ -95,6 +95,9 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
            "cpu, h200 or a JSON profile: the cost model's figures">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
            "For tests: none, all, or the recomputed segments, e.g. 1-3,5">,
+    Option<"vramReserve", "vram-reserve", "int64_t", /*default=*/"0",
+           "Device bytes the runtime holds beside the arena (hmcc --target cuda): `vram` is "
+           "the arena's budget, and messages name the user's --vram, these added">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }

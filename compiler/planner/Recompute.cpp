@@ -657,9 +657,16 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
                      ", " + formatSeconds(best->decision.seconds) +
                      " of recompute per step predicted"
                : "nothing recomputed";
-    return module.emitError() << "the program does not fit --vram " << formatBytes(budget)
-                              << ": the smallest budget that fits is --vram " << t.arena << " ("
-                              << formatBytes(t.arena) << "), mostly "
+    // The messages name the user's --vram: the arena's budget and the
+    // runtime's reserve beside it (vram-reserve).
+    const int64_t reserve = vramReserve, smallest = t.arena + reserve;
+    return module.emitError() << "the program does not fit --vram "
+                              << formatBytes(budget + uint64_t(reserve))
+                              << ": the smallest budget that fits is --vram " << smallest << " ("
+                              << formatBytes(smallest)
+                              << (reserve ? ", " + formatBytes(reserve) + " of it the runtime's"
+                                          : std::string())
+                              << "), mostly "
                               << (t.persistent >= activations
                                       ? "parameters, optimizer states and inputs"
                                       : "activations")

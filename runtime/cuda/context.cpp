@@ -36,13 +36,10 @@ hmrt_status check_gpu_ptr(const char* fn, const char* name, const void* p, int64
 }
 
 hmrt_status scratch(const char* fn, size_t bytes, void** out) {
-  if (g_context->scratch_bytes < bytes) {
-    cudaFree(g_context->scratch);
-    g_context->scratch = nullptr;
-    g_context->scratch_bytes = 0;
-    HMRT_CUDA_CALL(fn, "allocating scratch", cudaMalloc(&g_context->scratch, bytes));
-    g_context->scratch_bytes = bytes;
-  }
+  HMRT_CHECK_ARG(bytes <= g_context->scratch_bytes,
+                 "%s: needs %zu bytes of device scratch, more than the %zu the cuda backend "
+                 "holds (HMRT_CUDA_SCRATCH_BYTES)",
+                 fn, bytes, g_context->scratch_bytes);
   *out = g_context->scratch;
   return HMRT_OK;
 }

@@ -28,6 +28,7 @@ struct CudaContext {
   cublasHandle_t blas = nullptr;
   void* scratch = nullptr;  // index tables, partial sums, kernel descriptors
   size_t scratch_bytes = 0;
+  void* blas_workspace = nullptr;  // cuBLAS's, so that it allocates none of its own
 };
 extern CudaContext* g_context;
 
@@ -54,8 +55,9 @@ hmrt_status check_gpu_ptr(const char* fn, const char* name, const void* p, int64
     if (hmrt_st_ != HMRT_OK) return hmrt_st_;                            \
   } while (0)
 
-// At least `bytes` of the context's device scratch (under its mutex; valid
-// until the next call).
+// `bytes` of the context's device scratch (under its mutex; valid until the
+// next call): HMRT_CUDA_SCRATCH_BYTES, allocated with the context, so that
+// the backend's device memory beside the arenas is fixed; more is an error.
 hmrt_status scratch(const char* fn, size_t bytes, void** out);
 
 // Elements of 1, 2, 4 or 8 bytes: what the GPU's copying kernels move.

@@ -1051,17 +1051,25 @@ hmrt_status create_context() {
   std::call_once(once, [] {
     auto* c = new CudaContext;
     cuda_error = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    // The device memory the backend holds beside the arenas, fixed
+    // (hmrt/device.h): the kernels' scratch and cuBLAS's workspace.
+    if (cuda_error == cudaSuccess) cuda_error = cudaMalloc(&c->scratch, HMRT_CUDA_SCRATCH_BYTES);
+    if (cuda_error == cudaSuccess)
+      cuda_error = cudaMalloc(&c->blas_workspace, HMRT_CUDA_BLAS_WORKSPACE_BYTES);
     if (cuda_error != cudaSuccess) return;
+    c->scratch_bytes = HMRT_CUDA_SCRATCH_BYTES;
     blas_status = cublasCreate(&c->blas);
     if (blas_status == CUBLAS_STATUS_SUCCESS) blas_status = cublasSetStream(c->blas, c->stream);
+    if (blas_status == CUBLAS_STATUS_SUCCESS)
+      blas_status = cublasSetWorkspace(c->blas, c->blas_workspace, HMRT_CUDA_BLAS_WORKSPACE_BYTES);
     // fp32 GEMMs in fp32 (no TF32), as the CPU's.
     if (blas_status == CUBLAS_STATUS_SUCCESS)
       blas_status = cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH);
     if (blas_status == CUBLAS_STATUS_SUCCESS) g_context = c;
   });
   if (cuda_error != cudaSuccess)
-    return cuda_fail(HMRT_IO_ERROR, "hmrt_device_open", "creating the kernel stream",
-                     cuda_error);
+    return cuda_fail(HMRT_IO_ERROR, "hmrt_device_open",
+                     "creating the kernel stream and the backend's scratch", cuda_error);
   if (blas_status != CUBLAS_STATUS_SUCCESS)
     return fail(HMRT_IO_ERROR, "hmrt_device_open: cuBLAS cannot start: %s",
                 blas_error(blas_status));

@@ -89,7 +89,9 @@ cl::list<std::string> inputValues(
 
 cl::opt<std::string> vram("vram", cl::value_desc("SIZE"),
                           cl::desc("Device memory budget, e.g. 24G, 512M, 1.5T (binary units); "
-                                   "the program must fit or hmcc refuses it"),
+                                   "the program must fit or hmcc refuses it. With --target "
+                                   "cuda the CUDA runtime's own 96 MiB (kernel scratch, cuBLAS's "
+                                   "workspace) come off it; the CUDA context does not"),
                           cl::cat(budgetCategory));
 cl::opt<std::string> ram("ram", cl::value_desc("SIZE"),
                          cl::desc("Host memory budget for the host arena (parameters, gradients "
@@ -202,6 +204,19 @@ cl::opt<std::string> cudaArch(
              "runtime's CUDA kernels were built for (CMake's HMRT_CUDA_ARCHITECTURES, default "
              "sm_90: H100, H200), since the generated code itself is host code"),
     cl::cat(outputCategory));
+/// The device memory the CUDA runtime holds beside the device arena
+/// (--target cuda), and the arena's budget: --vram less that.
+uint64_t deviceReserve() { return target == Target::Cuda ? hmcc::cudaRuntimeDeviceBytes() : 0; }
+uint64_t arenaBudget() { return cantFail(hmcc::parseSize(vram)) - deviceReserve(); }
+/// "--vram 8 GiB" and, where the runtime holds some, what is left for the arena.
+std::string vramText() {
+  std::string s = "--vram " + hmcc::formatBytes(cantFail(hmcc::parseSize(vram)));
+  if (deviceReserve())
+    s += " (" + hmcc::formatBytes(arenaBudget()) + " for the device arena beside the " +
+         hmcc::formatBytes(deviceReserve()) + " the CUDA runtime holds)";
+  return s;
+}
+
 cl::opt<std::string> fuse(
     "fuse", cl::value_desc("all|elementwise|none"),
     cl::desc("all (default): attention as one op whose probabilities are never stored, and "
@@ -418,7 +433,7 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   raw_string_ostream os(text);
   os << "plan";
   if (vram.getNumOccurrences())
-    os << " under --vram " << formatBytes(cantFail(hmcc::parseSize(vram)));
+    os << " under " << vramText();
   os << ", profile " << timeline.profile << ":\n";
   auto row = [&](StringRef what, std::optional<int64_t> device, std::optional<int64_t> host,
                  StringRef note = "") {
@@ -512,7 +527,7 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
     if (int rc = writeTo(memoryPlot, "--memory-plot", [&](raw_ostream &os) {
           std::optional<int64_t> budget;
           if (vram.getNumOccurrences())
-            budget = int64_t(cantFail(hmcc::parseSize(vram)));
+            budget = int64_t(arenaBudget());
           if (mlir::succeeded(hmcc::writeMemoryPlot(module, entry, budget, os)))
             return true;
           error(inputFile + ": " + diagnostics);
@@ -566,11 +581,9 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
              << hmcc::formatSeconds(timeline.step) << " on " << timeline.profile
              << " (streams overlapped); lower bound " << hmcc::formatSeconds(timeline.lowerBound)
              << " (bound by " << timeline.binding << ")\n";
-  if (vram.getNumOccurrences()) {
-    uint64_t budget = cantFail(hmcc::parseSize(vram));
-    summaryOut << "    " << (static_cast<uint64_t>(m.arena) <= budget ? "fits" : "does not fit")
-               << " --vram " << hmcc::formatBytes(budget) << "\n";
-  }
+  if (vram.getNumOccurrences())
+    summaryOut << "    " << (static_cast<uint64_t>(m.arena) <= arenaBudget() ? "fits" : "does not fit")
+               << " " << vramText() << "\n";
   if (ram.getNumOccurrences()) {
     uint64_t budget = cantFail(hmcc::parseSize(ram));
     summaryOut << "    " << (static_cast<uint64_t>(m.hostArena) <= budget ? "fits" : "does not fit")
@@ -752,6 +765,11 @@ int run(int argc, char **argv) {
       if (auto size = hmcc::parseSize(*opt); !size)
         return error("--" + opt->ArgStr + ": " + toString(size.takeError()));
   }
+  if (vram.getNumOccurrences() && cantFail(hmcc::parseSize(vram)) <= deviceReserve())
+    return error("--vram " + hmcc::formatBytes(cantFail(hmcc::parseSize(vram))) +
+                 " leaves nothing for the device arena: the CUDA runtime holds " +
+                 hmcc::formatBytes(deviceReserve()) + " beside it (its scratch and cuBLAS's "
+                 "workspace)");
   if (std::string why; !hmcc::planner::loadDeviceProfile(deviceProfile, why))
     return error("--device-profile: " + why);
   if (nvme.getNumOccurrences()) {
@@ -886,7 +904,8 @@ int run(int argc, char **argv) {
   o.decaySteps = decaySteps;
   o.minLr = minLr;
   if (vram.getNumOccurrences())
-    o.vram = vram;
+    o.vram = deviceReserve() ? std::to_string(arenaBudget()) : std::string(vram);
+  o.vramReserve = int64_t(deviceReserve());
   if (ram.getNumOccurrences())
     o.ram = ram;
   if (nvme.getNumOccurrences())

@@ -44,6 +44,9 @@ bool haveCudaRuntime();
 /// whether `arch` ("sm_90") is one of them.
 std::string cudaRuntimeArchs();
 bool cudaRuntimeHasArch(llvm::StringRef arch);
+/// The device memory the CUDA backend holds beside a program's device arena
+/// (hmrt/device.h: its scratch and cuBLAS's workspace).
+uint64_t cudaRuntimeDeviceBytes();
 
 } // namespace hmcc
 

@@ -1,6 +1,8 @@
 //===- HostCompiler.cpp - builds the CPU program with the host compiler ---===//
 #include "compiler/target/cpu/EmitCpp.h"
 
+#include "hmrt/device.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -9,6 +11,10 @@
 using namespace llvm;
 
 bool hmcc::haveCudaRuntime() { return StringRef(HMCC_RUNTIME_CUDA_LIB).size() != 0; }
+
+uint64_t hmcc::cudaRuntimeDeviceBytes() {
+  return HMRT_CUDA_SCRATCH_BYTES + HMRT_CUDA_BLAS_WORKSPACE_BYTES;
+}
 
 std::string hmcc::cudaRuntimeArchs() {
   SmallVector<StringRef> archs;

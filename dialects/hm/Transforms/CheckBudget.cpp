@@ -39,9 +39,15 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
       }
       if (static_cast<uint64_t>(bytes) <= *budget)
         return true;
-      module.emitError() << "the program does not fit --" << option << " " << formatBytes(*budget)
-                         << ": it needs " << formatBytes(bytes) << " of " << memory << " memory ("
-                         << split << ")" << advice;
+      // The device arena's budget is --vram less what the runtime holds
+      // beside it: the message names the user's --vram and the whole need.
+      const int64_t reserve = option == "vram" ? int64_t(vramReserve) : 0;
+      module.emitError() << "the program does not fit --" << option << " "
+                         << formatBytes(*budget + reserve) << ": it needs "
+                         << formatBytes(bytes + reserve) << " of " << memory << " memory ("
+                         << split
+                         << (reserve ? ", and " + formatBytes(reserve) + " the runtime holds" : "")
+                         << ")" << advice;
       return false;
     };
     if (!check("vram", vram, m.arena, "device", describeSplit(m),

@@ -39,6 +39,9 @@ def HMCheckBudget : Pass<"hm-check-budget", "::mlir::ModuleOp"> {
            "Host memory budget for the host arena, e.g. 96G (empty: no bound)">,
     Option<"nvme", "nvme", "std::string", /*default=*/"\"\"",
            "Storage budget for the storage arena, e.g. 400G (empty: no bound)">,
+    Option<"vramReserve", "vram-reserve", "int64_t", /*default=*/"0",
+           "Device bytes the runtime holds beside the arena: `vram` is the arena's budget, and "
+           "the message names the user's --vram, these added">,
   ];
 }
 

@@ -65,6 +65,15 @@ extern "C" {
 
 /* ---- tiers -------------------------------------------------------------- */
 
+/* Device memory the CUDA backend holds beside the arenas programs plan,
+ * allocated when the first "cuda" device opens: the kernels' scratch (index
+ * tables, partial sums, kernel descriptors) and cuBLAS's workspace.  hmcc
+ * --target cuda plans the device arena within --vram less their sum.  The
+ * CUDA context itself (the driver's state and the loaded kernels) is not
+ * counted. */
+#define HMRT_CUDA_SCRATCH_BYTES (64ull << 20)
+#define HMRT_CUDA_BLAS_WORKSPACE_BYTES (32ull << 20)
+
 typedef enum hmrt_tier {
   HMRT_TIER_DEVICE = 0,  /* the device arena */
   HMRT_TIER_HOST = 1,    /* the pinned host pool */
