@@ -463,6 +463,16 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   if (m.storageArena)
     os << "  storage: " << formatBytes(m.storageStates) << " of optimizer states (arena "
        << formatBytes(m.storageArena) << "), updated through host staging\n";
+  unsigned gemms = 0, bf16 = 0;
+  module.walk([&](mlir::Operation *op) {
+    if (isa<hmcc::tg::MatMulOp, hmcc::tg::GemmOp>(op)) {
+      ++gemms;
+      bf16 += hmcc::tg::hasBf16Math(op);
+    }
+  });
+  if (gemms)
+    os << "  GEMMs: " << gemms << (bf16 ? ", bf16 products and fp32 sums" : ", fp32")
+       << " (--precision " << (bf16 ? "bf16" : "fp32") << ")\n";
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
     unsigned recomputed = 0, offloaded = 0;

@@ -191,6 +191,8 @@ private:
             j.attribute("op", op.getName().getStringRef());
             if (auto name = dyn_cast<NameLoc>(op.getLoc()))
               j.attribute("node", name.getName().getValue());
+            if (tg::hasBf16Math(&op)) // bf16 products (tg-precision)
+              j.attribute("math", "bf16");
             // A stored state's staging copy in the host arena.
             // With hm.chunk, only the chunk's slice of it.
             auto slice = [&](StringRef name) {
