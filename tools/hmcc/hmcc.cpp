@@ -120,8 +120,9 @@ cl::opt<std::string> chunkSize(
 
 cl::opt<std::string> deviceProfile(
     "device-profile", cl::value_desc("cpu|h200|FILE.json"),
-    cl::desc("The machine the planner's cost model predicts for (default cpu); a JSON "
-             "profile has the fields of docs/device-profile.md"),
+    cl::desc("The machine the planner's cost model predicts for (default cpu; h200 for "
+             "--target cuda, the GPU profile hmcc has); a JSON profile has the fields of "
+             "docs/device-profile.md"),
     cl::init("cpu"), cl::cat(budgetCategory));
 cl::opt<std::string> hostParams(
     "host-params", cl::value_desc("auto|none|all|NAMES"),
@@ -780,6 +781,8 @@ int run(int argc, char **argv) {
                  " leaves nothing for the device arena: the CUDA runtime holds " +
                  hmcc::formatBytes(deviceReserve()) + " beside it (its scratch and cuBLAS's "
                  "workspace)");
+  if (target == Target::Cuda && !deviceProfile.getNumOccurrences())
+    deviceProfile = "h200";  // a GPU program is planned for a GPU
   if (std::string why; !hmcc::planner::loadDeviceProfile(deviceProfile, why))
     return error("--device-profile: " + why);
   if (nvme.getNumOccurrences()) {
