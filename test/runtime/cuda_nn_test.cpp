@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda_test_fixture.h"
+#include "fused_inputs.h"
 #include "hmrt/io.h"
 #include "hmrt/kernels.h"
 #include "hmrt/nn_ops.h"
@@ -79,22 +80,9 @@ TEST_F(Cuda, UnaryAndReluBackwardMatchCpu) {
 
 // A fused program with broadcast inputs (a bias row, a scalar, a bool mask
 // over the leading dims) on the GPU and the CPU.
-struct Program {
-  std::vector<int64_t> code, in_bool, in_dims;
-  std::vector<std::vector<uint8_t>> data;  // each input's bytes
-};
-
 TEST_F(Cuda, FusedProgramsMatchCpu) {
-  const int64_t dims[3] = {3, 37, 129};
-  const int64_t n = 3 * 37 * 129;
-  const std::vector<float> x = hmrt_test::random_vec(n, 11, -4.0f, 4.0f);
-  const std::vector<float> bias = hmrt_test::random_vec(129, 12, -1.0f, 1.0f);
-  const std::vector<float> half = {0.5f};
-  std::vector<uint8_t> mask(3 * 37);
-  for (size_t i = 0; i < mask.size(); ++i) mask[i] = uint8_t((i * 5) % 3 == 0);
-  // inputs: 0 x (3,37,129), 1 bias (1,1,129), 2 half (1,1,1), 3 mask (3,37,1)
-  const std::vector<int64_t> in_dims = {3, 37, 129, 1, 1, 129, 1, 1, 1, 3, 37, 1};
-  const std::vector<int64_t> in_bool = {0, 0, 0, 1};
+  const hmrt_test::FusedInputs f;
+  const int64_t n = f.n;
   // GELU(x + bias) by erf, then where(mask, ., sigmoid(x)): bitwise.
   const std::vector<int64_t> exact = {
       HMRT_FUSED_ADD,  0, 1, -1,   // 4: h = x + bias
@@ -117,14 +105,16 @@ TEST_F(Cuda, FusedProgramsMatchCpu) {
   };
   float *dx, *db, *dh, *dy;
   uint8_t* dm;
-  BufferPtr bx = upload(x, &dx), bb = upload(bias, &db), bh = upload(half, &dh);
-  BufferPtr bm = upload(mask, &dm), by = upload(std::vector<float>(size_t(n), 0.0f), &dy);
-  const void* host_in[4] = {x.data(), bias.data(), half.data(), mask.data()};
+  BufferPtr bx = upload(f.x, &dx), bb = upload(f.bias, &db), bh = upload(f.half, &dh);
+  BufferPtr bm = upload(f.mask, &dm), by = upload(std::vector<float>(size_t(n), 0.0f), &dy);
   const void* dev_in[4] = {dx, db, dh, dm};
+  const int64_t* dims = f.dims;
+  const std::vector<int64_t>& in_dims = f.in_dims;
+  const std::vector<int64_t>& in_bool = f.in_bool;
   for (const auto* code : {&exact, &inexact}) {
     const int64_t n_code = int64_t(code->size() / 4);
     std::vector<float> want(static_cast<size_t>(n));
-    HMRT_ASSERT_OK(hmrt_fused_f32(n_code, code->data(), 4, host_in, in_bool.data(),
+    HMRT_ASSERT_OK(hmrt_fused_f32(n_code, code->data(), 4, f.host, in_bool.data(),
                                   in_dims.data(), want.data(), 3, dims));
     HMRT_ASSERT_OK(k_->fused_f32(n_code, code->data(), 4, dev_in, in_bool.data(), in_dims.data(),
                                  dy, 3, dims));

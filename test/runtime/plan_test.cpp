@@ -21,6 +21,7 @@
 #include "cuda/nn_kernels.h"
 #include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
+#include "fused_inputs.h"
 #include "test_util.h"
 
 namespace {
@@ -172,29 +173,23 @@ TEST(EwMath, UnaryOpsMatchVmathBitwise) {
 // code (cuda/nn_kernels.h's fused_element over the operands the backend
 // builds from check_fused) gives hmrt_fused_f32's bits.
 TEST(EwMath, FusedElementMatchesTheCpuKernel) {
-  const int64_t dims[3] = {3, 37, 129};
-  const int64_t n = 3 * 37 * 129;
-  const std::vector<float> x = hmrt_test::random_vec(n, 11, -4.0f, 4.0f);
-  const std::vector<float> bias = hmrt_test::random_vec(129, 12, -1.0f, 1.0f);
-  const std::vector<float> half = {0.5f};
-  std::vector<uint8_t> mask(3 * 37);
-  for (size_t i = 0; i < mask.size(); ++i) mask[i] = uint8_t((i * 5) % 3 == 0);
-  const std::vector<int64_t> in_dims = {3, 37, 129, 1, 1, 129, 1, 1, 1, 3, 37, 1};
-  const std::vector<int64_t> in_bool = {0, 0, 0, 1};
+  const hmrt_test::FusedInputs f;
+  const int64_t* dims = f.dims;
+  const int64_t n = f.n;
   const std::vector<int64_t> code = {
       HMRT_FUSED_ADD, 0, 1, -1,  HMRT_FUSED_MUL, 4, 2, -1,     HMRT_FUSED_ERF, 5, -1, -1,
       HMRT_FUSED_SUB, 6, 1, -1,  HMRT_FUSED_DIV, 7, 4, -1,     HMRT_FUSED_SIGMOID, 0, -1, -1,
       HMRT_FUSED_WHERE, 3, 8, 9, HMRT_FUSED_RELU_GRAD, 0, 10, -1, HMRT_FUSED_MIN, 11, 2, -1,
       HMRT_FUSED_EXP, 12, -1, -1};
-  const void* in[4] = {x.data(), bias.data(), half.data(), mask.data()};
+  const void* const* in = f.host;
   const int64_t n_code = int64_t(code.size() / 4);
   std::vector<float> want(static_cast<size_t>(n));
-  HMRT_ASSERT_OK(hmrt_fused_f32(n_code, code.data(), 4, in, in_bool.data(), in_dims.data(),
+  HMRT_ASSERT_OK(hmrt_fused_f32(n_code, code.data(), 4, in, f.in_bool.data(), f.in_dims.data(),
                                 want.data(), 3, dims));
   int64_t count = 0;
   std::vector<hmrt::FusedInput> inputs;
-  HMRT_ASSERT_OK(hmrt::check_fused("test", n_code, code.data(), 4, in, in_bool.data(),
-                                   in_dims.data(), 3, dims, &count, &inputs));
+  HMRT_ASSERT_OK(hmrt::check_fused("test", n_code, code.data(), 4, in, f.in_bool.data(),
+                                   f.in_dims.data(), 3, dims, &count, &inputs));
   ASSERT_EQ(count, n);
   hmrt::cuda::FusedHeader h{};
   h.rank = 3;
