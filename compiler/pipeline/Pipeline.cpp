@@ -34,6 +34,8 @@ std::string validate(const PipelineOptions &o) {
     return "quantize-states '" + o.quantizeStates + "' is unknown: use never, auto or always";
   if (o.precision != "fp32" && o.precision != "bf16")
     return "precision '" + o.precision + "' is unknown: use fp32 or bf16";
+  if (o.bf16Storage && o.precision != "bf16")
+    return "bf16-storage needs precision bf16";
   if (o.optimizer == "sgd" && o.quantizeStates != "never")
     return "quantize-states " + o.quantizeStates +
            ": only AdamW's moments can be 8-bit (the optimizer is sgd)";
@@ -79,6 +81,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   pm.addPass(createTGLegalizeCpuTypes());
   TGPrecisionOptions precision;
   precision.precision = o.precision;
+  precision.bf16Storage = o.bf16Storage;
   pm.addPass(createTGPrecision(precision));
   TGSelectEntriesOptions entries;
   entries.functions = {entryFunction(o.program).str()};

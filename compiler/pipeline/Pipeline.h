@@ -13,7 +13,7 @@
 //   tg-lr-schedule
 //   -- until=training stops here: the training graph (hmcc --emit=mlir) --
 //   tg-legalize-cpu-types
-//   tg-precision            (precision)
+//   tg-precision            (precision, bf16-storage)
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
 //   tg-fuse-elementwise     (fuse=all|elementwise)
@@ -109,6 +109,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       *this, "precision",
       llvm::cl::desc("fp32, or bf16 (MatMul and Gemm with bf16 products and fp32 sums)"),
       llvm::cl::init("fp32")};
+  Option<bool> bf16Storage{
+      *this, "bf16-storage",
+      llvm::cl::desc("With precision=bf16: keep the values only GEMMs read in bf16 "
+                     "(tg-precision bf16-storage)"),
+      llvm::cl::init(false)};
   Option<bool> constantsInArena{
       *this, "constants-in-arena",
       llvm::cl::desc("Place every constant in the arena (hm-place-buffers constants=arena): "

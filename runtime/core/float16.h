@@ -75,7 +75,7 @@ HMRT_HD inline uint16_t float_to_bf16(float f) {
 }
 
 // Round to nearest, ties to even (what GPUs do converting GEMM operands to
-// bf16; hmrt_matmul_f32_bf16); NaN stays a quiet NaN.
+// bf16; hmrt_round_bf16); NaN stays a quiet NaN.
 HMRT_HD inline uint16_t float_to_bf16_rne(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, 4);

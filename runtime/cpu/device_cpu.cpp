@@ -77,6 +77,9 @@ const hmrt_kernels kCpuKernels = {
     hmrt_where,
     hmrt_matmul_f32_bf16,
     hmrt_gemm_f32_bf16,
+    hmrt_matmul_bf16,
+    hmrt_gemm_bf16,
+    hmrt_round_bf16,
 };
 
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }

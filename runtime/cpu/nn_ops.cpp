@@ -433,11 +433,19 @@ hmrt_status hmrt::check_reduce(const char* fn, int32_t rank, const int64_t* shap
 
 // ---- MatMul (over a GEMM engine: cpu/nn_ops_shared.h) ------------------------------------
 
-hmrt_status hmrt::matmul_f32_on(const GemmEngine& e, const float* a, int32_t ra,
-                                const int64_t* sa, int32_t trans_a, const float* b,
-                                int32_t rb, const int64_t* sb, int32_t trans_b, float* y,
-                                int32_t ry, const int64_t* sy) {
-  const std::string name = std::string("hmrt_matmul_f32") + e.suffix;
+namespace {
+// "f32" or "bf16": the operands' type in the names of the functions.
+template <class T>
+const char* operand_type() {
+  return sizeof(T) == 2 ? "bf16" : "f32";
+}
+}  // namespace
+
+template <class T>
+hmrt_status hmrt::matmul_on(const GemmEngine<T>& e, const T* a, int32_t ra, const int64_t* sa,
+                            int32_t trans_a, const T* b, int32_t rb, const int64_t* sb,
+                            int32_t trans_b, float* y, int32_t ry, const int64_t* sy) {
+  const std::string name = std::string("hmrt_matmul_") + operand_type<T>() + e.suffix;
   const char* fn = name.c_str();
   int64_t na, nb, ny;
   hmrt_status st = check_shape(fn, "a", ra, sa, 1, &na);
@@ -562,13 +570,20 @@ hmrt_status hmrt::matmul_f32_on(const GemmEngine& e, const float* a, int32_t ra,
   return HMRT_OK;
 }
 
+template hmrt_status hmrt::matmul_on(const GemmEngine<float>&, const float*, int32_t,
+                                     const int64_t*, int32_t, const float*, int32_t,
+                                     const int64_t*, int32_t, float*, int32_t, const int64_t*);
+template hmrt_status hmrt::matmul_on(const GemmEngine<uint16_t>&, const uint16_t*, int32_t,
+                                     const int64_t*, int32_t, const uint16_t*, int32_t,
+                                     const int64_t*, int32_t, float*, int32_t, const int64_t*);
+
 // ---- Gemm -----------------------------------------------------------------------------
 
-hmrt_status hmrt::gemm_f32_on(const GemmEngine& e, const float* a, const float* b,
-                              const float* c, int32_t rc, const int64_t* sc, int64_t m,
-                              int64_t n, int64_t k, int32_t trans_a, int32_t trans_b,
-                              float alpha, float beta, float* y) {
-  const std::string name = std::string("hmrt_gemm_f32") + e.suffix;
+template <class T>
+hmrt_status hmrt::gemm_on(const GemmEngine<T>& e, const T* a, const T* b, const float* c,
+                          int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                          int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y) {
+  const std::string name = std::string("hmrt_gemm_") + operand_type<T>() + e.suffix;
   const char* fn = name.c_str();
   HMRT_CHECK_SIZE(fn, m);
   HMRT_CHECK_SIZE(fn, n);
@@ -610,6 +625,14 @@ hmrt_status hmrt::gemm_f32_on(const GemmEngine& e, const float* a, const float* 
   return e.sgemm(trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda, b, ldb, beta, y, ldc);
 }
 
+template hmrt_status hmrt::gemm_on(const GemmEngine<float>&, const float*, const float*,
+                                   const float*, int32_t, const int64_t*, int64_t, int64_t,
+                                   int64_t, int32_t, int32_t, float, float, float*);
+template hmrt_status hmrt::gemm_on(const GemmEngine<uint16_t>&, const uint16_t*,
+                                   const uint16_t*, const float*, int32_t, const int64_t*,
+                                   int64_t, int64_t, int64_t, int32_t, int32_t, float, float,
+                                   float*);
+
 namespace {
 // C broadcast into y by rows, on the CPU's threads.
 hmrt_status cpu_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, int64_t m,
@@ -628,20 +651,26 @@ hmrt_status cpu_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, in
 }
 }  // namespace
 
-const hmrt::GemmEngine hmrt::kCpuGemm = {"", hmrt_sgemm, hmrt_sgemm_strided_batched,
-                                         cpu_broadcast_c, true};
+const hmrt::GemmEngine<float> hmrt::kCpuGemm = {"", hmrt_sgemm, hmrt_sgemm_strided_batched,
+                                                cpu_broadcast_c, true};
 
-// ---- GEMMs with bfloat16 products (hmrt_matmul_f32_bf16, hmrt_gemm_f32_bf16) --------------
+// ---- GEMMs with bfloat16 products (hmrt_matmul_f32_bf16, hmrt_matmul_bf16, their Gemms) ----
 
 namespace {
 
+// A GEMM operand's element as the bf16 value it multiplies by, in fp32: an
+// fp32 one rounded to bf16 (nearest even), a bf16 one (its bits) widened.
+inline float bf16_value(float x) { return hmrt::bf16_to_float(hmrt::float_to_bf16_rne(x)); }
+inline float bf16_value(uint16_t x) { return hmrt::bf16_to_float(x); }
+
 // The elements of a GEMM operand of rows x cols (leading dim ld) over
-// `batches` batches `stride` apart, rounded to bfloat16 (nearest even) and
-// widened back into `out`: the products of such operands are exact in fp32,
-// so the fp32 GEMM over them multiplies in bf16 and accumulates in fp32,
-// as a GPU's bf16 tensor cores do.  False when the scratch cannot be had.
-bool round_operand(const float* x, int64_t batches, int64_t stride, int64_t rows, int64_t cols,
-                   int64_t ld, std::vector<float>* out) {
+// `batches` batches `stride` apart, as bf16 values in `out`: the products
+// of such values are exact in fp32, so the fp32 GEMM over them multiplies
+// in bf16 and accumulates in fp32, as a GPU's bf16 tensor cores do.  False
+// when the memory cannot be had.
+template <class T>
+bool bf16_operand(const T* x, int64_t batches, int64_t stride, int64_t rows, int64_t cols,
+                  int64_t ld, std::vector<float>* out) {
   const int64_t n = (batches - 1) * stride + (rows - 1) * ld + cols;
   try {
     out->resize(static_cast<size_t>(n));
@@ -650,71 +679,88 @@ bool round_operand(const float* x, int64_t batches, int64_t stride, int64_t rows
   }
   float* y = out->data();
   hmrt::parallel_for(n, int64_t{1} << 16, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) y[i] = hmrt::bf16_to_float(hmrt::float_to_bf16_rne(x[i]));
+    for (int64_t i = lo; i < hi; ++i) y[i] = bf16_value(x[i]);
   });
   return true;
 }
 
+template <class T>
 hmrt_status sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-                               const float* a, int64_t lda, int64_t sa, const float* b,
-                               int64_t ldb, int64_t sb, float beta, float* c, int64_t ldc,
-                               int64_t sc, int64_t batch) {
+                               const T* a, int64_t lda, int64_t sa, const T* b, int64_t ldb,
+                               int64_t sb, float beta, float* c, int64_t ldc, int64_t sc,
+                               int64_t batch) {
   const int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
   // Anything the fp32 GEMM would refuse, or that reads no operand, goes to
-  // it as it is (its checks and messages).
+  // it as it is (its checks and messages; it reads no operand then).
   const bool plain = m <= 0 || n <= 0 || k <= 0 || batch <= 0 || a == nullptr ||
                      b == nullptr || lda < ac || ldb < bc || sa < 0 || sb < 0;
-  std::vector<float> ra, rb;
-  if (!plain && (!round_operand(a, batch, sa, ar, ac, lda, &ra) ||
-                 !round_operand(b, batch, sb, br, bc, ldb, &rb)))
+  std::vector<float> va, vb;
+  if (!plain && (!bf16_operand(a, batch, sa, ar, ac, lda, &va) ||
+                 !bf16_operand(b, batch, sb, br, bc, ldb, &vb)))
     return hmrt::fail(HMRT_OUT_OF_MEMORY,
-                      "hmrt_sgemm (bf16 products): cannot allocate the rounded operands");
-  const float* pa = plain ? a : ra.data();
-  const float* pb = plain ? b : rb.data();
+                      "hmrt_sgemm (bf16 products): cannot allocate the bf16 operands");
+  const float* pa = plain ? reinterpret_cast<const float*>(a) : va.data();
+  const float* pb = plain ? reinterpret_cast<const float*>(b) : vb.data();
   if (batch == 1 && sc == 0)
     return hmrt_sgemm(ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, c, ldc);
   return hmrt_sgemm_strided_batched(ta, tb, m, n, k, alpha, pa, lda, sa, pb, ldb, sb, beta, c,
                                     ldc, sc, batch);
 }
 
-hmrt_status sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                       float* c, int64_t ldc) {
+template <class T>
+hmrt_status sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a,
+                       int64_t lda, const T* b, int64_t ldb, float beta, float* c,
+                       int64_t ldc) {
   return sgemm_bf16_batched(ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0, 1);
 }
 
 }  // namespace
 
-const hmrt::GemmEngine hmrt::kCpuGemmBf16 = {" (bf16 products)", sgemm_bf16,
-                                             sgemm_bf16_batched, cpu_broadcast_c, true};
+const hmrt::GemmEngine<float> hmrt::kCpuGemmBf16Products = {
+    " (bf16 products)", sgemm_bf16<float>, sgemm_bf16_batched<float>, cpu_broadcast_c, true};
+const hmrt::GemmEngine<uint16_t> hmrt::kCpuGemmBf16 = {
+    "", sgemm_bf16<uint16_t>, sgemm_bf16_batched<uint16_t>, cpu_broadcast_c, true};
 
 hmrt_status hmrt_matmul_f32_bf16(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
                                  const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
                                  float* y, int32_t ry, const int64_t* sy) {
-  return hmrt::matmul_f32_on(hmrt::kCpuGemmBf16, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry,
-                             sy);
+  return hmrt::matmul_on(hmrt::kCpuGemmBf16Products, a, ra, sa, trans_a, b, rb, sb, trans_b, y,
+                         ry, sy);
 }
 
 hmrt_status hmrt_gemm_f32_bf16(const float* a, const float* b, const float* c, int32_t rc,
                                const int64_t* sc, int64_t m, int64_t n, int64_t k,
                                int32_t trans_a, int32_t trans_b, float alpha, float beta,
                                float* y) {
-  return hmrt::gemm_f32_on(hmrt::kCpuGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha,
-                           beta, y);
+  return hmrt::gemm_on(hmrt::kCpuGemmBf16Products, a, b, c, rc, sc, m, n, k, trans_a, trans_b,
+                       alpha, beta, y);
+}
+
+hmrt_status hmrt_matmul_bf16(const uint16_t* a, int32_t ra, const int64_t* sa, int32_t trans_a,
+                             const uint16_t* b, int32_t rb, const int64_t* sb, int32_t trans_b,
+                             float* y, int32_t ry, const int64_t* sy) {
+  return hmrt::matmul_on(hmrt::kCpuGemmBf16, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+}
+
+hmrt_status hmrt_gemm_bf16(const uint16_t* a, const uint16_t* b, const float* c, int32_t rc,
+                           const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                           int32_t trans_b, float alpha, float beta, float* y) {
+  return hmrt::gemm_on(hmrt::kCpuGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha,
+                       beta, y);
 }
 
 hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,
                             int32_t trans_a, const float* b, int32_t rb,
                             const int64_t* sb, int32_t trans_b, float* y,
                             int32_t ry, const int64_t* sy) {
-  return hmrt::matmul_f32_on(hmrt::kCpuGemm, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+  return hmrt::matmul_on(hmrt::kCpuGemm, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
 }
 
 hmrt_status hmrt_gemm_f32(const float* a, const float* b, const float* c,
                           int32_t rc, const int64_t* sc, int64_t m, int64_t n,
                           int64_t k, int32_t trans_a, int32_t trans_b,
                           float alpha, float beta, float* y) {
-  return hmrt::gemm_f32_on(hmrt::kCpuGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha,
+  return hmrt::gemm_on(hmrt::kCpuGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha,
                            beta, y);
 }
 

@@ -12,10 +12,19 @@
 
 namespace hmrt {
 
+// GEMMs on operands of type T (float, or uint16_t bfloat16 bit patterns),
+// with fp32 products summed in fp32 into an fp32 C.
+template <class T>
 struct GemmEngine {
   const char* suffix;  // after the function's name in messages: "", " (cuda)"
-  decltype(&hmrt_sgemm) sgemm;
-  decltype(&hmrt_sgemm_strided_batched) sgemm_strided_batched;
+  hmrt_status (*sgemm)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                       const T* a, int64_t lda, const T* b, int64_t ldb, float beta, float* c,
+                       int64_t ldc);
+  hmrt_status (*sgemm_strided_batched)(int trans_a, int trans_b, int64_t m, int64_t n,
+                                       int64_t k, float alpha, const T* a, int64_t lda,
+                                       int64_t stride_a, const T* b, int64_t ldb,
+                                       int64_t stride_b, float beta, float* c, int64_t ldc,
+                                       int64_t stride_c, int64_t batch);
   // y (m x n, dense) = C broadcast from cm x cn (cm in {1, m}, cn in {1, n}).
   hmrt_status (*broadcast_c)(const float* c, int64_t cm, int64_t cn, float* y, int64_t m,
                              int64_t n);
@@ -23,18 +32,38 @@ struct GemmEngine {
   bool threaded_batches;
 };
 
-// The CPU's engine (cpu/nn_ops.cpp), and the same with the operands
-// rounded to bfloat16 first (hmrt_matmul_f32_bf16: bf16 products, fp32
-// accumulation).
-extern const GemmEngine kCpuGemm;
-extern const GemmEngine kCpuGemmBf16;
+// The CPU's engines (cpu/nn_ops.cpp): fp32; fp32 operands rounded to
+// bf16 (hmrt_matmul_f32_bf16); bf16 operands (hmrt_matmul_bf16).  Both
+// bf16 engines run the fp32 GEMM on the operands' bf16 values, whose
+// products are exact in fp32: bf16 products, fp32 sums, as a GPU's bf16
+// tensor cores compute.
+extern const GemmEngine<float> kCpuGemm;
+extern const GemmEngine<float> kCpuGemmBf16Products;
+extern const GemmEngine<uint16_t> kCpuGemmBf16;
 
-hmrt_status matmul_f32_on(const GemmEngine& e, const float* a, int32_t ra, const int64_t* sa,
-                          int32_t trans_a, const float* b, int32_t rb, const int64_t* sb,
-                          int32_t trans_b, float* y, int32_t ry, const int64_t* sy);
-hmrt_status gemm_f32_on(const GemmEngine& e, const float* a, const float* b, const float* c,
-                        int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
-                        int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
+// hmrt_matmul_f32 / hmrt_matmul_bf16 and hmrt_gemm_f32 / hmrt_gemm_bf16 on
+// an engine (messages name the function by T).
+template <class T>
+hmrt_status matmul_on(const GemmEngine<T>& e, const T* a, int32_t ra, const int64_t* sa,
+                      int32_t trans_a, const T* b, int32_t rb, const int64_t* sb,
+                      int32_t trans_b, float* y, int32_t ry, const int64_t* sy);
+template <class T>
+hmrt_status gemm_on(const GemmEngine<T>& e, const T* a, const T* b, const float* c, int32_t rc,
+                    const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                    int32_t trans_b, float alpha, float beta, float* y);
+extern template hmrt_status matmul_on(const GemmEngine<float>&, const float*, int32_t,
+                                      const int64_t*, int32_t, const float*, int32_t,
+                                      const int64_t*, int32_t, float*, int32_t, const int64_t*);
+extern template hmrt_status matmul_on(const GemmEngine<uint16_t>&, const uint16_t*, int32_t,
+                                      const int64_t*, int32_t, const uint16_t*, int32_t,
+                                      const int64_t*, int32_t, float*, int32_t, const int64_t*);
+extern template hmrt_status gemm_on(const GemmEngine<float>&, const float*, const float*,
+                                    const float*, int32_t, const int64_t*, int64_t, int64_t,
+                                    int64_t, int32_t, int32_t, float, float, float*);
+extern template hmrt_status gemm_on(const GemmEngine<uint16_t>&, const uint16_t*,
+                                    const uint16_t*, const float*, int32_t, const int64_t*,
+                                    int64_t, int64_t, int64_t, int32_t, int32_t, float, float,
+                                    float*);
 
 // LayerNormalization's arguments (hmrt_layer_norm_f32): x's shape and the
 // axis; outer groups of cols elements.

@@ -744,6 +744,17 @@ hmrt_status hmrt_cast(int32_t from_dtype, const void* x, int32_t to_dtype,
   return HMRT_OK;
 }
 
+hmrt_status hmrt_round_bf16(const float* x, uint16_t* y, int64_t n) {
+  const char* fn = "hmrt_round_bf16";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_DATA(fn, x, n);
+  HMRT_CHECK_DATA(fn, y, n);
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) y[i] = float_to_bf16_rne(x[i]);
+  });
+  return HMRT_OK;
+}
+
 // ---- data movement ----------------------------------------------------------
 
 hmrt_status hmrt_transpose(const void* x, int32_t rank, const int64_t* shape,

@@ -125,6 +125,7 @@ __global__ void cast_kernel(Cast kind, const void* x, void* y, int64_t n) {
       case Cast::F32ToBf16: y16[i] = float_to_bf16(x32[i]); break;
       case Cast::F16ToBf16: y16[i] = float_to_bf16(half_to_float(x16[i])); break;
       case Cast::Bf16ToF16: y16[i] = double_to_half(double(bf16_to_float(x16[i]))); break;
+      case Cast::F32ToBf16Rne: y16[i] = float_to_bf16_rne(x32[i]); break;
     }
   }
 }

@@ -45,7 +45,9 @@ int scale(void* stream, float* x, int64_t n, float s);
 int fill(void* stream, void* y, int64_t n, uint64_t value, size_t elem_size);
 
 // The 16-bit float conversions of hmrt_cast (core/float16.h).
-enum class Cast { F16ToF32, F32ToF16, Bf16ToF32, F32ToBf16, F16ToBf16, Bf16ToF16 };
+// F32ToBf16 truncates (hmrt_cast); F32ToBf16Rne rounds to nearest even
+// (hmrt_round_bf16).
+enum class Cast { F16ToF32, F32ToF16, Bf16ToF32, F32ToBf16, F16ToBf16, Bf16ToF16, F32ToBf16Rne };
 int cast(void* stream, Cast kind, const void* x, void* y, int64_t n);
 
 // Sums of squares in double as cpu/gradnorm.cpp: for n > 4096, partial[c]

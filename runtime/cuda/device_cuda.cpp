@@ -112,7 +112,7 @@ hmrt_status cuda_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 // The checks of a strided batched GEMM; *any is false when there is nothing
 // to compute.
 hmrt_status check_batched(const char* fn, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                          const float* a, int64_t lda, int64_t stride_a, const float* b,
+                          const void* a, int64_t lda, int64_t stride_a, const void* b,
                           int64_t ldb, int64_t stride_b, const float* c, int64_t ldc,
                           int64_t stride_c, int64_t batch, bool* any) {
   hmrt_status st = check_gemm(fn, ta, tb, m, n, k, lda, ldb, ldc);
@@ -152,14 +152,14 @@ hmrt_status cuda_sgemm_strided_batched(int ta, int tb, int64_t m, int64_t n,
   return finish(fn, 0);
 }
 
-// fp32 operands and results, bf16 products on the tensor cores, fp32 sums
-// (CUBLAS_COMPUTE_32F_FAST_16BF): hmrt_matmul_f32_bf16's GEMMs.  The handle
-// leaves pedantic math for the call (under the context's mutex).
-hmrt_status cuda_sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-                                    const float* a, int64_t lda, int64_t stride_a,
-                                    const float* b, int64_t ldb, int64_t stride_b, float beta,
-                                    float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
-  const char* fn = "hmrt_sgemm (cuda, bf16 products)";
+// A strided batched GEMM of A and B of `type` into fp32 C by
+// cublasGemmStridedBatchedEx under `compute`, the handle out of pedantic
+// math for the call (under the context's mutex).
+hmrt_status gemm_ex_batched(const char* fn, cudaDataType type, cublasComputeType_t compute, int ta,
+                            int tb, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                            int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                            int64_t stride_b, float beta, float* c, int64_t ldc,
+                            int64_t stride_c, int64_t batch) {
   bool any = false;
   hmrt_status st = check_batched(fn, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc,
                                  stride_c, batch, &any);
@@ -168,10 +168,9 @@ hmrt_status cuda_sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_
   cublasStatus_t s = cublasSetMathMode(g_context->blas, CUBLAS_DEFAULT_MATH);
   if (s == CUBLAS_STATUS_SUCCESS)
     s = cublasGemmStridedBatchedEx(g_context->blas, op(tb), op(ta), int(n), int(m), int(k),
-                                   &alpha, b, CUDA_R_32F, int(ldb), stride_b, a, CUDA_R_32F,
-                                   int(lda), stride_a, &beta, c, CUDA_R_32F, int(ldc), stride_c,
-                                   int(batch), CUBLAS_COMPUTE_32F_FAST_16BF,
-                                   CUBLAS_GEMM_DEFAULT);
+                                   &alpha, b, type, int(ldb), stride_b, a, type, int(lda),
+                                   stride_a, &beta, c, CUDA_R_32F, int(ldc), stride_c,
+                                   int(batch), compute, CUBLAS_GEMM_DEFAULT);
   const cublasStatus_t restored = cublasSetMathMode(g_context->blas, CUBLAS_PEDANTIC_MATH);
   if (s == CUBLAS_STATUS_SUCCESS) s = restored;
   if (s != CUBLAS_STATUS_SUCCESS)
@@ -179,9 +178,38 @@ hmrt_status cuda_sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_
   return finish(fn, 0);
 }
 
+// fp32 operands rounded to bf16 on the tensor cores, fp32 sums
+// (CUBLAS_COMPUTE_32F_FAST_16BF): hmrt_matmul_f32_bf16's GEMMs.
+hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                        float alpha, const float* a, int64_t lda,
+                                        int64_t stride_a, const float* b, int64_t ldb,
+                                        int64_t stride_b, float beta, float* c, int64_t ldc,
+                                        int64_t stride_c, int64_t batch) {
+  return gemm_ex_batched("hmrt_sgemm (cuda, bf16 products)", CUDA_R_32F,
+                         CUBLAS_COMPUTE_32F_FAST_16BF, ta, tb, m, n, k, alpha, a, lda, stride_a,
+                         b, ldb, stride_b, beta, c, ldc, stride_c, batch);
+}
+
+hmrt_status cuda_sgemm_f32_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float* a, int64_t lda, const float* b, int64_t ldb,
+                                float beta, float* c, int64_t ldc) {
+  return cuda_sgemm_f32_bf16_batched(ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc,
+                                     0, 1);
+}
+
+// bf16 operands, fp32 sums on the tensor cores: hmrt_matmul_bf16's GEMMs.
+hmrt_status cuda_sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                    const uint16_t* a, int64_t lda, int64_t stride_a,
+                                    const uint16_t* b, int64_t ldb, int64_t stride_b, float beta,
+                                    float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+  return gemm_ex_batched("hmrt_sgemm (cuda, bf16 operands)", CUDA_R_16BF, CUBLAS_COMPUTE_32F, ta,
+                         tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                         stride_c, batch);
+}
+
 hmrt_status cuda_sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-                            const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                            float* c, int64_t ldc) {
+                            const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb,
+                            float beta, float* c, int64_t ldc) {
   return cuda_sgemm_bf16_batched(ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0,
                                  1);
 }
@@ -229,6 +257,16 @@ hmrt_status cuda_cast(int32_t from, const void* x, int32_t to, void* y, int64_t 
                 "dtype %d to %d",
                 fn, (int)from, (int)to);
   return finish(fn, cuda::cast(g_context->stream, kind, x, y, n));
+}
+
+hmrt_status cuda_round_bf16(const float* x, uint16_t* y, int64_t n) {
+  const char* fn = "hmrt_round_bf16 (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  HMRT_CHECK_GPU(fn, y, n);
+  if (n == 0) return HMRT_OK;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  return finish(fn, cuda::cast(g_context->stream, cuda::Cast::F32ToBf16Rne, x, y, n));
 }
 
 hmrt_status cuda_fill(void* y, int64_t n, const void* value, size_t elem_size) {
@@ -761,34 +799,50 @@ hmrt_status cuda_broadcast_c(const float* c, int64_t cm, int64_t cn, float* y, i
   return cuda_expand(c, 2, sc, y, 2, sy, sizeof(float));
 }
 
-const GemmEngine kCudaGemm = {" (cuda)", cuda_sgemm, cuda_sgemm_strided_batched,
-                              cuda_broadcast_c, false};
-const GemmEngine kCudaGemmBf16 = {" (cuda, bf16 products)", cuda_sgemm_bf16,
-                                  cuda_sgemm_bf16_batched, cuda_broadcast_c, false};
+const GemmEngine<float> kCudaGemm = {" (cuda)", cuda_sgemm, cuda_sgemm_strided_batched,
+                                     cuda_broadcast_c, false};
+const GemmEngine<float> kCudaGemmBf16Products = {" (cuda, bf16 products)", cuda_sgemm_f32_bf16,
+                                                 cuda_sgemm_f32_bf16_batched, cuda_broadcast_c,
+                                                 false};
+const GemmEngine<uint16_t> kCudaGemmBf16 = {" (cuda)", cuda_sgemm_bf16, cuda_sgemm_bf16_batched,
+                                            cuda_broadcast_c, false};
 
 hmrt_status cuda_matmul_f32(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
                             const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
                             float* y, int32_t ry, const int64_t* sy) {
-  return matmul_f32_on(kCudaGemm, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+  return matmul_on(kCudaGemm, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
 }
 
 hmrt_status cuda_gemm_f32(const float* a, const float* b, const float* c, int32_t rc,
                           const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
                           int32_t trans_b, float alpha, float beta, float* y) {
-  return gemm_f32_on(kCudaGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
+  return gemm_on(kCudaGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
 }
 
 hmrt_status cuda_matmul_f32_bf16(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
                                  const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
                                  float* y, int32_t ry, const int64_t* sy) {
-  return matmul_f32_on(kCudaGemmBf16, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+  return matmul_on(kCudaGemmBf16Products, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
 }
 
 hmrt_status cuda_gemm_f32_bf16(const float* a, const float* b, const float* c, int32_t rc,
                                const int64_t* sc, int64_t m, int64_t n, int64_t k,
                                int32_t trans_a, int32_t trans_b, float alpha, float beta,
                                float* y) {
-  return gemm_f32_on(kCudaGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
+  return gemm_on(kCudaGemmBf16Products, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta,
+                 y);
+}
+
+hmrt_status cuda_matmul_bf16(const uint16_t* a, int32_t ra, const int64_t* sa, int32_t trans_a,
+                             const uint16_t* b, int32_t rb, const int64_t* sb, int32_t trans_b,
+                             float* y, int32_t ry, const int64_t* sy) {
+  return matmul_on(kCudaGemmBf16, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+}
+
+hmrt_status cuda_gemm_bf16(const uint16_t* a, const uint16_t* b, const float* c, int32_t rc,
+                           const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                           int32_t trans_b, float alpha, float beta, float* y) {
+  return gemm_on(kCudaGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
 }
 
 // The kernels the GPU has so far; NULL entries are those it does not
@@ -822,6 +876,9 @@ const hmrt_kernels kCudaKernels = [] {
   k.adamw8bit_step = cuda_adamw8bit_step;
   k.matmul_f32_bf16 = cuda_matmul_f32_bf16;
   k.gemm_f32_bf16 = cuda_gemm_f32_bf16;
+  k.matmul_bf16 = cuda_matmul_bf16;
+  k.gemm_bf16 = cuda_gemm_bf16;
+  k.round_bf16 = cuda_round_bf16;
   k.clip_coefficient = cuda_clip_coefficient;
   k.onnx_adagrad = cuda_onnx_adagrad;
   k.onnx_momentum = cuda_onnx_momentum;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hmrt/device.h"
@@ -296,52 +297,83 @@ TEST_F(Cuda, MatMulAndGemmMatchCpu) {
       {{K}, {4, K, 29}, {4, 29}, 0, 0},          // a row vector
       {{37, K}, {K}, {37}, 0, 0},                // a column vector
   };
-  // fp32, then bf16 products (both sides round the operands to bf16 first,
-  // so only the order of the fp32 sums differs).
-  for (bool bf16 : {false, true})
-  for (const Case& c : cases) {
-    SCOPED_TRACE(bf16 ? "bf16 products" : "fp32");
-    const auto cpu_matmul = bf16 ? hmrt_matmul_f32_bf16 : hmrt_matmul_f32;
-    const auto gpu_matmul = bf16 ? k_->matmul_f32_bf16 : k_->matmul_f32;
-    int64_t na = 1, nb = 1, ny = 1;
-    for (int64_t d : c.sa) na *= d;
-    for (int64_t d : c.sb) nb *= d;
+  // Operands as fp32 (multiplied as they are, or rounded to bf16 by the
+  // kernel), and as bf16 rounded from them (hmrt_round_bf16, the GPU's the
+  // same bits as the CPU's): only the order of the fp32 sums differs.
+  auto bf16_of = [&](const std::vector<float>& x) {
+    std::vector<uint16_t> cpu(x.size());
+    EXPECT_EQ(hmrt_round_bf16(x.data(), cpu.data(), int64_t(x.size())), HMRT_OK);
+    float* dx;
+    uint16_t* d16;
+    BufferPtr bx = upload(x, &dx);
+    BufferPtr b16 = upload(std::vector<uint16_t>(x.size(), 0), &d16);
+    EXPECT_EQ(k_->round_bf16(dx, d16, int64_t(x.size())), HMRT_OK);
+    EXPECT_EQ(download<uint16_t>(b16.get(), x.size()), cpu);
+    return cpu;
+  };
+  auto matmul = [&](const Case& c, const auto& a, const auto& b, auto cpu, auto gpu) {
+    int64_t ny = 1;
     for (int64_t d : c.sy) ny *= d;
-    const std::vector<float> a = hmrt_test::random_vec(na, 51, -2.0f, 2.0f);
-    const std::vector<float> b = hmrt_test::random_vec(nb, 52, -2.0f, 2.0f);
     std::vector<float> want(static_cast<size_t>(ny));
-    HMRT_ASSERT_OK(cpu_matmul(a.data(), int32_t(c.sa.size()), c.sa.data(), c.ta, b.data(),
-                              int32_t(c.sb.size()), c.sb.data(), c.tb, want.data(),
-                              int32_t(c.sy.size()), c.sy.data()));
-    float *da, *db, *dy;
+    HMRT_ASSERT_OK(cpu(a.data(), int32_t(c.sa.size()), c.sa.data(), c.ta, b.data(),
+                       int32_t(c.sb.size()), c.sb.data(), c.tb, want.data(),
+                       int32_t(c.sy.size()), c.sy.data()));
+    typename std::decay_t<decltype(a)>::value_type *da, *db;
+    float* dy;
     BufferPtr ba = upload(a, &da), bb = upload(b, &db);
     BufferPtr by = upload(std::vector<float>(size_t(ny), 0.0f), &dy);
-    HMRT_ASSERT_OK(gpu_matmul(da, int32_t(c.sa.size()), c.sa.data(), c.ta, db,
-                              int32_t(c.sb.size()), c.sb.data(), c.tb, dy,
-                              int32_t(c.sy.size()), c.sy.data()));
+    HMRT_ASSERT_OK(gpu(da, int32_t(c.sa.size()), c.sa.data(), c.ta, db, int32_t(c.sb.size()),
+                       c.sb.data(), c.tb, dy, int32_t(c.sy.size()), c.sy.data()));
     const std::vector<float> got = download<float>(by.get(), size_t(ny));
     for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << i;
+  };
+  for (const Case& c : cases) {
+    int64_t na = 1, nb = 1;
+    for (int64_t d : c.sa) na *= d;
+    for (int64_t d : c.sb) nb *= d;
+    const std::vector<float> a = hmrt_test::random_vec(na, 51, -2.0f, 2.0f);
+    const std::vector<float> b = hmrt_test::random_vec(nb, 52, -2.0f, 2.0f);
+    {
+      SCOPED_TRACE("fp32");
+      matmul(c, a, b, hmrt_matmul_f32, k_->matmul_f32);
+    }
+    {
+      SCOPED_TRACE("bf16 products of fp32 operands");
+      matmul(c, a, b, hmrt_matmul_f32_bf16, k_->matmul_f32_bf16);
+    }
+    SCOPED_TRACE("bf16 operands");
+    matmul(c, bf16_of(a), bf16_of(b), hmrt_matmul_bf16, k_->matmul_bf16);
   }
   // Gemm: y = 0.75 op(A) op(B) + 0.5 C, C of shape [N] broadcast to [M, N].
   const int64_t M = 33, N = 45;
-  for (bool bf16 : {false, true})
+  auto gemm = [&](int t, const auto& a, const auto& b, const std::vector<float>& cv, auto cpu,
+                  auto gpu) {
+    const int64_t sc[1] = {N};
+    std::vector<float> want(static_cast<size_t>(M * N));
+    HMRT_ASSERT_OK(cpu(a.data(), b.data(), cv.data(), 1, sc, M, N, K, t, t, 0.75f, 0.5f,
+                       want.data()));
+    typename std::decay_t<decltype(a)>::value_type *da, *db;
+    float *dc, *dy;
+    BufferPtr ba = upload(a, &da), bb = upload(b, &db), bc = upload(cv, &dc);
+    BufferPtr by = upload(std::vector<float>(size_t(M * N), 0.0f), &dy);
+    HMRT_ASSERT_OK(gpu(da, db, dc, 1, sc, M, N, K, t, t, 0.75f, 0.5f, dy));
+    const std::vector<float> got = download<float>(by.get(), size_t(M * N));
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << i;
+  };
   for (int t : {0, 1}) {
-    SCOPED_TRACE(bf16 ? "Gemm, bf16 products" : "Gemm, fp32");
-    const auto cpu_gemm = bf16 ? hmrt_gemm_f32_bf16 : hmrt_gemm_f32;
-    const auto gpu_gemm = bf16 ? k_->gemm_f32_bf16 : k_->gemm_f32;
     const std::vector<float> a = hmrt_test::random_vec(M * K, 61, -2.0f, 2.0f);
     const std::vector<float> b = hmrt_test::random_vec(K * N, 62, -2.0f, 2.0f);
     const std::vector<float> cv = hmrt_test::random_vec(N, 63, -2.0f, 2.0f);
-    const int64_t sc[1] = {N};
-    std::vector<float> want(static_cast<size_t>(M * N));
-    HMRT_ASSERT_OK(cpu_gemm(a.data(), b.data(), cv.data(), 1, sc, M, N, K, t, t, 0.75f, 0.5f,
-                            want.data()));
-    float *da, *db, *dc, *dy;
-    BufferPtr ba = upload(a, &da), bb = upload(b, &db), bc = upload(cv, &dc);
-    BufferPtr by = upload(std::vector<float>(size_t(M * N), 0.0f), &dy);
-    HMRT_ASSERT_OK(gpu_gemm(da, db, dc, 1, sc, M, N, K, t, t, 0.75f, 0.5f, dy));
-    const std::vector<float> got = download<float>(by.get(), size_t(M * N));
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << i;
+    {
+      SCOPED_TRACE("Gemm, fp32");
+      gemm(t, a, b, cv, hmrt_gemm_f32, k_->gemm_f32);
+    }
+    {
+      SCOPED_TRACE("Gemm, bf16 products of fp32 operands");
+      gemm(t, a, b, cv, hmrt_gemm_f32_bf16, k_->gemm_f32_bf16);
+    }
+    SCOPED_TRACE("Gemm, bf16 operands");
+    gemm(t, bf16_of(a), bf16_of(b), cv, hmrt_gemm_bf16, k_->gemm_bf16);
   }
 }
 

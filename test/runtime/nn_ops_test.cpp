@@ -23,6 +23,7 @@
 //  - Finite differences in double with h = 1e-5 have truncation error
 //    O(h^2) ~ 1e-10 and rounding ~ 1e-16 |L| / h; the reference gradients are
 //    held to 1e-6 relative, the float kernels to their float tolerance.
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -30,6 +31,7 @@
 #include "cpu/gemm_select.h"
 #include "reference/nn_ops_reference.h"
 #include "hmrt/nn_ops.h"
+#include "hmrt/tensor_ops.h"
 #include "test_util.h"
 
 namespace {
@@ -216,22 +218,68 @@ float to_bf16(float x) {
   return r;
 }
 
-// MatMul and Gemm with bf16 products equal the fp32 kernels run on operands
-// rounded to bf16 (bit for bit: the same GEMM over the same values), differ
-// from the fp32 kernels on unrounded ones, and are within the fp32 bound of
-// a double reference over the rounded operands.
-TEST(NnOpsMatMulBf16, IsTheFp32KernelOnRoundedOperands) {
+// The top 16 bits of x's pattern (a bf16 value, after to_bf16).
+uint16_t bf16_bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return uint16_t(bits >> 16);
+}
+
+// hmrt_round_bf16 rounds to nearest even (ties both ways, the carry into
+// the exponent, overflow to infinity), keeps infinities and NaN a NaN, and
+// differs from hmrt_cast's truncation.
+TEST(NnOpsRoundBf16, RoundsToNearestEven) {
+  std::vector<float> x = hmrt_test::random_vec(4099, 7, -3.0f, 3.0f);
+  const float specials[] = {1.0f + 0x1p-8f,  // a tie, to the even 1.0
+                            1.0f + 0x3p-8f,  // a tie, up to the even one
+                            1.0f + 0x1.01p-8f, 0x1.ffffp0f, -0x1.ffffp0f,
+                            0x1.ffp127f,  // a tie above the largest bf16: to infinity
+                            INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f};
+  x.insert(x.end(), std::begin(specials), std::end(specials));
+  std::vector<uint16_t> got(x.size()), cut(x.size());
+  HMRT_ASSERT_OK(hmrt_round_bf16(x.data(), got.data(), int64_t(x.size())));
+  HMRT_ASSERT_OK(
+      hmrt_cast(HMRT_DTYPE_F32, x.data(), HMRT_DTYPE_BF16, cut.data(), int64_t(x.size())));
+  size_t differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(got[i], bf16_bits(to_bf16(x[i]))) << i << ": " << x[i];
+    differ += got[i] != cut[i];
+  }
+  EXPECT_GT(differ, x.size() / 4);  // about half round up
+  EXPECT_EQ(got[x.size() - 11], bf16_bits(1.0f));
+  EXPECT_EQ(got[x.size() - 10], bf16_bits(1.0f + 0x4p-8f));
+  EXPECT_EQ(got[x.size() - 6], bf16_bits(INFINITY));
+  const float nan = std::nanf("");
+  uint16_t n = 0;
+  HMRT_ASSERT_OK(hmrt_round_bf16(&nan, &n, 1));
+  EXPECT_EQ(n & 0x7f80u, 0x7f80u);  // all-ones exponent
+  EXPECT_NE(n & 0x007fu, 0u);       // and a mantissa: a NaN
+  EXPECT_EQ(hmrt_round_bf16(nullptr, got.data(), 1), HMRT_INVALID_ARGUMENT);
+}
+
+// MatMul and Gemm with bf16 products, of fp32 operands (rounded by the
+// kernel) or bf16 ones, equal the fp32 kernels run on the same values in
+// fp32 (bit for bit: the same GEMM over the same values), and are within
+// the fp32 bound of a double reference.
+TEST(NnOpsMatMulBf16, IsTheFp32KernelOnBf16Values) {
   const int64_t sa[3] = {3, 37, 50}, sb[2] = {50, 29}, sy[3] = {3, 37, 29};
   const std::vector<float> a = hmrt_test::random_vec(3 * 37 * 50, 1, -2.0f, 2.0f);
   const std::vector<float> b = hmrt_test::random_vec(50 * 29, 2, -2.0f, 2.0f);
   std::vector<float> ra(a), rb(b);
   for (float& v : ra) v = to_bf16(v);
   for (float& v : rb) v = to_bf16(v);
-  std::vector<float> got(3 * 37 * 29), want(got.size()), plain(got.size());
-  HMRT_ASSERT_OK(hmrt_matmul_f32_bf16(a.data(), 3, sa, 0, b.data(), 2, sb, 0, got.data(), 3, sy));
+  std::vector<uint16_t> a16(a.size()), b16(b.size());
+  for (size_t i = 0; i < a.size(); ++i) a16[i] = bf16_bits(ra[i]);
+  for (size_t i = 0; i < b.size(); ++i) b16[i] = bf16_bits(rb[i]);
+  std::vector<float> got(3 * 37 * 29), want(got.size()), rounded(got.size()),
+      plain(got.size());
+  HMRT_ASSERT_OK(hmrt_matmul_bf16(a16.data(), 3, sa, 0, b16.data(), 2, sb, 0, got.data(), 3, sy));
   HMRT_ASSERT_OK(hmrt_matmul_f32(ra.data(), 3, sa, 0, rb.data(), 2, sb, 0, want.data(), 3, sy));
+  HMRT_ASSERT_OK(
+      hmrt_matmul_f32_bf16(a.data(), 3, sa, 0, b.data(), 2, sb, 0, rounded.data(), 3, sy));
   HMRT_ASSERT_OK(hmrt_matmul_f32(a.data(), 3, sa, 0, b.data(), 2, sb, 0, plain.data(), 3, sy));
   EXPECT_TRUE(hmrt_test::bitwise_equal(got, want));
+  EXPECT_TRUE(hmrt_test::bitwise_equal(rounded, want));
   EXPECT_FALSE(hmrt_test::bitwise_equal(got, plain));
   for (int64_t i = 0; i < 3 * 37; ++i)
     for (int64_t j = 0; j < 29; ++j) {
@@ -245,13 +293,20 @@ TEST(NnOpsMatMulBf16, IsTheFp32KernelOnRoundedOperands) {
   // Gemm, transposed operands and a broadcast C.
   const std::vector<float> c = hmrt_test::random_vec(37, 3, -1.0f, 1.0f);
   const int64_t sc[1] = {37};
-  std::vector<float> g(37 * 29), gw(g.size());
+  std::vector<float> g(37 * 29), gw(g.size()), gr(g.size());
+  HMRT_ASSERT_OK(hmrt_gemm_bf16(b16.data(), a16.data(), c.data(), 1, sc, 29, 37, 50, 1, 1, 0.75f,
+                                2.0f, g.data()));
   HMRT_ASSERT_OK(hmrt_gemm_f32_bf16(b.data(), a.data(), c.data(), 1, sc, 29, 37, 50, 1, 1, 0.75f,
-                                    2.0f, g.data()));
+                                    2.0f, gr.data()));
   HMRT_ASSERT_OK(hmrt_gemm_f32(rb.data(), ra.data(), c.data(), 1, sc, 29, 37, 50, 1, 1, 0.75f,
                                2.0f, gw.data()));
   EXPECT_TRUE(hmrt_test::bitwise_equal(g, gw));
-  // The fp32 kernel's checks and messages.
+  EXPECT_TRUE(hmrt_test::bitwise_equal(gr, gw));
+  // The fp32 kernel's checks, with messages naming the kernel.
+  EXPECT_EQ(hmrt_matmul_bf16(a16.data(), 3, sa, 0, b16.data(), 2, sy, 0, got.data(), 3, sy),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hmrt_last_error()).find("hmrt_matmul_bf16"), std::string::npos)
+      << hmrt_last_error();
   EXPECT_EQ(hmrt_matmul_f32_bf16(a.data(), 3, sa, 0, b.data(), 2, sy, 0, got.data(), 3, sy),
             HMRT_INVALID_ARGUMENT);
 }

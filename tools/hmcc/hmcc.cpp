@@ -199,6 +199,13 @@ cl::opt<std::string> precision(
              "gradients and optimizer states stay fp32. Default: bf16 for --target cuda, fp32 "
              "for --target cpu (where bf16 is an exact emulation, slower than fp32)"),
     cl::cat(outputCategory));
+cl::opt<bool> bf16Storage(
+    "bf16-storage",
+    cl::desc("With --precision bf16: keep the values only MatMul and Gemm read (the activations "
+             "linear layers keep for their backward) in bf16, rounded once where they are made. "
+             "Less memory, more time: each is an extra pass, and so far slower overall "
+             "(docs/benchmarks.md)"),
+    cl::Hidden, cl::cat(outputCategory));
 cl::opt<std::string> cudaArch(
     "cuda-arch", cl::value_desc("sm_NN"),
     cl::desc("With --target cuda: the GPU architecture the program is for; it must be one the "
@@ -810,6 +817,8 @@ int run(int argc, char **argv) {
     return error("--fuse '" + fuse + "' is unknown: use all, elementwise or none");
   if (precision.getNumOccurrences() && precision != "fp32" && precision != "bf16")
     return error("--precision '" + hmcc::escapeText(precision) + "' is unknown: use fp32 or bf16");
+  if (bf16Storage && (precision.getNumOccurrences() ? precision != "bf16" : target != Target::Cuda))
+    return error("--bf16-storage keeps GEMM operands in bf16: it needs --precision bf16");
   if (quantizeStates != "never" && quantizeStates != "auto" && quantizeStates != "always")
     return error("--quantize-states '" + quantizeStates + "' is unknown: use never, auto or always");
   if (quantizeStates.getNumOccurrences() && quantizeStates != "never" && optimizerName == "sgd")
@@ -903,6 +912,7 @@ int run(int argc, char **argv) {
   o.precision = precision.getNumOccurrences() ? std::string(precision)
                 : target == Target::Cuda      ? std::string("bf16")
                                               : std::string("fp32");
+  o.bf16Storage = bf16Storage;
   o.quantizeStates = quantizeStates;
   o.fuse = fuse;
   o.lr = lrOpt;

@@ -44,6 +44,13 @@ Arg ofValue(K kind, Value v, StringRef ctype = "") {
 Arg data(Value v, StringRef ctype = "uint8_t") { return ofValue(K::Data, v, ctype); }
 Arg f32Out(Value v) { return data(v, "float"); }
 Arg f32In(Value v) { return data(v, "const float"); }
+/// A GEMM operand: f32, or bf16 bit patterns (tg-precision).
+Arg factor(Value v, bool bf16) { return data(v, bf16 ? "const uint16_t" : "const float"); }
+/// The kernel of a GEMM: of bf16 operands, of f32 ones with bf16 products
+/// (tg.math), or fp32.
+std::string gemmKernel(StringRef name, Operation *op, bool bf16Operands) {
+  return (name + (bf16Operands ? "_bf16" : hasBf16Math(op) ? "_f32_bf16" : "_f32")).str();
+}
 Arg persistent(FlatSymbolRefAttr symbol, StringRef ctype) {
   Arg a = make(K::Persistent);
   a.symbol = symbol;
@@ -308,6 +315,9 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
                                    data(o.getResult()), shape(o.getResult()), esize(o.getResult())});
       })
       .Case([&](CastOp o) {
+        if (o.getNearestEven())
+          return call("hmrt_round_bf16", {f32In(o.getX()), data(o.getResult(), "uint16_t"),
+                                          count(o.getX())});
         return call("hmrt_cast", {dtype(o.getX()), data(o.getX()), dtype(o.getResult()),
                                   data(o.getResult()), count(o.getX())});
       })
@@ -321,15 +331,18 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
                      stream(o.getStream() ? int64_t(*o.getStream()) : -1)});
       })
       .Case([&](MatMulOp o) {
-        return call(hasBf16Math(o) ? "hmrt_matmul_f32_bf16" : "hmrt_matmul_f32", {f32In(o.getLhs()), shape(o.getLhs()), flag(o.getTransA()),
-                                        f32In(o.getRhs()), shape(o.getRhs()), flag(o.getTransB()),
-                                        f32Out(o.getResult()), shape(o.getResult())});
+        bool bf16 = typeOf(o.getLhs()).getElementType().isBF16();
+        return call(gemmKernel("hmrt_matmul", o, bf16),
+                    {factor(o.getLhs(), bf16), shape(o.getLhs()), flag(o.getTransA()),
+                     factor(o.getRhs(), bf16), shape(o.getRhs()), flag(o.getTransB()),
+                     f32Out(o.getResult()), shape(o.getResult())});
       })
       .Case([&](GemmOp o) {
         auto ta = typeOf(o.getA());
         int64_t m = o.getType().getDimSize(0), n = o.getType().getDimSize(1);
         int64_t k = o.getTransA() ? ta.getDimSize(0) : ta.getDimSize(1);
-        SmallVector<Arg> args = {f32In(o.getA()), f32In(o.getB())};
+        bool bf16 = typeOf(o.getA()).getElementType().isBF16();
+        SmallVector<Arg> args = {factor(o.getA(), bf16), factor(o.getB(), bf16)};
         if (o.getC()) {
           args.push_back(f32In(o.getC()));
           args.push_back(shape(o.getC()));
@@ -338,7 +351,7 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
         }
         args.append({integer(m), integer(n), integer(k), flag(o.getTransA()), flag(o.getTransB()),
                      f32(o.getAlpha()), f32(o.getBeta()), f32Out(o.getResult())});
-        return call(hasBf16Math(o) ? "hmrt_gemm_f32_bf16" : "hmrt_gemm_f32", std::move(args));
+        return call(gemmKernel("hmrt_gemm", o, bf16), std::move(args));
       })
       .Case([&](TransposeOp o) {
         return call("hmrt_transpose", {data(o.getX()), shape(o.getX()), ints(o.getPerm()),

@@ -280,6 +280,9 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 LogicalResult CastOp::verify() {
+  if (getNearestEven() && !(getX().getType().getElementType().isF32() &&
+                            getResult().getType().getElementType().isBF16()))
+    return emitOpError("nearest_even rounds f32 to bf16 only");
   return expectType(*this, getResult(), getX().getType().getShape(),
                     getResult().getType().getElementType());
 }
@@ -299,6 +302,13 @@ LogicalResult DropoutOp::verify() {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
+/// The element type a GEMM's result must have: its operands', or f32 for
+/// bf16 operands summed in f32 (tg-precision).
+static Type productType(Value operand, Value result) {
+  Type t = tensorType(operand).getElementType(), r = tensorType(result).getElementType();
+  return t.isBF16() && r.isF32() ? r : t;
+}
+
 LogicalResult MatMulOp::verify() {
   if (failed(sameElementType(*this, getLhs(), getRhs(), "operands")))
     return failure();
@@ -313,7 +323,7 @@ LogicalResult MatMulOp::verify() {
   if (!shape)
     return emitOpError() << "cannot multiply " << getLhs().getType() << " by "
                          << getRhs().getType();
-  return expectType(*this, getResult(), *shape, getLhs().getType().getElementType());
+  return expectType(*this, getResult(), *shape, productType(getLhs(), getResult()));
 }
 
 LogicalResult GemmOp::verify() {
@@ -334,7 +344,10 @@ LogicalResult GemmOp::verify() {
       return emitOpError() << "c of type " << tensorType(c)
                            << " does not broadcast to " << m << "x" << n;
   }
-  return expectType(*this, getResult(), {m, n}, a.getElementType());
+  Type element = productType(getA(), getResult());
+  if (Value c = getC(); c && tensorType(c).getElementType() != element)
+    return emitOpError() << "c must have the result's element type " << element;
+  return expectType(*this, getResult(), {m, n}, element);
 }
 
 //===----------------------------------------------------------------------===//
@@ -892,3 +905,4 @@ RankedTensorType hmcc::tg::adamw8bitAbsmaxType(RankedTensorType param) {
   return RankedTensorType::get({(param.getNumElements() + k8bitBlock - 1) / k8bitBlock},
                                Float32Type::get(param.getContext()));
 }
+

@@ -191,13 +191,16 @@ def TG_CastOp : TG_Op<"cast", [Pure]> {
   let summary = "converts the element type";
   let description = [{
     Converts every element to the result's element type (ONNX Cast); the shape
-    is unchanged.
+    is unchanged.  f32 to bf16 truncates, as ONNX's backend tests expect,
+    unless `nearest_even` is set: then it rounds to nearest, ties to even
+    (tg-precision's GEMM operands, as a GPU rounds them).
 
     ```mlir
     %f = tg.cast %i : tensor<4xi64> to tensor<4xf32>
+    %h = tg.cast %x {nearest_even} : tensor<4xf32> to tensor<4xbf16>
     ```
   }];
-  let arguments = (ins TG_Tensor:$x);
+  let arguments = (ins TG_Tensor:$x, UnitAttr:$nearest_even);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `to` type($result)";
   let hasVerifier = 1;
@@ -236,7 +239,9 @@ def TG_MatMulOp : TG_Op<"matmul", [Pure]> {
     leading (batch) dimensions; a 1-D operand is treated as a row (lhs) or a
     column (rhs) vector whose extra dimension is dropped from the result.
     `transA` / `transB` swap the last two dimensions of an operand of rank 2
-    or more first (the import never sets them; autodiff does).
+    or more first (the import never sets them; autodiff does).  Both
+    operands have one element type, the result's, except that bf16 operands
+    may give an f32 result: bf16 products summed in fp32 (tg-precision).
 
     ```mlir
     %y = tg.matmul %x, %w : (tensor<2x16x32xf32>, tensor<32x96xf32>) -> tensor<2x16x96xf32>
@@ -253,7 +258,8 @@ def TG_GemmOp : TG_Op<"gemm", [Pure]> {
   let summary = "general matrix multiply alpha*op(A)*op(B) + beta*C";
   let description = [{
     ONNX Gemm on 2-D operands: `op(X)` is `X` transposed when `transA` /
-    `transB` is set; the optional `c` is broadcast to the result.
+    `transB` is set; the optional `c` is broadcast to the result.  As for
+    tg.matmul, bf16 `a` and `b` may give an f32 result (with an f32 `c`).
 
     ```mlir
     %y = tg.gemm %x, %w, %b {transB} : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<8x32xf32>

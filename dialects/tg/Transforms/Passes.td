@@ -86,19 +86,33 @@ def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
   let description = [{
     With `precision=bf16`, every tg.matmul and tg.gemm (forward, backward,
     recomputed alike) gets the discardable attribute `tg.math = "bf16"`:
-    its operands are rounded to bfloat16 (nearest even) before they are
-    multiplied, the products are summed in fp32, and the result stays fp32
-    (hmrt_matmul_f32_bf16; on a GPU, cuBLAS's bf16 tensor-core path).  The
-    cost model then times these ops at the profile's bf16 peak.  Tensors,
-    master weights, gradients and optimizer states stay fp32, so memory and
-    the planner's byte counts do not change.  With `precision=fp32` (the
-    default) the pass removes the attribute.
+    its products are of bf16 values and are summed in fp32, the result
+    stays fp32 (hmrt_matmul_f32_bf16 rounds f32 operands to bfloat16,
+    nearest even, as it reads them; on a GPU, cuBLAS's bf16 tensor-core
+    path).  The cost model then times these ops at the profile's bf16 peak.
+    Tensors, master weights, gradients and optimizer states stay fp32.
+    With `precision=fp32` (the default) the pass removes the attribute.
+
+    `bf16-storage` also keeps in bf16 what only GEMMs read: each value made
+    here whose bytes (through views or not) only GEMM operands read is
+    rounded once by a `tg.cast {nearest_even}` right after its op, and its
+    views view the copy, so the f32 tensor dies there and half its bytes
+    live on (the activations a linear layer keeps for its backward).  A GEMM
+    then left with one bf16 and one f32 operand rounds the f32 one just
+    before it (hmrt_matmul_bf16 takes two bf16 operands), so that copy lives
+    no longer than the GEMM.  The results are those of the kernel's own
+    rounding, bit for bit.  It is off in hmcc's pipeline: on the 1.3 B GPT
+    of the benchmarks the casts cost more time than the memory they save
+    buys back (docs/benchmarks.md); it becomes worth it once the ops that
+    make those values write bf16 themselves.
 
     Example: `tg.matmul %x, %w` becomes `tg.matmul %x, %w {tg.math = "bf16"}`.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "fp32, or bf16 (bf16 products with fp32 sums in MatMul and Gemm)">,
+    Option<"bf16Storage", "bf16-storage", "bool", /*default=*/"false",
+           "With bf16: keep the values only GEMMs read in bf16">,
   ];
 }
 

@@ -142,6 +142,12 @@ struct hmrt_kernels {
   hmrt_status (*matmul_f32_bf16)(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a, const float* b, int32_t rb, const int64_t* sb, int32_t trans_b, float* y, int32_t ry, const int64_t* sy);
   /* hmrt_gemm_f32_bf16 */
   hmrt_status (*gemm_f32_bf16)(const float* a, const float* b, const float* c, int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
+  /* hmrt_matmul_bf16 */
+  hmrt_status (*matmul_bf16)(const uint16_t* a, int32_t ra, const int64_t* sa, int32_t trans_a, const uint16_t* b, int32_t rb, const int64_t* sb, int32_t trans_b, float* y, int32_t ry, const int64_t* sy);
+  /* hmrt_gemm_bf16 */
+  hmrt_status (*gemm_bf16)(const uint16_t* a, const uint16_t* b, const float* c, int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
+  /* hmrt_round_bf16 */
+  hmrt_status (*round_bf16)(const float* x, uint16_t* y, int64_t n);
 };
 
 /* Records "the <backend> backend has no <name> kernel yet ..." as the last

@@ -63,10 +63,12 @@ hmrt_status hmrt_gemm_f32(const float* a, const float* b, const float* c,
 
 /* ---- MatMul and Gemm with bfloat16 products ----------------------------------------
  * hmrt_matmul_f32 and hmrt_gemm_f32 (same arguments, checks and results'
- * layout) with A and B rounded to bfloat16 (round to nearest even) before
- * they are multiplied: the products are exact in fp32 and the sums run in
- * fp32, as on a GPU's bf16 tensor cores (hmcc --precision bf16).  C, alpha
- * and beta stay fp32. */
+ * layout) multiplying bf16 values: the products are exact in fp32, the sums
+ * run in fp32 and the result is fp32, as on a GPU's bf16 tensor cores
+ * (hmcc --precision bf16).  The _f32_bf16 kernels round fp32 A and B to
+ * bf16 (nearest even) first; the _bf16 kernels take A and B as bfloat16
+ * bit patterns (HMRT_DTYPE_BF16; hmrt_round_bf16 rounds them so), with the
+ * same results for the same values.  C, alpha and beta stay fp32. */
 hmrt_status hmrt_matmul_f32_bf16(const float* a, int32_t ra, const int64_t* sa,
                                  int32_t trans_a, const float* b, int32_t rb,
                                  const int64_t* sb, int32_t trans_b, float* y,
@@ -75,6 +77,14 @@ hmrt_status hmrt_gemm_f32_bf16(const float* a, const float* b, const float* c,
                                int32_t rc, const int64_t* sc, int64_t m, int64_t n,
                                int64_t k, int32_t trans_a, int32_t trans_b,
                                float alpha, float beta, float* y);
+hmrt_status hmrt_matmul_bf16(const uint16_t* a, int32_t ra, const int64_t* sa,
+                             int32_t trans_a, const uint16_t* b, int32_t rb,
+                             const int64_t* sb, int32_t trans_b, float* y, int32_t ry,
+                             const int64_t* sy);
+hmrt_status hmrt_gemm_bf16(const uint16_t* a, const uint16_t* b, const float* c, int32_t rc,
+                           const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                           int32_t trans_a, int32_t trans_b, float alpha, float beta,
+                           float* y);
 
 /* ---- ReduceSum / ReduceMean / ReduceMax ---------------------------------------- */
 typedef enum hmrt_reduce_op {

@@ -178,6 +178,12 @@ hmrt_status hmrt_where(const uint8_t* cond, int32_t rc, const int64_t* sc,
 hmrt_status hmrt_cast(int32_t from_dtype, const void* x, int32_t to_dtype,
                       void* y, int64_t n);
 
+/* y[i] = x[i] rounded to bfloat16, to nearest with ties to even (NaN stays
+ * a quiet NaN), where hmrt_cast truncates as ONNX's tests expect: the
+ * rounding of a bf16 GEMM's operands (hmcc --precision bf16, as PyTorch's
+ * .to(torch.bfloat16) rounds).  No overlap. */
+hmrt_status hmrt_round_bf16(const float* x, uint16_t* y, int64_t n);
+
 /* ---- data movement -------------------------------------------------------- */
 
 /* y[i_0..i_{r-1}] = x[j] with j[perm[k]] = i_k: y's dims[k] = shape[perm[k]].

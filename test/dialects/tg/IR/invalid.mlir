@@ -106,6 +106,14 @@ func.func @f(%x: tensor<3xi64>) {
 }
 
 // -----
+// Rounding to nearest even is a cast from f32 to bf16 only.
+func.func @f(%x: tensor<3xf32>) {
+  // expected-error @+1 {{nearest_even rounds f32 to bf16 only}}
+  %0 = tg.cast %x {nearest_even} : tensor<3xf32> to tensor<3xf16>
+  return
+}
+
+// -----
 // Dropout's ratio lies in [0, 1).
 func.func @f(%x: tensor<3xf32>) {
   // expected-error @+1 {{ratio 1.000000e+00 must be in [0, 1)}}
@@ -134,6 +142,22 @@ func.func @f(%x: tensor<2x3xf32>, %y: tensor<4x5xf32>) {
 func.func @f(%x: tensor<2x4x3xf32>, %y: tensor<3x5xf32>) {
   // expected-error @+1 {{result type 'tensor<4x5xf32>' does not match the expected 'tensor<2x4x5xf32>'}}
   %0 = tg.matmul %x, %y : (tensor<2x4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+// MatMul's result has its operands' element type (or f32 for bf16 ones).
+func.func @f(%x: tensor<2x3xf32>, %y: tensor<3x5xf32>) {
+  // expected-error @+1 {{result type 'tensor<2x5xbf16>' does not match the expected 'tensor<2x5xf32>'}}
+  %0 = tg.matmul %x, %y : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x5xbf16>
+  return
+}
+
+// -----
+// Gemm's c has the result's element type.
+func.func @f(%x: tensor<2x3xbf16>, %y: tensor<3x5xbf16>, %c: tensor<5xbf16>) {
+  // expected-error @+1 {{c must have the result's element type 'f32'}}
+  %0 = tg.gemm %x, %y, %c : (tensor<2x3xbf16>, tensor<3x5xbf16>, tensor<5xbf16>) -> tensor<2x5xf32>
   return
 }
 
