@@ -184,16 +184,25 @@ std::optional<Match> match(MatMulOp pv) {
   return m;
 }
 
-/// K (B, H, S, D) from K^T: the operand of the transpose that made K^T
-/// and that transpose's permutation with its last two axes swapped back
-/// (the identity: K is that operand), else K^T itself and [0, 1, 3, 2].
+/// K (B, H, S, D) from K^T: the operand of the transposes that made K^T
+/// (K^T's transpose and those before it, composed: K = x transposed by the
+/// permutation, the identity when K is x itself), else K^T itself and
+/// [0, 1, 3, 2].  nanoGPT's `k.transpose(1, 2)` then `.transpose(-2, -1)`
+/// and torch's single folded transpose both reach (B, S, H, D).
 std::pair<Value, SmallVector<int64_t>> untranspose(Value kt) {
   auto t = kt.getDefiningOp<TransposeOp>();
   if (!t || typeOf(t.getX()).getRank() != 4)
     return {kt, {0, 1, 3, 2}};
   SmallVector<int64_t> perm(t.getPerm().begin(), t.getPerm().end());
   std::swap(perm[2], perm[3]);
-  return {t.getX(), perm};
+  Value x = t.getX();
+  while (auto before = x.getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> p = before.getPerm();
+    for (int64_t &d : perm)
+      d = p[d];
+    x = before.getX();
+  }
+  return {x, perm};
 }
 
 /// Grouped K/V heads as exported: reshape(expand(unsqueeze(x, 2))) from

@@ -28,6 +28,31 @@ func.func @gpt2(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x3x8xf32>, %v: tensor<2x4
 }
 
 // -----
+// nanoGPT's form: K's heads split by one transpose and K^T made by a
+// second; the two compose to the (batch, seq, heads, head_dim) tensor, so
+// the op reads it directly and no transpose is left here either.
+// CHECK-LABEL: func.func @two_transposes
+// CHECK-NOT: tg.transpose
+// CHECK: %[[O:.*]], %{{.*}} = tg.attention %arg0, %arg1, %arg2 {bthd, causal, scale = 1.250000e-01 : f32}
+// CHECK-NEXT: return %[[O]]
+func.func @two_transposes(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x3x8xf32>, %v: tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32> {
+  %qt = tg.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+  %kh = tg.transpose %k {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+  %kt = tg.transpose %kh {perm = array<i64: 0, 1, 3, 2>} : tensor<2x3x4x8xf32> -> tensor<2x3x8x4xf32>
+  %vt = tg.transpose %v {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+  %s = tg.matmul %qt, %kt : (tensor<2x3x4x8xf32>, tensor<2x3x8x4xf32>) -> tensor<2x3x4x4xf32>
+  %c = tg.constant dense<0.125> : tensor<f32>
+  %ss = tg.mul %s, %c : (tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+  %m = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %ninf = tg.constant dense<0xFF800000> : tensor<f32>
+  %w = tg.where %m, %ninf, %ss : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %p = tg.softmax %w {axis = 3 : i64} : tensor<2x3x4x4xf32>
+  %o = tg.matmul %p, %vt : (tensor<2x3x4x4xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+  %ot = tg.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<2x3x4x8xf32> -> tensor<2x4x3x8xf32>
+  return %ot : tensor<2x4x3x8xf32>
+}
+
+// -----
 // Heads already first, scale a div, a mask that is not causal (where
 // selecting the scores where it is true): an additive bias of 0 and -inf.
 // CHECK-LABEL: func.func @masked
