@@ -23,9 +23,11 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     Function results are never released; a result without memory
     of its own (a parameter, a small constant or an argument returned as it
     is) is first copied by `tg.identity`. Small constants are static data
-    of the program, not arena memory, unless `constants=arena` (a GPU reads
-    no host memory): then every constant is placed and written in the arena
-    when its op runs. The functions share the activation
+    of the program, not arena memory, unless the module's `hm.constants` is
+    "arena" (hm-set-constants; a GPU reads no host memory): then every
+    constant is placed and written in the arena when its op runs. The
+    planner's trial placements follow the same attribute. The functions
+    share the activation
     memory, so the arena is the persistent bytes plus the largest function's
     activation high-water mark.
 
@@ -37,16 +39,31 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
   let options = [
     ListOption<"functions", "functions", "std::string",
                "The entry functions to place (default: every function)">,
-    Option<"constants", "constants", "std::string", /*default=*/"\"static\"",
-           "static: small constants are the program's static data (the CPU reads them "
-           "where they are); arena: every constant is placed in the arena too, written "
-           "there when its op runs (devices that cannot read host memory)">,
     Option<"testFault", "test-fault", "std::string", /*default=*/"\"\"",
            "For tests of hm-verify-memory only: place wrongly on purpose. "
            "overlap: one value in the bytes of an operand of its op; "
            "early-release: the bytes an op reads for the last time given to "
            "its results; no-release: bytes reused but the hm.release ops "
            "left out">,
+  ];
+  let dependentDialects = ["::hmcc::hm::HMDialect"];
+}
+
+def HMSetConstants : Pass<"hm-set-constants", "::mlir::ModuleOp"> {
+  let summary = "Records where the program's constants live: static data or the device arena";
+  let description = [{
+    Sets the module's `hm.constants` attribute: "static" (small constants
+    are the program's static data, which the CPU reads where they are) or
+    "arena" (every constant is placed in the arena too and written there
+    when its op runs: a device that cannot read host memory). Every
+    placement of the module follows it: the planner's trial placements
+    (plan-tiers, plan-recompute, plan-overlap, ...) and hm-place-buffers,
+    so that the arena the planner fits to the budget is the one the program
+    gets. Without the attribute, constants are static. Runs first.
+  }];
+  let options = [
+    Option<"placement", "placement", "std::string", /*default=*/"\"static\"",
+           "static or arena">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }

@@ -78,6 +78,10 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   if (o.until == "training")
     return;
 
+  // Where constants live, before any placement (the planner's trials too).
+  HMSetConstantsOptions constants;
+  constants.placement = o.constantsInArena ? "arena" : "static";
+  pm.addPass(createHMSetConstants(constants));
   pm.addPass(createTGLegalizeCpuTypes());
   TGPrecisionOptions precision;
   precision.precision = o.precision;
@@ -123,9 +127,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   traffic.mode = o.quantizeStates;
   traffic.deviceProfile = o.deviceProfile;
   pm.addPass(createPlanQuantizeTraffic(traffic));
-  HMPlaceBuffersOptions place;
-  place.constants = o.constantsInArena ? "arena" : "static";
-  pm.addPass(createHMPlaceBuffers(place));
+  pm.addPass(createHMPlaceBuffers());
   PlanStagingOptions staging;
   staging.chunkSize = o.chunkSize;
   pm.addPass(createPlanStaging(staging));

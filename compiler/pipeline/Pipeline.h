@@ -116,7 +116,7 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::init(false)};
   Option<bool> constantsInArena{
       *this, "constants-in-arena",
-      llvm::cl::desc("Place every constant in the arena (hm-place-buffers constants=arena): "
+      llvm::cl::desc("Place every constant in the arena (hm-set-constants placement=arena): "
                      "for targets whose kernels cannot read host memory"),
       llvm::cl::init(false)};
   Option<std::string> deviceProfile{

@@ -26,6 +26,7 @@
 
 namespace hmcc {
 #define GEN_PASS_DEF_HMPLACEBUFFERS
+#define GEN_PASS_DEF_HMSETCONSTANTS
 #include "compiler/conversion/Passes.h.inc"
 } // namespace hmcc
 
@@ -119,12 +120,13 @@ private:
 /// The placement of one module (what the pass does).
 class Placer {
 public:
-  Placer(StringRef testFault, bool constantsInArena)
-      : testFault(testFault), inArena(constantsInArena) {}
+  explicit Placer(StringRef testFault) : testFault(testFault) {}
 
   LogicalResult run(ModuleOp module, ArrayRef<std::string> functions) {
     if (!llvm::is_contained({"", "overlap", "early-release", "no-release"}, testFault))
       return module.emitError() << "hm-place-buffers: unknown test-fault '" << testFault << "'";
+    auto constants = module->getAttrOfType<StringAttr>(hm::kConstantsAttr);
+    inArena = constants && constants.getValue() == "arena";
     if (!module.getOps<hm::ArenaOp>().empty())
       return module.emitError("hm-place-buffers: the module is placed already");
     SmallVector<func::FuncOp> entries;
@@ -229,7 +231,7 @@ public:
 
 private:
   StringRef testFault;
-  bool inArena; ///< constants=arena
+  bool inArena = false; ///< hm.constants = "arena"
 
   /// The device arena and the host arena (null without one).
   struct Arenas {
@@ -374,20 +376,28 @@ struct PlaceBuffersPass : hmcc::impl::HMPlaceBuffersBase<PlaceBuffersPass> {
   using HMPlaceBuffersBase::HMPlaceBuffersBase;
 
   void runOnOperation() override {
-    if (constants != "static" && constants != "arena") {
-      getOperation().emitError() << "hm-place-buffers: constants must be static or arena, not '"
-                                 << constants << "'";
+    if (failed(Placer(testFault).run(getOperation(), functions)))
+      signalPassFailure();
+  }
+};
+
+struct SetConstantsPass : hmcc::impl::HMSetConstantsBase<SetConstantsPass> {
+  using HMSetConstantsBase::HMSetConstantsBase;
+
+  void runOnOperation() override {
+    if (placement != "static" && placement != "arena") {
+      getOperation().emitError() << "hm-set-constants: placement must be static or arena, not '"
+                                 << placement << "'";
       return signalPassFailure();
     }
-    if (failed(Placer(testFault, constants == "arena").run(getOperation(), functions)))
-      signalPassFailure();
+    getOperation()->setAttr(hm::kConstantsAttr, StringAttr::get(&getContext(), placement));
   }
 };
 
 } // namespace
 
 LogicalResult hmcc::placeBuffers(ModuleOp module, ArrayRef<std::string> functions) {
-  return Placer("", false).run(module, functions);
+  return Placer("").run(module, functions);
 }
 
 std::optional<ScheduleMemory> hmcc::placedMemory(ModuleOp module) {

@@ -398,8 +398,8 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
       })
       .Case([&](ConstantOp o) -> LogicalResult {
         // A constant in the arena: an f32 splat filled there, any other
-        // copied from the program's static data (hm-place-buffers'
-        // constants=arena, for devices that cannot read host memory).
+        // copied from the program's static data (hm.constants = "arena",
+        // hm-set-constants, for devices that cannot read host memory).
         auto attr = dyn_cast<SplatElementsAttr>(o.getValue());
         if (attr && attr.getElementType().isF32())
           return call("hmrt_fill", {data(o.getResult()), count(o.getResult()),

@@ -38,6 +38,14 @@ LogicalResult verifyOffset(NamedAttribute attr, function_ref<InFlightDiagnostic(
 } // namespace
 
 LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kConstantsAttr) {
+    auto where = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !where ||
+        (where.getValue() != "static" && where.getValue() != "arena"))
+      return op->emitOpError() << kConstantsAttr
+                               << " must be \"static\" or \"arena\" on the module";
+    return success();
+  }
   if (attr.getName() == kHomeAttr) {
     auto home = dyn_cast<StringAttr>(attr.getValue());
     if (!home ||

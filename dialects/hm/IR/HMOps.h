@@ -39,6 +39,9 @@ constexpr const char *kHoldAttr = "hm.hold";
 /// optimizer states) or "device" (the default, also when absent). Set by
 /// plan-tiers.
 constexpr const char *kHomeAttr = "hm.home";
+/// On the module: where constants live, "static" (the program's static
+/// data) or "arena" (placed like any value): hm-set-constants.
+constexpr const char *kConstantsAttr = "hm.constants";
 /// Whether `op` (a tg.parameter, tg.state or an op with results) has
 /// hm.home = "host".
 bool isHostHomed(mlir::Operation *op);
