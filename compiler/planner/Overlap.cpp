@@ -45,6 +45,9 @@ namespace {
 struct Moves {
   SmallVector<Operation *> fetches;
   SmallVector<unsigned> to;
+  /// The copy time the compute between each fetch's place and its reader
+  /// does not cover, summed: what compute would wait for them.
+  double exposed = 0;
 };
 
 /// Whether `op` is a fetch: a copy to the device (of a host parameter, of
@@ -86,8 +89,11 @@ Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
     double need = scale * transferSeconds(bytes, profile.hostToDevice);
     double start = std::min(clock[reader], next) - need;
     next = start;
-    if (bytes > maxBytes)
+    double exposed = transferSeconds(bytes, profile.hostToDevice);
+    if (bytes > maxBytes) {
+      m.exposed += exposed;
       continue; // stays where it is
+    }
     unsigned floor = 0;
     if (Operation *def = m.fetches[i]->getOperand(0).getDefiningOp())
       floor = index.lookup(def) + 1;
@@ -98,6 +104,7 @@ Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
     while (to < k && isFetch(ops[to]))
       ++to;
     m.to[i] = to;
+    m.exposed += std::max(0.0, exposed - (clock[reader] - clock[to]));
   }
   return m;
 }
@@ -167,20 +174,24 @@ void moveUpdatesUp(func::FuncOp fn) {
   }
 }
 
-/// Moves the fetches of `fn` (those of at most `maxBytes`) by their
-/// distances times `scale` and, with `holds`, gives the ops of other
-/// streams their hm.hold.
-void moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, bool holds,
-                 int64_t maxBytes = INT64_MAX) {
+/// The moves of the fetches of `fn` (those of at most `maxBytes`) by their
+/// distances times `scale`; with `apply`, made, and with `holds`, the ops
+/// of other streams given their hm.hold.
+Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, bool holds,
+                  int64_t maxBytes = INT64_MAX, bool apply = true) {
   SmallVector<Operation *> ops;
   DenseMap<Operation *, unsigned> index;
   for (Operation &op : fn.getBody().front()) {
     index[&op] = ops.size();
     ops.push_back(&op);
   }
-  applyMoves(ops, planMoves(profile, scale, maxBytes, ops, index));
+  Moves m = planMoves(profile, scale, maxBytes, ops, index);
+  if (!apply)
+    return m;
+  applyMoves(ops, m);
   if (holds)
     setHolds(fn, profile, std::min(scale, 1.0));
+  return m;
 }
 
 /// Whether `fn` of `module`, after `change`, still fits `budget` (always,
@@ -234,35 +245,55 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     double scale = force == "max" ? 1e30 : 1.0;
     if (tryScale(scale, /*holds=*/true))
       return;
-    for (int attempt = 0; attempt < 5; ++attempt, scale /= 2)
-      if (tryScale(scale, /*holds=*/false))
-        return;
-    // Not all of them, then: the small ones with their full distance, as
-    // many as fit (a bisection on the size up to which fetches move), so
-    // that a few large fetches do not keep every other one late.
+    // Not all at their distance: the candidates that fit are all of them
+    // at shorter distances (the longest that fits), and the fetches up to
+    // a size at the full, half and quarter distance (a bisection on the
+    // size, so that a few large fetches do not keep every other one late);
+    // the one whose copies compute would wait for least wins.
+    struct Candidate {
+      double scale;
+      int64_t maxBytes;
+      double exposed;
+    };
+    std::optional<Candidate> best;
+    auto consider = [&](double s, int64_t maxBytes) {
+      double exposed = moveFetches(fn, profile, s, false, maxBytes, /*apply=*/false).exposed;
+      if (!best || exposed < best->exposed)
+        best = Candidate{s, maxBytes, exposed};
+    };
+    auto fits = [&](double s, int64_t maxBytes) {
+      return fitsWith(module, fn, budget, [&](func::FuncOp f) {
+        moveFetches(f, profile, s, /*holds=*/false, maxBytes);
+      });
+    };
+    for (double s = scale; s >= scale / 32; s /= 2)
+      if (fits(s, INT64_MAX)) {
+        consider(s, INT64_MAX);
+        break;
+      }
     SmallVector<int64_t> sizes;
     for (Operation &op : fn.getBody().front())
       if (isFetch(&op))
         sizes.push_back(tg::tensorBytes(op.getResult(0).getType()));
     llvm::sort(sizes);
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    auto fitsUpTo = [&](size_t k) {
-      return fitsWith(module, fn, budget, [&](func::FuncOp f) {
-        moveFetches(f, profile, 1.0, /*holds=*/false, sizes[k]);
-      });
-    };
-    if (sizes.empty() || !fitsUpTo(0))
-      return;
-    size_t lo = 0, hi = sizes.size(); // sizes[lo] fits; moving all did not
-    while (lo + 1 < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      (fitsUpTo(mid) ? lo : hi) = mid;
+    for (double s = 1.0; !sizes.empty() && s >= 1.0 / 4; s /= 2) {
+      if (!fits(s, sizes[0]))
+        continue;
+      size_t lo = 0, hi = sizes.size(); // sizes[lo] fits; moving all did not
+      while (lo + 1 < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        (fits(s, sizes[mid]) ? lo : hi) = mid;
+      }
+      consider(s, sizes[lo]);
     }
+    if (!best)
+      return;
     // With the holds if they fit too.
     bool holds = fitsWith(module, fn, budget, [&](func::FuncOp f) {
-      moveFetches(f, profile, 1.0, /*holds=*/true, sizes[lo]);
+      moveFetches(f, profile, best->scale, /*holds=*/true, best->maxBytes);
     });
-    moveFetches(fn, profile, 1.0, holds, sizes[lo]);
+    moveFetches(fn, profile, best->scale, holds, best->maxBytes);
   }
 };
 

@@ -134,11 +134,14 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
 
     Moved copies and holds keep bytes longer and moved updates change when
     gradients are freed: under `vram`, the program is placed after the
-    moves, first with the holds, then without them with every prefetch
-    distance halved while it does not fit (five tries); then the fetches up
-    to a size move with their full distance, the largest size that fits
-    (a bisection over the fetches' sizes), the others stay, with the holds
-    when they fit too; updates move only when that fits. `force`:
+    moves, first with every fetch at its full distance and the holds. When
+    that does not fit, the candidates that do are: every fetch at the
+    longest of its distance halved up to five times that fits, without
+    holds; and, at the full, half and quarter distance, the fetches up to a
+    size, the largest size that fits (a bisection over the fetches' sizes),
+    the others staying. The candidate whose copies the compute before their
+    readers covers best (the least copy time left uncovered, summed) wins,
+    with the holds when they fit too; updates move only when that fits. `force`:
     "none" moves nothing, "max" moves each copy as far up as its operand
     allows (within the budget, as above), "fetches" moves only the fetches.
   }];
