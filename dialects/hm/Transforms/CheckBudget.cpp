@@ -50,9 +50,13 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
                          << ")" << advice;
       return false;
     };
+    // plan-recompute records its chain when there is a backward to plan.
+    const bool planned = module->hasAttr(hm::kRecomputeAttr);
     if (!check("vram", vram, m.arena, "device", describeSplit(m),
-               ", and plan-recompute found nothing to recompute (a program without a "
-               "backward)") ||
+               planned ? ", though the planner's own placement of it fit: an hmcc bug, please "
+                         "report it with the model and the command"
+                       : ", and plan-recompute found nothing to recompute (a program without a "
+                         "backward)") ||
         !check("ram", ram, m.hostArena, "host", describeHostSplit(m),
                nvme.empty() ? "; with --nvme DIR:SIZE, optimizer states can live in storage"
                             : "; moving optimizer states to storage (--nvme) does not bring it "
