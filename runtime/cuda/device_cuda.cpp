@@ -807,42 +807,19 @@ const GemmEngine<float> kCudaGemmBf16Products = {" (cuda, bf16 products)", cuda_
 const GemmEngine<uint16_t> kCudaGemmBf16 = {" (cuda)", cuda_sgemm_bf16, cuda_sgemm_bf16_batched,
                                             cuda_broadcast_c, false};
 
-hmrt_status cuda_matmul_f32(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
-                            const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
-                            float* y, int32_t ry, const int64_t* sy) {
-  return matmul_on(kCudaGemm, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
+// MatMul and Gemm on engine E: the table's entries.
+template <class T, const GemmEngine<T>& E>
+hmrt_status matmul_with(const T* a, int32_t ra, const int64_t* sa, int32_t trans_a, const T* b,
+                        int32_t rb, const int64_t* sb, int32_t trans_b, float* y, int32_t ry,
+                        const int64_t* sy) {
+  return matmul_on(E, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
 }
 
-hmrt_status cuda_gemm_f32(const float* a, const float* b, const float* c, int32_t rc,
-                          const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
-                          int32_t trans_b, float alpha, float beta, float* y) {
-  return gemm_on(kCudaGemm, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
-}
-
-hmrt_status cuda_matmul_f32_bf16(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
-                                 const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
-                                 float* y, int32_t ry, const int64_t* sy) {
-  return matmul_on(kCudaGemmBf16Products, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
-}
-
-hmrt_status cuda_gemm_f32_bf16(const float* a, const float* b, const float* c, int32_t rc,
-                               const int64_t* sc, int64_t m, int64_t n, int64_t k,
-                               int32_t trans_a, int32_t trans_b, float alpha, float beta,
-                               float* y) {
-  return gemm_on(kCudaGemmBf16Products, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta,
-                 y);
-}
-
-hmrt_status cuda_matmul_bf16(const uint16_t* a, int32_t ra, const int64_t* sa, int32_t trans_a,
-                             const uint16_t* b, int32_t rb, const int64_t* sb, int32_t trans_b,
-                             float* y, int32_t ry, const int64_t* sy) {
-  return matmul_on(kCudaGemmBf16, a, ra, sa, trans_a, b, rb, sb, trans_b, y, ry, sy);
-}
-
-hmrt_status cuda_gemm_bf16(const uint16_t* a, const uint16_t* b, const float* c, int32_t rc,
-                           const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a,
-                           int32_t trans_b, float alpha, float beta, float* y) {
-  return gemm_on(kCudaGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
+template <class T, const GemmEngine<T>& E>
+hmrt_status gemm_with(const T* a, const T* b, const float* c, int32_t rc, const int64_t* sc,
+                      int64_t m, int64_t n, int64_t k, int32_t trans_a, int32_t trans_b,
+                      float alpha, float beta, float* y) {
+  return gemm_on(E, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha, beta, y);
 }
 
 // The kernels the GPU has so far; NULL entries are those it does not
@@ -863,7 +840,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.where = cuda_where;
   k.dropout_f32 = cuda_dropout_f32;
   k.dropout_backward_f32 = cuda_dropout_backward_f32;
-  k.matmul_f32 = cuda_matmul_f32;
+  k.matmul_f32 = matmul_with<float, kCudaGemm>;
   k.slice = cuda_slice;
   k.reduce_to_f32 = cuda_reduce_to_f32;
   k.concat = cuda_concat;
@@ -872,12 +849,12 @@ const hmrt_kernels kCudaKernels = [] {
   k.gather = cuda_gather;
   k.gather_backward_f32 = cuda_gather_backward_f32;
   k.slice_backward_f32 = cuda_slice_backward_f32;
-  k.gemm_f32 = cuda_gemm_f32;
+  k.gemm_f32 = gemm_with<float, kCudaGemm>;
   k.adamw8bit_step = cuda_adamw8bit_step;
-  k.matmul_f32_bf16 = cuda_matmul_f32_bf16;
-  k.gemm_f32_bf16 = cuda_gemm_f32_bf16;
-  k.matmul_bf16 = cuda_matmul_bf16;
-  k.gemm_bf16 = cuda_gemm_bf16;
+  k.matmul_f32_bf16 = matmul_with<float, kCudaGemmBf16Products>;
+  k.gemm_f32_bf16 = gemm_with<float, kCudaGemmBf16Products>;
+  k.matmul_bf16 = matmul_with<uint16_t, kCudaGemmBf16>;
+  k.gemm_bf16 = gemm_with<uint16_t, kCudaGemmBf16>;
   k.round_bf16 = cuda_round_bf16;
   k.clip_coefficient = cuda_clip_coefficient;
   k.onnx_adagrad = cuda_onnx_adagrad;
