@@ -49,6 +49,7 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
   // got to it.
   std::array<double, hm::kStreams.size()> free{};
   DenseMap<int64_t, double> eventEnd;
+  DenseMap<int64_t, std::string> eventStream;
   double makespan = 0;
   for (Operation &op : fn.getBody().front()) {
     if (!runsInProgram(op))
@@ -59,14 +60,22 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     double start = free[k];
     if (profile.sharedHost)
       start = std::max(start, free[0]);
+    std::string waitedOn; // the stream of the event that started it, if one did
     if (auto waits = op.getAttrOfType<DenseI64ArrayAttr>(hm::kWaitAttr))
       for (int64_t e : waits.asArrayRef())
-        start = std::max(start, eventEnd.lookup(e));
+        if (eventEnd.lookup(e) > start) {
+          start = eventEnd.lookup(e);
+          waitedOn = eventStream.lookup(e);
+        }
+    if (k == 0 && start > free[0] && !waitedOn.empty())
+      t.computeWaits[waitedOn] += start - free[0];
     double end = start + seconds;
     free[k] = end;
     makespan = std::max(makespan, end);
-    if (auto event = op.getAttrOfType<IntegerAttr>(hm::kEventAttr))
+    if (auto event = op.getAttrOfType<IntegerAttr>(hm::kEventAttr)) {
       eventEnd[event.getInt()] = end;
+      eventStream[event.getInt()] = stream.str();
+    }
     t.ops[&op] = {stream.str(), start, end};
     t.loads[stream.str()] += seconds;
     if (auto stage = dyn_cast<hm::StageOp>(op))
@@ -90,6 +99,7 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     t.binding = "host";
   }
   t.step = std::max(makespan, t.lowerBound);
+  t.afterCompute = makespan - free[0];
   return t;
 }
 

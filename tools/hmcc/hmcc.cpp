@@ -298,7 +298,7 @@ cl::opt<std::string> memoryPlot(
 cl::opt<bool> explain(
     "explain", cl::desc("Print what the planner decided as a short table: where each tensor class "
                         "lives (device, host, storage), recompute, bytes per link per step, predicted step "
-                        "against its lower bound"),
+                        "against its lower bound, and what compute waits for"),
     cl::init(false), cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
                     cl::desc("With --emit=mlir, print constants over 64 elements as "
@@ -518,6 +518,22 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
      << hmcc::formatSeconds(timeline.lowerBound) << " (" << timeline.binding << "): "
      << format("%.2f", timeline.lowerBound > 0 ? timeline.step / timeline.lowerBound : 1.0)
      << "x LB\n";
+  // What keeps the step above compute's own load.
+  double waited = 0;
+  for (auto &[stream, seconds] : timeline.computeWaits)
+    waited += seconds;
+  if (waited > 0 || timeline.afterCompute > 0) {
+    os << "  compute waits " << hmcc::formatSeconds(waited);
+    const char *sep = ": ";
+    for (auto &[stream, seconds] : timeline.computeWaits) {
+      std::string name = stream;
+      std::replace(name.begin(), name.end(), '_', ' ');
+      os << sep << hmcc::formatSeconds(seconds) << " for " << name;
+      sep = ", ";
+    }
+    os << "; other streams run " << hmcc::formatSeconds(timeline.afterCompute)
+       << " past compute's last op\n";
+  }
   return text;
 }
 

@@ -35,6 +35,11 @@ struct Timeline {
   std::string binding;   ///< the resource whose load is LB
   /// Bytes moved per call over each link ("host_to_device", "device_to_host").
   std::map<std::string, int64_t> linkBytes;
+  /// Seconds the compute stream waits idle for the events of each other
+  /// stream (what keeps the step above compute's own load), and the seconds
+  /// other streams run on after compute's last op.
+  std::map<std::string, double> computeWaits;
+  double afterCompute = 0;
 };
 
 } // namespace hmcc::hm

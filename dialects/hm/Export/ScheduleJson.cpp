@@ -88,6 +88,11 @@ public:
       for (auto &[link, bytes] : timeline->linkBytes)
         j.attribute(link, bytes);
     });
+    j.attributeObject("compute_waits", [&] {
+      for (auto &[stream, seconds] : timeline->computeWaits)
+        j.attribute(stream, seconds);
+    });
+    j.attribute("after_compute_seconds", timeline->afterCompute);
   }
 
   /// The chain plan-recompute saw and its decision.
