@@ -2,6 +2,7 @@
 #include "compiler/planner/PassOptions.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
+#include "tg/IR/TGShapes.h"
 #include "lib/support/Size.h"
 
 #include <algorithm>
@@ -30,6 +31,15 @@ FailureOr<DeviceProfile> profileOption(ModuleOp module, StringRef pass, StringRe
     return failure();
   }
   return *profile;
+}
+
+int64_t prefetchHeadroom(ModuleOp module, const DeviceProfile &profile) {
+  if (profile.sharedHost)
+    return 0;
+  int64_t largest = 0;
+  for (auto p : module.getOps<tg::ParameterOp>())
+    largest = std::max(largest, tg::tensorBytes(p.getType()));
+  return largest;
 }
 
 func::FuncOp trainingFunction(ModuleOp module) {

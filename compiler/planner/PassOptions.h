@@ -40,6 +40,14 @@ mlir::FailureOr<DeviceProfile> profileOption(mlir::ModuleOp module, llvm::String
 /// null when there is none.
 mlir::func::FuncOp trainingFunction(mlir::ModuleOp module);
 
+/// The device bytes plan-tiers and plan-recompute keep free, when
+/// parameters must live on the host, for plan-overlap to fetch them ahead
+/// of their readers: the largest parameter's bytes (the largest fetch).
+/// None on a profile whose device is the host (the copies share its cores:
+/// prefetching gains little there). Each falls back to the whole budget
+/// where nothing fits without it.
+int64_t prefetchHeadroom(mlir::ModuleOp module, const DeviceProfile &profile);
+
 /// Parameter elements per chunk for a chunk size of `bytes` (fp32
 /// parameter bytes): rounded down to a multiple of hm::kChunkElements (4
 /// KiB of parameter), and at least that.

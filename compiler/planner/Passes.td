@@ -25,6 +25,10 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     largest first, each count judged by plan-recompute's own fit on a copy
     of the module. When even all of them on the host do not fit,
     all are homed there and plan-recompute reports the smallest budget.
+    When some must go, the choice is first made for `vram` less the
+    largest parameter's bytes (planner::prefetchHeadroom: room for
+    plan-overlap to fetch ahead, on a profile whose copies do not share
+    the host's cores), and for the whole budget only where that fails.
     Programs whose updates are the model's own (ONNX training_info) are left
     as they are. `force` replaces the choice: "none", "all", or parameter
     names separated by commas.
@@ -70,7 +74,10 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     (the profile's model of the peak can miss a stage whose saved tensors
     stay live across the next stage's backward). When no decision fits,
     the pass fails with the smallest `--vram` that does, what takes it and
-    the recompute time there.
+    the recompute time there. With parameters homed on the host, the
+    decision is first sought for `vram` less the largest parameter's bytes
+    (the prefetch headroom plan-tiers keeps too), then for the whole
+    budget.
 
     Recomputation is exact: the copies are the same ops on the same inputs,
     and each tg.dropout is given its mask stream (`stream`) before any copy

@@ -626,7 +626,17 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
           decision.seconds += chain.stages[s - 1].inputTransferSeconds;
       }
     } else if (budget) {
-      auto found = search.fit(int64_t(*budget));
+      // With parameters on the host, room for their fetches to move ahead
+      // first (prefetchHeadroom), where that fits.
+      std::optional<Decision> found;
+      int64_t room = llvm::any_of(module.getOps<tg::ParameterOp>(),
+                                  [](tg::ParameterOp p) { return hm::isHostHomed(p); })
+                         ? prefetchHeadroom(module, profile)
+                         : 0;
+      if (room > 0 && uint64_t(room) < *budget)
+        found = search.fit(int64_t(*budget) - room, /*thorough=*/false);
+      if (!found)
+        found = search.fit(int64_t(*budget));
       if (!found)
         return refuse(module, search, *budget);
       decision = *found;

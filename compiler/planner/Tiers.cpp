@@ -102,7 +102,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       auto profile = planner::profileOption(module, "plan-tiers", deviceProfile);
       if (failed(budget) || failed(profile))
         return signalPassFailure();
-      names = choose(module, fn.getSymName(), **budget, *profile);
+      names = chooseWithRoom(module, fn.getSymName(), **budget, *profile);
     }
     if (!names.empty())
       homeOnHost(module, fn, names);
@@ -142,6 +142,19 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     // on the result).
     planner::RecomputeSearch search(*copy, fn, profile);
     return search.planned && search.fit(budget, /*thorough=*/false).has_value();
+  }
+
+  /// The parameters for the host under `budget`, leaving the prefetch
+  /// headroom free when some must go there and that fits.
+  llvm::StringSet<> chooseWithRoom(ModuleOp module, StringRef fnName, int64_t budget,
+                                   const planner::DeviceProfile &profile) {
+    int64_t room = planner::prefetchHeadroom(module, profile);
+    if (room > 0 && room < budget && !fits(module, fnName, {}, 0, budget, profile)) {
+      llvm::StringSet<> names = choose(module, fnName, budget - room, profile);
+      if (fits(module, fnName, bySize(module), names.size(), budget - room, profile))
+        return names;
+    }
+    return choose(module, fnName, budget, profile);
   }
 
   llvm::StringSet<> choose(ModuleOp module, StringRef fnName, int64_t budget,
