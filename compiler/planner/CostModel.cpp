@@ -1,5 +1,6 @@
 //===- CostModel.cpp - predicted time of tg ops on a device ---------------===//
 #include "compiler/planner/CostModel.h"
+#include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
 #include "tg/Analysis/Cost.h"
 #include "tg/IR/TGOps.h"
@@ -95,6 +96,17 @@ double predictSeconds(Operation *op, const DeviceProfile &p) {
   double eff = p.efficiencyOf(kind);
   double compute = double(cost.flops) / (p.flopsFor(computeType(op)) * eff);
   double memory = double(cost.bytes) / (p.memoryBandwidth * eff);
+  // A device kernel that reads values homed on the host (the gradient norm
+  // over the host copies of host parameters' gradients) reads them over
+  // the host-to-device link.
+  if (!p.sharedHost && streamOf(*op) == "compute") {
+    int64_t hostBytes = 0;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp(); def && hm::isHostHomed(def))
+        hostBytes += tensorBytes(v.getType());
+    if (hostBytes)
+      memory = std::max(memory, transferSeconds(hostBytes, p.hostToDevice));
+  }
   return p.launchOverhead + std::max(compute, memory);
 }
 

@@ -11,6 +11,7 @@
 #include "compiler/planner/CostModel.h"
 #include "compiler/planner/DeviceProfile.h"
 #include "compiler/planner/Recompute.h"
+#include "hm/IR/HMDialect.h"
 #include "tg/IR/TGDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -132,6 +133,32 @@ TEST(CostModel, RooflinePerOp) {
   // A view costs the launch alone.
   EXPECT_DOUBLE_EQ(predictSeconds(reshape, p), 1e-6);
   EXPECT_DOUBLE_EQ(transferSeconds(1 << 20, 1 << 20), 1.0);
+}
+
+// A device kernel reading a value homed on the host (the gradient norm over
+// a host copy) reads it over the host-to-device link; on a profile whose
+// device is the host, at memory speed.
+TEST(CostModel, HostReadsOverTheLink) {
+  MLIRContext context;
+  context.loadDialect<hmcc::tg::TGDialect, hmcc::hm::HMDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%g: tensor<1024xf32>) -> tensor<f32> {
+      %h = tg.identity %g {hm.home = "host"} : tensor<1024xf32>
+      %n = tg.global_norm %h : tensor<1024xf32>
+      return %n : tensor<f32>
+    })mlir",
+                                                             &context);
+  ASSERT_TRUE(module);
+  DeviceProfile p;
+  p.peakFlops = {{"f32", 1e12}};
+  p.memoryBandwidth = 1e12;
+  p.launchOverhead = 1e-6;
+  p.hostToDevice = 1e6;
+  auto ops = module->lookupSymbol<func::FuncOp>("f").getBody().front().getOperations().begin();
+  Operation *norm = &*++ops;
+  EXPECT_DOUBLE_EQ(predictSeconds(norm, p), 1e-6 + 4096 / 1e6);
+  p.sharedHost = true;
+  EXPECT_LT(predictSeconds(norm, p), 1e-5);
 }
 
 //===----------------------------------------------------------------------===//
