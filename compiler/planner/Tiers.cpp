@@ -144,27 +144,29 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     return search.planned && search.fit(budget, /*thorough=*/false).has_value();
   }
 
-  /// The parameters for the host under `budget`, leaving the prefetch
-  /// headroom free when some must go there and that fits.
+  /// The parameters for the host under `budget` (none when the program
+  /// fits without), leaving the prefetch headroom free when that fits.
   llvm::StringSet<> chooseWithRoom(ModuleOp module, StringRef fnName, int64_t budget,
                                    const planner::DeviceProfile &profile) {
-    int64_t room = planner::prefetchHeadroom(module, profile);
-    if (room > 0 && room < budget && !fits(module, fnName, {}, 0, budget, profile)) {
-      llvm::StringSet<> names = choose(module, fnName, budget - room, profile);
-      if (fits(module, fnName, bySize(module), names.size(), budget - room, profile))
-        return names;
-    }
-    return choose(module, fnName, budget, profile);
-  }
-
-  llvm::StringSet<> choose(ModuleOp module, StringRef fnName, int64_t budget,
-                           const planner::DeviceProfile &profile) {
-    SmallVector<StringRef> order = bySize(module);
-    llvm::StringSet<> names;
     auto fn = module.lookupSymbol<func::FuncOp>(fnName);
     planner::RecomputeSearch untiered(module, fn, profile);
     if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
-      return names;
+      return {};
+    int64_t room = planner::prefetchHeadroom(module, profile);
+    if (room > 0 && room < budget) {
+      llvm::StringSet<> names = choose(module, fnName, untiered, budget - room, profile);
+      if (fits(module, fnName, bySize(module), names.size(), budget - room, profile))
+        return names;
+    }
+    return choose(module, fnName, untiered, budget, profile);
+  }
+
+  /// The fewest largest parameters for the host under `budget`, which the
+  /// program placed as it is (`untiered`) exceeds.
+  llvm::StringSet<> choose(ModuleOp module, StringRef fnName, planner::RecomputeSearch &untiered,
+                           int64_t budget, const planner::DeviceProfile &profile) {
+    SmallVector<StringRef> order = bySize(module);
+    llvm::StringSet<> names;
     // A first guess: the bytes over the budget with the least activations
     // the model predicts, moved largest first, each parameter taking its
     // optimizer states and its gradient with it.
