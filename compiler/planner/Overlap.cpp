@@ -86,12 +86,11 @@ Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
     while (reader < ops.size() && isFetch(ops[reader]))
       ++reader;
     int64_t bytes = tg::tensorBytes(m.fetches[i]->getResult(0).getType());
-    double need = scale * transferSeconds(bytes, profile.hostToDevice);
-    double start = std::min(clock[reader], next) - need;
+    double copy = transferSeconds(bytes, profile.hostToDevice);
+    double start = std::min(clock[reader], next) - scale * copy;
     next = start;
-    double exposed = transferSeconds(bytes, profile.hostToDevice);
     if (bytes > maxBytes) {
-      m.exposed += exposed;
+      m.exposed += copy;
       continue; // stays where it is
     }
     unsigned floor = 0;
@@ -104,7 +103,7 @@ Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
     while (to < k && isFetch(ops[to]))
       ++to;
     m.to[i] = to;
-    m.exposed += std::max(0.0, exposed - (clock[reader] - clock[to]));
+    m.exposed += std::max(0.0, copy - (clock[reader] - clock[to]));
   }
   return m;
 }
@@ -280,7 +279,7 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     for (double s = 1.0; !sizes.empty() && s >= 1.0 / 4; s /= 2) {
       if (!fits(s, sizes[0]))
         continue;
-      size_t lo = 0, hi = sizes.size(); // sizes[lo] fits; moving all did not
+      size_t lo = 0, hi = sizes.size(); // sizes[lo] fits; from hi on, not known to
       while (lo + 1 < hi) {
         size_t mid = lo + (hi - lo) / 2;
         (fits(s, sizes[mid]) ? lo : hi) = mid;

@@ -74,11 +74,12 @@ struct PrecisionPass : hmcc::impl::TGPrecisionBase<PrecisionPass> {
     }
     bool bf16 = precision == "bf16";
     SmallVector<Operation *> gemms;
+    StringAttr math = StringAttr::get(&getContext(), "bf16");
     getOperation().walk([&](Operation *op) {
       if (!isa<MatMulOp, GemmOp>(op))
         return;
       if (bf16)
-        op->setAttr(kMathAttr, Builder(op).getStringAttr("bf16"));
+        op->setAttr(kMathAttr, math);
       else
         op->removeAttr(kMathAttr);
       if (isF32Gemm(op))
