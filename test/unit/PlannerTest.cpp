@@ -104,25 +104,37 @@ TEST(DeviceProfile, BadFilesAreNamed) {
               "field 'links' must be an object of positive numbers");
 }
 
+/// `text` parsed with the dialects the cost model reads.
+OwningOpRef<ModuleOp> parseModule(MLIRContext &context, StringRef text) {
+  context.loadDialect<hmcc::tg::TGDialect, hmcc::hm::HMDialect, func::FuncDialect>();
+  return parseSourceString<ModuleOp>(text, &context);
+}
+
+/// The ops of function @f of `module`, in order.
+SmallVector<Operation *> opsOfF(ModuleOp module) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : module.lookupSymbol<func::FuncOp>("f").getBody().front())
+    ops.push_back(&op);
+  return ops;
+}
+
 TEST(CostModel, RooflinePerOp) {
   MLIRContext context;
-  context.loadDialect<hmcc::tg::TGDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+  OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
     func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<4096xf32> {
       %m = tg.matmul %a, %b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
       %e = tg.exp %m : tensor<64x64xf32>
       %r = tg.reshape %e : tensor<64x64xf32> -> tensor<4096xf32>
       return %r : tensor<4096xf32>
-    })mlir",
-                                                             &context);
+    })mlir");
   ASSERT_TRUE(module);
   DeviceProfile p;
   p.peakFlops = {{"f32", 1e9}};
   p.memoryBandwidth = 1e9;
   p.launchOverhead = 1e-6;
   p.efficiency = {{"matmul", 0.5}, {"transcendental", 0.25}};
-  auto ops = module->lookupSymbol<func::FuncOp>("f").getBody().front().getOperations().begin();
-  Operation *matmul = &*ops++, *exp = &*ops++, *reshape = &*ops;
+  SmallVector<Operation *> ops = opsOfF(*module);
+  Operation *matmul = ops[0], *exp = ops[1], *reshape = ops[2];
   EXPECT_EQ(opKind(matmul), "matmul");
   EXPECT_EQ(opKind(exp), "transcendental");
   EXPECT_EQ(opKind(reshape), "data");
@@ -140,22 +152,19 @@ TEST(CostModel, RooflinePerOp) {
 // device is the host, at memory speed.
 TEST(CostModel, HostReadsOverTheLink) {
   MLIRContext context;
-  context.loadDialect<hmcc::tg::TGDialect, hmcc::hm::HMDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+  OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
     func.func @f(%g: tensor<1024xf32>) -> tensor<f32> {
       %h = tg.identity %g {hm.home = "host"} : tensor<1024xf32>
       %n = tg.global_norm %h : tensor<1024xf32>
       return %n : tensor<f32>
-    })mlir",
-                                                             &context);
+    })mlir");
   ASSERT_TRUE(module);
   DeviceProfile p;
   p.peakFlops = {{"f32", 1e12}};
   p.memoryBandwidth = 1e12;
   p.launchOverhead = 1e-6;
   p.hostToDevice = 1e6;
-  auto ops = module->lookupSymbol<func::FuncOp>("f").getBody().front().getOperations().begin();
-  Operation *norm = &*++ops;
+  Operation *norm = opsOfF(*module)[1];
   EXPECT_DOUBLE_EQ(predictSeconds(norm, p), 1e-6 + 4096 / 1e6);
   p.sharedHost = true;
   EXPECT_LT(predictSeconds(norm, p), 1e-5);
