@@ -13,9 +13,10 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     it reads a device copy fetched just before it (a `tg.identity` of the
     parameter, placed in the device arena and freed after that op); its
     gradient, once complete, is copied to the host (a `tg.identity` with
-    `hm.home = "host"`) and the device copy freed; the gradient norm and
-    the optimizer update read the host copy, and the update (marked
-    `hm.home = "host"`) runs where the states live. Copies are exact, so the
+    `hm.home = "host"`) and the device copy freed; the optimizer update
+    reads the host copy and runs where the states live (marked
+    `hm.home = "host"`), while the gradient's sum of squares for the norm
+    (tg.sum_squares, right after the gradient) reads it on the device. Copies are exact, so the
     program computes the same values.
 
     Which parameters: when the program does not fit `vram` with what

@@ -58,7 +58,8 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
       }
       continue;
     }
-    // The gradient to the host once complete, and the update there.
+    // The gradient to the host once complete, and the update there; its
+    // other readers (its sum of squares for the norm) read it on the device.
     auto [ref, grad] = optimizerUpdate(op);
     if (!ref || !names.contains(ref.getValue()))
       continue;
@@ -69,7 +70,9 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
     b.setInsertionPointAfter(g.getDefiningOp());
     auto copy = IdentityOp::create(b, op->getLoc(), g.getType(), g);
     copy->setAttr(hm::kHomeAttr, host);
-    g.replaceAllUsesExcept(copy.getResult(), copy);
+    g.replaceUsesWithIf(copy.getResult(), [](OpOperand &use) {
+      return static_cast<bool>(optimizerUpdate(use.getOwner()).first);
+    });
   }
 }
 

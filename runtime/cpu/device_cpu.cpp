@@ -80,6 +80,8 @@ const hmrt_kernels kCpuKernels = {
     hmrt_matmul_bf16,
     hmrt_gemm_bf16,
     hmrt_round_bf16,
+    hmrt_sum_of_squares,
+    hmrt_norm_of_sums,
 };
 
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }

@@ -153,6 +153,22 @@ __global__ void sum_squares_kernel(const float* x, int64_t n, double* partial) {
   }
 }
 
+// One thread: the partial sums in order (cpu/gradnorm.cpp's order).
+__global__ void sum_in_order_kernel(const double* partial, int64_t count, double* out) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  double s = 0.0;
+  for (int64_t c = 0; c < count; ++c) s += partial[c];
+  *out = s;
+}
+
+// One thread: sqrt of the sums, added in order, rounded to float.
+__global__ void norm_of_sums_kernel(const double* const* sums, int64_t count, float* out) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  double total = 0.0;
+  for (int64_t b = 0; b < count; ++b) total += *sums[b];
+  *out = float(sqrt(total));
+}
+
 // ---- tensor kernels over plans ----
 
 __global__ void binary_kernel(Plan p, int op, const float* a, const float* b, float* y) {
@@ -355,6 +371,16 @@ int sum_squares_partials(void* stream, const float* x, int64_t n, double* partia
   const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
   sum_squares_kernel<<<chunks <= 1 ? 1u : blocks_for(chunks), kThreads, 0, as_stream(stream)>>>(
       x, n, partial);
+  return launched();
+}
+
+int sum_in_order(void* stream, const double* partial, int64_t count, double* out) {
+  sum_in_order_kernel<<<1, 1, 0, as_stream(stream)>>>(partial, count, out);
+  return launched();
+}
+
+int norm_of_sums(void* stream, const double* const* sums, int64_t count, float* out) {
+  norm_of_sums_kernel<<<1, 1, 0, as_stream(stream)>>>(sums, count, out);
   return launched();
 }
 

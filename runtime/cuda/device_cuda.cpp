@@ -282,6 +282,44 @@ hmrt_status cuda_fill(void* y, int64_t n, const void* value, size_t elem_size) {
   return finish(fn, cuda::fill(g_context->stream, y, n, bits, elem_size));
 }
 
+// Partial sums per 4096-element chunk in scratch, then added in order on
+// the device: cpu/gradnorm.cpp's sums, without a round trip to the host.
+hmrt_status cuda_sum_of_squares(const float* x, int64_t n, double* out) {
+  const char* fn = "hmrt_sum_of_squares (cuda)";
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_GPU(fn, x, n);
+  HMRT_CHECK_GPU(fn, out, 1);
+  const int64_t chunks = n > 4096 ? ceil_div(n, 4096) : 1;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  void* space = nullptr;
+  hmrt_status st = scratch(fn, size_t(chunks) * sizeof(double), &space);
+  if (st != HMRT_OK) return st;
+  double* partials = static_cast<double*>(space);
+  int launch = cuda::sum_squares_partials(g_context->stream, x, n, partials);
+  if (launch == 0) launch = cuda::sum_in_order(g_context->stream, partials, chunks, out);
+  return finish(fn, launch);
+}
+
+hmrt_status cuda_norm_of_sums(const double* const* sums, int64_t count, float* out) {
+  const char* fn = "hmrt_norm_of_sums (cuda)";
+  HMRT_CHECK_SIZE(fn, count);
+  HMRT_CHECK_PTR(fn, sums, count);
+  HMRT_CHECK_GPU(fn, out, 1);
+  for (int64_t b = 0; b < count; ++b) HMRT_CHECK_GPU(fn, sums[b], 1);
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  void* space = nullptr;
+  const size_t bytes = size_t(count) * sizeof(double*);
+  hmrt_status st = scratch(fn, bytes > 0 ? bytes : sizeof(double*), &space);
+  if (st != HMRT_OK) return st;
+  // The pointers to device scratch (staged by the copy before it returns).
+  if (count > 0)
+    HMRT_CUDA_CALL(fn, "writing the pointers",
+                   cudaMemcpyAsync(space, sums, bytes, cudaMemcpyHostToDevice,
+                                   g_context->stream));
+  return finish(fn, cuda::norm_of_sums(g_context->stream,
+                                       static_cast<const double* const*>(space), count, out));
+}
+
 hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
                              int64_t count, float* out) {
   const char* fn = "hmrt_global_norm (cuda)";
@@ -833,6 +871,8 @@ const hmrt_kernels kCudaKernels = [] {
   k.cast = cuda_cast;
   k.fill = cuda_fill;
   k.global_norm = cuda_global_norm;
+  k.sum_of_squares = cuda_sum_of_squares;
+  k.norm_of_sums = cuda_norm_of_sums;
   k.scale = cuda_scale;
   k.adamw_step = cuda_adamw_step;
   k.sgd_step = cuda_sgd_step;

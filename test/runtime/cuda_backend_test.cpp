@@ -277,6 +277,25 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
   HMRT_ASSERT_OK(hmrt_global_norm(hp.data(), sizes.data(), int64_t(sizes.size()), &want));
   HMRT_ASSERT_OK(k_->global_norm(dp.data(), sizes.data(), int64_t(sizes.size()), &got));
   EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
+  // The same norm in two steps on the device, as generated programs take
+  // it: a sum of squares per buffer, then their norm; each sum the CPU's.
+  double* dsums;
+  BufferPtr bsums = upload(std::vector<double>(sizes.size(), 0.0), &dsums);
+  std::vector<const double*> sum_ptrs;
+  std::vector<double> want_sums;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    double s = 0;
+    HMRT_ASSERT_OK(hmrt_sum_of_squares(hp[i], sizes[i], &s));
+    want_sums.push_back(s);
+    HMRT_ASSERT_OK(k_->sum_of_squares(dp[i], sizes[i], dsums + i));
+    sum_ptrs.push_back(dsums + i);
+  }
+  EXPECT_TRUE(download<double>(bsums.get(), sizes.size()) == want_sums);
+  float* dnorm;
+  BufferPtr bnorm = upload(std::vector<float>(1, 0.0f), &dnorm);
+  HMRT_ASSERT_OK(k_->norm_of_sums(sum_ptrs.data(), int64_t(sum_ptrs.size()), dnorm));
+  got = download<float>(bnorm.get(), 1)[0];
+  EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
 }
 
 // MatMul (batch broadcasting, transposes, vectors) and Gemm (C broadcast):

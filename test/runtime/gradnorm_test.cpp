@@ -30,6 +30,17 @@ TEST(GradNorm, MatchesReference) {
     const double want = hmrt::ref::global_norm(ptrs_d.data(), sizes, 6);
     EXPECT_NEAR(norm, want, 2 * hmrt_test::kU * want);
 
+    // In two steps, as generated programs take it: the same bits.
+    std::vector<double> sums(6);
+    std::vector<const double*> sum_ptrs;
+    for (int i = 0; i < 6; ++i) {
+      HMRT_ASSERT_OK(hmrt_sum_of_squares(ptrs[i], sizes[i], &sums[i]));
+      sum_ptrs.push_back(&sums[i]);
+    }
+    float two_step = 0;
+    HMRT_ASSERT_OK(hmrt_norm_of_sums(sum_ptrs.data(), 6, &two_step));
+    EXPECT_EQ(two_step, norm);
+
     double ss = 0;
     HMRT_ASSERT_OK(hmrt_sum_of_squares(bufs[4].data(), sizes[4], &ss));
     const double want_ss = hmrt::ref::global_norm(&ptrs_d[4], &sizes[4], 1);

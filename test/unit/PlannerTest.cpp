@@ -147,16 +147,16 @@ TEST(CostModel, RooflinePerOp) {
   EXPECT_DOUBLE_EQ(transferSeconds(1 << 20, 1 << 20), 1.0);
 }
 
-// A device kernel reading a value homed on the host (the gradient norm over
-// a host copy) reads it over the host-to-device link; on a profile whose
-// device is the host, at memory speed.
+// A device kernel reading a value homed on the host (a gradient's sum of
+// squares over a host copy) reads it over the host-to-device link; on a
+// profile whose device is the host, at memory speed.
 TEST(CostModel, HostReadsOverTheLink) {
   MLIRContext context;
   OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
-    func.func @f(%g: tensor<1024xf32>) -> tensor<f32> {
+    func.func @f(%g: tensor<1024xf32>) -> tensor<f64> {
       %h = tg.identity %g {hm.home = "host"} : tensor<1024xf32>
-      %n = tg.global_norm %h : tensor<1024xf32>
-      return %n : tensor<f32>
+      %s = tg.sum_squares %h : tensor<1024xf32>
+      return %s : tensor<f64>
     })mlir");
   ASSERT_TRUE(module);
   DeviceProfile p;

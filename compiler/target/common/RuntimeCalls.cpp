@@ -492,13 +492,14 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
         return call("hmrt_sce_loss_backward_f32", std::move(args));
       })
       // Optimizer.
-      .Case([&](GlobalNormOp o) {
-        SmallVector<int64_t> sizes;
-        for (Value g : o.getGrads())
-          sizes.push_back(typeOf(g).getNumElements());
-        return call("hmrt_global_norm", {dataArray(o.getGrads(), "const float"), ints(sizes),
-                                         integer(static_cast<int64_t>(sizes.size())),
-                                         f32Out(o.getResult())});
+      .Case([&](SumSquaresOp o) {
+        return call("hmrt_sum_of_squares",
+                    {f32In(o.getGrad()), count(o.getGrad()), data(o.getResult(), "double")});
+      })
+      .Case([&](NormOfSumsOp o) {
+        return call("hmrt_norm_of_sums",
+                    {dataArray(o.getSums(), "const double"),
+                     integer(static_cast<int64_t>(o.getSums().size())), f32Out(o.getResult())});
       })
       .Case([&](ClipCoefficientOp o) {
         return call("hmrt_clip_coefficient", {scalar(o.getNorm(), "const float"),

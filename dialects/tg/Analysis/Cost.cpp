@@ -73,12 +73,8 @@ int64_t flopsOf(Operation *op) {
       .Case([&](LayerNormGradOp o) { return 12 * numel(o.getX()); })
       .Case([&](SoftmaxCrossEntropyLossOp o) { return 5 * numel(o.getScores()); })
       .Case([&](SoftmaxCrossEntropyLossGradOp o) { return 3 * numel(o.getScores()); })
-      .Case([&](GlobalNormOp o) {
-        int64_t n = 0;
-        for (Value g : o.getGrads())
-          n += numel(g);
-        return 2 * n;
-      })
+      .Case([&](SumSquaresOp o) { return 2 * numel(o.getGrad()); })
+      .Case([&](NormOfSumsOp o) { return int64_t(o.getSums().size()); })
       .Case([&](SgdUpdateOp o) { return 4 * numel(o.getGrad()); })
       .Case([&](AdamWUpdateOp o) { return 12 * numel(o.getGrad()); })
       .Case([&](AdamW8bitUpdateOp o) { return 20 * numel(o.getGrad()); })

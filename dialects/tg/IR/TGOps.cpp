@@ -896,6 +896,24 @@ std::pair<FlatSymbolRefAttr, OpOperand *> hmcc::tg::optimizerUpdate(Operation *o
   return {FlatSymbolRefAttr(), nullptr};
 }
 
+Value hmcc::tg::gradientNorm(OpBuilder &b, Location loc, ValueRange grads) {
+  llvm::DenseMap<Value, Value> sums; // a gradient shared by two updates is summed twice
+  SmallVector<Value> parts;
+  for (Value g : grads) {
+    Value &sum = sums[g];
+    if (!sum) {
+      OpBuilder at(b.getContext());
+      if (Operation *def = g.getDefiningOp())
+        at.setInsertionPointAfter(def);
+      else
+        at.setInsertionPointToStart(cast<BlockArgument>(g).getOwner());
+      sum = SumSquaresOp::create(at, loc, g);
+    }
+    parts.push_back(sum);
+  }
+  return NormOfSumsOp::create(b, loc, parts);
+}
+
 RankedTensorType hmcc::tg::adamw8bitCodesType(RankedTensorType param) {
   return RankedTensorType::get(param.getShape(),
                                IntegerType::get(param.getContext(), 8, IntegerType::Unsigned));

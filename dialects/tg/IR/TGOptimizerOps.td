@@ -31,18 +31,41 @@ def TG_StateOp : TG_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let assemblyFormat = "$sym_name `:` $type attr-dict";
 }
 
-def TG_GlobalNormOp : TG_Op<"global_norm", [Pure]> {
-  let summary = "L2 norm of all gradients together";
+def TG_F64Scalar : 0DTensorOf<[F64]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF64Type())">;
+
+def TG_SumSquaresOp : TG_Op<"sum_squares", [Pure]> {
+  let summary = "sum of squares of one gradient, accumulated in double";
   let description = [{
-    `sqrt(sum over tensors of sum of squares)`, accumulated in double.
+    The first half of the global gradient norm, one per gradient: the
+    optimizer pass puts each right after its gradient is complete, so that
+    it reads the gradient where it is made (on the device) before the
+    gradient moves to the host for its update. Summed in fixed chunks of
+    4096 elements, then over chunks in order (hmrt_sum_of_squares).
 
     ```mlir
-    %n = tg.global_norm %g0, %g1 : tensor<32x16xf32>, tensor<32xf32>
+    %s = tg.sum_squares %g : tensor<32x16xf32>
     ```
   }];
-  let arguments = (ins Variadic<TG_FloatTensor>:$grads);
+  let arguments = (ins TG_FloatTensor:$grad);
+  let results = (outs TG_F64Scalar:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+}
+
+def TG_NormOfSumsOp : TG_Op<"norm_of_sums", [Pure]> {
+  let summary = "global gradient norm from the gradients' sums of squares";
+  let description = [{
+    `sqrt(s0 + s1 + ...)` in double, summed in operand order, rounded to
+    f32: with `tg.sum_squares` operands, the norm torch.nn.utils.clip_grad_norm_
+    computes over all gradients together (hmrt_norm_of_sums).
+
+    ```mlir
+    %n = tg.norm_of_sums %s0, %s1
+    ```
+  }];
+  let arguments = (ins Variadic<TG_F64Scalar>:$sums);
   let results = (outs TG_F32Scalar:$result);
-  let assemblyFormat = "$grads attr-dict `:` type($grads)";
+  let assemblyFormat = "$sums attr-dict";
 }
 
 def TG_ClipCoefficientOp : TG_Op<"clip_coefficient", [Pure]> {

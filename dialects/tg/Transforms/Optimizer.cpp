@@ -67,7 +67,7 @@ struct OptimizerPass : hmcc::impl::TGOptimizerBase<OptimizerPass> {
 
     SmallVector<Value> grads(ret.getOperands().drop_front());
     b.setInsertionPoint(ret);
-    Value norm = GlobalNormOp::create(b, loc, f32, grads);
+    Value norm = gradientNorm(b, loc, grads);
     if (clipNorm > 0) {
       Value coef = ClipCoefficientOp::create(b, loc, f32, norm, b.getF32FloatAttr(clipNorm));
       for (Value &g : grads)

@@ -81,7 +81,7 @@ struct TrainingInfoPass : hmcc::impl::TGTrainingInfoBase<TrainingInfoPass> {
       for (GradientOp g : gradients)
         llvm::append_range(grads, g.getResults());
       b.setInsertionPointAfter(gradients.back());
-      norm = GlobalNormOp::create(b, loc, f32, grads);
+      norm = gradientNorm(b, loc, grads);
     } else {
       b.setInsertionPoint(ret);
       norm = ConstantOp::create(b, loc, DenseElementsAttr::get(f32, 0.0f));

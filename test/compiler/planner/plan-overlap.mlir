@@ -17,42 +17,46 @@
 // CHECK-NEXT: tg.matmul
 // CHECK: %[[G2:.*]] = tg.identity %{{.*}} {{{.*}}hm.home = "host"} : tensor<16x4xf32>
 // CHECK-NEXT: tg.adamw_update @w2, %[[G2]]
+// CHECK-NEXT: tg.sum_squares
 // CHECK-NEXT: tg.mul
 // CHECK: %[[G1:.*]] = tg.identity %{{.*}} {{{.*}}hm.home = "host"} : tensor<8x16xf32>
 // CHECK-NEXT: tg.adamw_update @w1, %[[G1]]
-// CHECK-NEXT: tg.global_norm
+// CHECK-NEXT: tg.sum_squares
+// CHECK-NEXT: tg.norm_of_sums
 
 // none: each fetch stays just before its reader, the updates after the norm.
 // NONE: %[[F:.*]] = tg.identity %w1
 // NONE-NEXT: tg.matmul %arg0, %[[F]]
-// NONE: tg.global_norm
+// NONE: tg.norm_of_sums
 // NONE-NEXT: tg.adamw_update
 
 // A budget the fetches moved as far as they go would exceed (1600 bytes
-// placed; 1216 where they stay): halving the distances does not fit; each
+// placed; 1280 where they stay): halving the distances does not fit; each
 // fetch at its cost-model distance does, so @w2's moves above the tanh and
-// the arena stays 1216.
-// TIGHT: hm.arena @arena tier "device" size 1216
+// the arena stays 1280.
+// TIGHT: hm.arena @arena tier "device" size 1280
 // TIGHT: %[[F:.*]] = tg.identity %w2
 // TIGHT-NEXT: hm.place %[[F]]
 // TIGHT-NEXT: tg.tanh
 // TIGHT: tg.matmul %{{.*}}, %[[F]]
 
 // Everything on the device: nothing to fetch, updates stay where they are.
-// DEVICE: tg.global_norm
+// DEVICE: tg.norm_of_sums
 // DEVICE-NEXT: tg.adamw_update
 
 // Without a budget, each copy holds what it reads for the compute its own
 // predicted time covers: the device gradient @w2's copy reads is released
-// two ops after the copy, not right after it, so that no op reuses its
+// two ops after the copy (the host update, whose compute is none, and the
+// gradient's sum of squares), not right after it, so that no op reuses its
 // bytes while the copy may still run.
 // HOLD: %[[G:[0-9]+]] = tg.matmul %{{[0-9]+}}, %{{[0-9]+}} {{{.*}}transA}
 // HOLD: tg.identity %[[G]] {{{.*}}hm.hold = 2 : i64, hm.home = "host"{{.*}}} : tensor<16x4xf32>
 // HOLD-NOT: hm.release %[[G]]
 // HOLD: tg.adamw_update @w2
 // HOLD-NOT: hm.release %[[G]]
-// HOLD: tg.mul
-// HOLD: hm.release {{.*}}%[[G]]
+// HOLD: tg.sum_squares %[[G]]
+// HOLD-NEXT: hm.place
+// HOLD-NEXT: hm.release {{.*}}%[[G]]
 
 // BAD: error: plan-overlap: force must be none, max or fetches, not 'bogus'
 tg.parameter @w1 : tensor<8x16xf32> {source = "w1"}

@@ -17,7 +17,7 @@
 // CHECK: tg.state @w2.exp_avg : tensor<16x4xf32> {hm.home = "host"
 // CHECK: hm.stage "in" @w1.exp_avg at 4096 : tensor<8x16xf32>
 // CHECK-NEXT: hm.stage "in" @w1.exp_avg_sq at 8192 {hm.event = [[IN:[0-9]+]] : i64}
-// CHECK-NEXT: tg.adamw_update @w1, {{.*}}hm.event = [[UP:[0-9]+]] : i64, hm.home = "host", hm.staged = {w1.exp_avg = 4096 : i64, w1.exp_avg_sq = 8192 : i64}, hm.wait = array<i64: {{[0-9]+}}, [[IN]]>
+// CHECK-NEXT: tg.adamw_update @w1, {{.*}}hm.event = [[UP:[0-9]+]] : i64, hm.home = "host", hm.staged = {w1.exp_avg = 4096 : i64, w1.exp_avg_sq = 8192 : i64}, hm.wait = array<i64: [[IN]], {{[0-9]+}}>
 // CHECK-NEXT: hm.stage "out" @w1.exp_avg_sq at 8192 {hm.wait = array<i64: [[UP]]>}
 // CHECK-NEXT: hm.stage "out" @w1.exp_avg at 4096 :
 // CHECK: tg.adamw_update @w2,

@@ -5,17 +5,22 @@
 
 // @w1 lives on the host. Its fetch (host_to_device) records an event the
 // matmul reading the copy waits for; the gradient's copy to the host
-// (device_to_host) waits for the matmul that computes it; the norm
-// (compute) and the host update (host_optimizer) read the host copy after
-// it. The update also overwrites @w1, which the fetch read: that order
+// (device_to_host) waits for the matmul that computes it; its sum of
+// squares (compute) reads the device gradient in program order, with no
+// wait, and the host update (host_optimizer) reads the host copy after the
+// copy. The update also overwrites @w1, which the fetch read: that order
 // follows through the copy's wait, so it gets no wait of its own.
 // CHECK: %[[F:.*]] = tg.identity %w1 {hm.event = [[FETCH:[0-9]+]] : i64} : tensor<8x16xf32>
 // CHECK: tg.matmul %arg0, %[[F]] {hm.wait = array<i64: [[FETCH]]>}
 // CHECK-NOT: hm.wait
 // CHECK: %[[G:.*]] = tg.matmul %arg0, %{{.*}} {hm.event = [[GRAD:[0-9]+]] : i64, transA}
 // CHECK: tg.identity %[[G]] {hm.event = [[COPY:[0-9]+]] : i64, hm.home = "host", hm.wait = array<i64: [[GRAD]]>}
-// CHECK: hm.release %[[G]]
-// CHECK-NEXT: tg.global_norm {{.*}}hm.wait = array<i64: [[COPY]]>
+// CHECK-NEXT: hm.place
+// CHECK-NEXT: tg.sum_squares %[[G]] :
+// CHECK-NEXT: hm.place
+// CHECK-NEXT: hm.release %[[G]]
+// CHECK-NEXT: tg.norm_of_sums
+// CHECK-NOT: hm.wait
 // CHECK: tg.adamw_update @w1, {{.*}}hm.home = "host", hm.wait = array<i64: [[COPY]]>
 // CHECK-NOT: hm.wait
 // CHECK: return

@@ -9,8 +9,8 @@
 
 // Forced @w1: it and its states are homed on the host; its one forward
 // reader reads a device copy made just before; its complete gradient is
-// copied to the host, and the norm and the update (on the host) read that
-// copy. @w2 is untouched.
+// copied to the host and the update (on the host) reads that copy, while
+// its sum of squares for the norm reads it on the device. @w2 is untouched.
 // CHECK: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host", source = "w1"}
 // CHECK: tg.parameter @w2 : tensor<16x4xf32> {source = "w2"}
 // CHECK: tg.state @w1.exp_avg : tensor<8x16xf32> {hm.home = "host", kind = "exp_avg", param = @w1}
@@ -23,13 +23,14 @@
 // CHECK: tg.matmul %{{.*}}, %[[W2]] :
 // CHECK: %[[G:.*]] = tg.matmul %arg0, %{{.*}} {transA} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
 // CHECK-NEXT: %[[GH:.*]] = tg.identity %[[G]] {hm.home = "host"} : tensor<8x16xf32>
-// CHECK-NEXT: tg.global_norm %[[GH]], %{{.*}} :
+// CHECK-NEXT: %[[S:.*]] = tg.sum_squares %[[G]] :
+// CHECK-NEXT: tg.norm_of_sums %[[S]], %{{.*}}
 // CHECK-NEXT: tg.adamw_update @w1, %[[GH]], {{.*}}hm.home = "host"
 // CHECK-NEXT: tg.adamw_update @w2, %{{[0-9]+}}, {{.*}}weight_decay = {{[^,]*}}} : tensor<16x4xf32>
 
 // Placed: a host arena beside the device's; the host tensors at offsets in
 // it, the gradient's host copy placed there too.
-// PLACED: hm.arena @arena tier "device" size 1216
+// PLACED: hm.arena @arena tier "device" size 1280
 // PLACED: hm.arena @host tier "host" size 3072
 // PLACED: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host", hm.offset = 0 : i64, source = "w1"}
 // PLACED: tg.state @w2.exp_avg_sq : tensor<16x4xf32> {hm.home = "host", hm.offset = 2048 : i64
@@ -41,7 +42,7 @@
 // ONE: hm.arena @arena tier "device" size 2624
 // ONE: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host"
 // ONE: tg.parameter @w2 : tensor<16x4xf32> {hm.offset
-// TWO: hm.arena @arena tier "device" size 1216
+// TWO: hm.arena @arena tier "device" size 1280
 // TWO: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host"
 // TWO: tg.parameter @w2 : tensor<16x4xf32> {hm.home = "host"
 // FITS-NOT: hm.home

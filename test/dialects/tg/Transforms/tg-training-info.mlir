@@ -3,14 +3,15 @@
 
 // The loss is the Gradient's y; R (an input used as the optimizer's learning
 // rate) is fed by lr and T (its iteration count) by step - 1; the norm of
-// the Gradient's results is computed right after it; the assignments stay.
+// the Gradient's results (sums of squares, then their norm) right after it; the assignments stay.
 // CHECK: tg.optimizer = {lr = 5.000000e-02 : f32, name = "onnx"}
 // CHECK-LABEL: func.func @train_step(%arg0: tensor<2xf32> {tg.input = "x"}, %arg1: tensor<i64> {tg.role = "step"}, %arg2: tensor<f32> {tg.role = "lr"}) -> (tensor<f32> {tg.output = "loss"}, tensor<f32> {tg.output = "grad_norm"})
 // CHECK: %[[ONE:.*]] = tg.constant dense<1> : tensor<i64>
 // CHECK: %[[T:.*]] = tg.sub %arg1, %[[ONE]]
 // CHECK: %[[LOSS:.*]] = tg.reduce_sum
 // CHECK: %[[G:.*]] = tg.gradient %[[LOSS]] wrt %[[W:.*]] :
-// CHECK-NEXT: %[[NORM:.*]] = tg.global_norm %[[G]] : tensor<2xf32>
+// CHECK-NEXT: %[[S:.*]] = tg.sum_squares %[[G]] : tensor<2xf32>
+// CHECK-NEXT: %[[NORM:.*]] = tg.norm_of_sums %[[S]]
 // CHECK: %[[NEW:.*]]:2 = tg.onnx_optimizer %arg2, %[[T]], %[[W]], %[[G]]
 // CHECK: tg.assign @w, %[[NEW]]#0
 // CHECK: tg.assign @w_state, %[[NEW]]#1
