@@ -29,7 +29,6 @@ llvm::StringRef opKind(mlir::Operation *op);
 /// Predicted seconds of one op on `profile`.
 double predictSeconds(mlir::Operation *op, const DeviceProfile &profile);
 
-/// Seconds to move `bytes` over a link of `bandwidth` bytes/s.
 /// The share of its parameter an optimizer update covers: (hi - lo) / its
 /// elements for a chunk (hm.chunk), else 1.
 double chunkShare(mlir::Operation *op);
@@ -38,6 +37,7 @@ double chunkShare(mlir::Operation *op);
 /// states of `format` ("f32" or "8bit"), at the profile's rate for it.
 double hostUpdateSeconds(double elements, llvm::StringRef format, const DeviceProfile &profile);
 
+/// Seconds to move `bytes` over a link of `bandwidth` bytes/s.
 inline double transferSeconds(int64_t bytes, double bandwidth) {
   return bandwidth > 0 ? double(bytes) / bandwidth : 0.0;
 }

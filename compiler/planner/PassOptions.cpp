@@ -1,9 +1,12 @@
 //===- PassOptions.cpp - the planner passes' shared options ----------------===//
 #include "compiler/planner/PassOptions.h"
+#include "compiler/planner/CostModel.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 #include "lib/support/Size.h"
+
+#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 
@@ -40,6 +43,49 @@ int64_t prefetchHeadroom(ModuleOp module, const DeviceProfile &profile) {
   for (auto p : module.getOps<tg::ParameterOp>())
     largest = std::max(largest, tg::tensorBytes(p.getType()));
   return largest;
+}
+
+SmallVector<StringRef> hostCandidates(ModuleOp module, func::FuncOp fn,
+                                      const DeviceProfile &profile) {
+  llvm::StringMap<double> firstRead, gradientDone;
+  llvm::DenseMap<Operation *, double> doneAt; // predicted compute time at each op's end
+  double clock = 0;
+  for (Operation &op : fn.getBody().front()) {
+    if (auto param = dyn_cast<tg::ParamOp>(op); param && !firstRead.count(param.getName()))
+      firstRead[param.getName()] = clock;
+    clock += predictSeconds(&op, profile);
+    doneAt[&op] = clock;
+    if (auto [ref, grad] = tg::optimizerUpdate(&op); ref) // done when its gradient is made
+      gradientDone[ref.getValue()] = doneAt.lookup(grad->get().getDefiningOp());
+  }
+  llvm::StringSet<> quantized;
+  for (auto s : module.getOps<tg::StateOp>())
+    if (getElementTypeOrSelf(s.getType()).isInteger(8))
+      quantized.insert(s.getParam());
+  struct Ranked {
+    bool overlaps;
+    int64_t bytes;
+    StringRef name;
+  };
+  SmallVector<Ranked> ranked;
+  for (auto p : module.getOps<tg::ParameterOp>()) {
+    StringRef name = p.getSymName();
+    int64_t bytes = tg::tensorBytes(p.getType());
+    double elements = double(cast<RankedTensorType>(p.getType()).getNumElements());
+    double slack = firstRead.lookup(name) + (clock - gradientDone.lookup(name));
+    double roundTrip =
+        transferSeconds(bytes, profile.deviceToHost) +
+        hostUpdateSeconds(elements, quantized.contains(name) ? "8bit" : "f32", profile) +
+        transferSeconds(bytes, profile.hostToDevice);
+    ranked.push_back({slack >= roundTrip, bytes, name});
+  }
+  llvm::stable_sort(ranked, [](const Ranked &a, const Ranked &b) {
+    return a.overlaps != b.overlaps ? a.overlaps : a.bytes > b.bytes;
+  });
+  SmallVector<StringRef> names;
+  for (const Ranked &r : ranked)
+    names.push_back(r.name);
+  return names;
 }
 
 func::FuncOp trainingFunction(ModuleOp module) {

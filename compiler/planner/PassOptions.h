@@ -48,6 +48,19 @@ mlir::func::FuncOp trainingFunction(mlir::ModuleOp module);
 /// where nothing fits without it.
 int64_t prefetchHeadroom(mlir::ModuleOp module, const DeviceProfile &profile);
 
+/// The order in which plan-tiers considers the parameters of `module` for
+/// the host (it homes the fewest first ones that fit): largest first,
+/// except that those whose slack is shorter than their own host round trip
+/// (gradient to the host, host update, fetch back, on `profile`) come after
+/// all others. A parameter's slack is the predicted compute of the training
+/// function `fn` before its first reader plus that after its gradient is
+/// made: the window in which its update and the fetch for the next step can
+/// run beside compute. An embedding, read first and differentiated last,
+/// has next to none: homed on the host, its update would run after compute
+/// ends.
+llvm::SmallVector<llvm::StringRef> hostCandidates(mlir::ModuleOp module, mlir::func::FuncOp fn,
+                                                  const DeviceProfile &profile);
+
 /// Parameter elements per chunk for a chunk size of `bytes` (fp32
 /// parameter bytes): rounded down to a multiple of hm::kChunkElements (4
 /// KiB of parameter), and at least that.

@@ -20,11 +20,13 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     program computes the same values.
 
     Which parameters: when the program does not fit `vram` with what
-    plan-recompute can do, the fewest of the largest parameters such that
-    it does: a first guess from the bytes over the budget (each parameter
-    takes its states and gradient along), then a bisection on how many,
-    largest first, each count judged by plan-recompute's own fit on a copy
-    of the module. When even all of them on the host do not fit,
+    plan-recompute can do, the fewest first ones in planner::hostCandidates'
+    order (largest first, but those whose update and fetch could not run
+    beside compute, such as an embedding read first and differentiated
+    last, after all others) such that it does: a first guess from the bytes
+    over the budget (each parameter takes its states and gradient along),
+    then a bisection on how many, each count judged by plan-recompute's own
+    fit on a copy of the module. When even all of them on the host do not fit,
     all are homed there and plan-recompute reports the smallest budget.
     When some must go, the choice is first made for `vram` less the
     largest parameter's bytes (planner::prefetchHeadroom: room for

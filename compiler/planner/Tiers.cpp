@@ -76,18 +76,6 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
   }
 }
 
-/// Parameters largest first (then by name), as candidates for the host.
-SmallVector<StringRef> bySize(ModuleOp module) {
-  SmallVector<std::pair<int64_t, StringRef>> sized;
-  for (auto p : module.getOps<ParameterOp>())
-    sized.push_back({tensorBytes(p.getType()), p.getSymName()});
-  llvm::stable_sort(sized, [](auto &a, auto &b) { return a.first > b.first; });
-  SmallVector<StringRef> names;
-  for (auto &[bytes, name] : sized)
-    names.push_back(name);
-  return names;
-}
-
 struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   using PlanTiersBase::PlanTiersBase;
 
@@ -130,7 +118,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     return success();
   }
 
-  /// Whether the program with the `count` largest parameters on the host
+  /// Whether the program with the first `count` parameters of `order` on the host
   /// fits `budget` with what plan-recompute can do.
   bool fits(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order, size_t count,
             int64_t budget, const planner::DeviceProfile &profile) {
@@ -158,20 +146,23 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     int64_t room = planner::prefetchHeadroom(module, profile);
     if (room > 0 && room < budget) {
       llvm::StringSet<> names = choose(module, fnName, untiered, budget - room, profile);
-      if (fits(module, fnName, bySize(module), names.size(), budget - room, profile))
+      if (fits(module, fnName, planner::hostCandidates(module, fn, profile), names.size(), budget - room,
+               profile))
         return names;
     }
     return choose(module, fnName, untiered, budget, profile);
   }
 
-  /// The fewest largest parameters for the host under `budget`, which the
-  /// program placed as it is (`untiered`) exceeds.
+  /// The fewest first parameters in planner::hostCandidates' order for the
+  /// host under `budget`, which the program placed as it is (`untiered`)
+  /// exceeds.
   llvm::StringSet<> choose(ModuleOp module, StringRef fnName, planner::RecomputeSearch &untiered,
                            int64_t budget, const planner::DeviceProfile &profile) {
-    SmallVector<StringRef> order = bySize(module);
+    SmallVector<StringRef> order =
+        planner::hostCandidates(module, module.lookupSymbol<func::FuncOp>(fnName), profile);
     llvm::StringSet<> names;
     // A first guess: the bytes over the budget with the least activations
-    // the model predicts, moved largest first, each parameter taking its
+    // the model predicts, moved in that order, each parameter taking its
     // optimizer states and its gradient with it.
     int64_t over = untiered.base.persistent + untiered.leastActivations() - budget;
     llvm::StringMap<int64_t> movable; // parameter and gradient, then states

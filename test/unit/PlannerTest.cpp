@@ -10,6 +10,7 @@
 
 #include "compiler/planner/CostModel.h"
 #include "compiler/planner/DeviceProfile.h"
+#include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Recompute.h"
 #include "hm/IR/HMDialect.h"
 #include "tg/IR/TGDialect.h"
@@ -168,6 +169,43 @@ TEST(CostModel, HostReadsOverTheLink) {
   EXPECT_DOUBLE_EQ(predictSeconds(norm, p), 1e-6 + 4096 / 1e6);
   p.sharedHost = true;
   EXPECT_LT(predictSeconds(norm, p), 1e-5);
+}
+
+// plan-tiers' candidates: largest first, unless a parameter's slack (compute
+// before its first reader plus after its gradient) is shorter than its host
+// round trip. @emb is read first and differentiated last: 2 s of slack
+// (the last two updates) against 5.12 s of copies on slow links, so @w2
+// (6 s against 2.56 s) comes first; on fast links both overlap and the
+// larger @emb leads.
+TEST(PlanTiers, HostCandidatesBySlack) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
+    tg.parameter @emb : tensor<8x16xf32> {source = "emb"}
+    tg.parameter @w2 : tensor<16x4xf32> {source = "w2"}
+    func.func @f(%x: tensor<4x8xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+      %e = tg.param @emb : tensor<8x16xf32>
+      %h = tg.matmul %x, %e : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+      %t = tg.tanh %h : tensor<4x16xf32>
+      %w = tg.param @w2 : tensor<16x4xf32>
+      %y = tg.matmul %t, %w : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+      %gw = tg.matmul %t, %y {transA} : (tensor<4x16xf32>, tensor<4x4xf32>) -> tensor<16x4xf32>
+      %dt = tg.matmul %y, %w {transB} : (tensor<4x4xf32>, tensor<16x4xf32>) -> tensor<4x16xf32>
+      %ge = tg.matmul %x, %dt {transA} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+      tg.sgd_update @w2, %gw, %lr, %step {momentum = 0.0 : f32, weight_decay = 0.0 : f32} : tensor<16x4xf32>
+      tg.sgd_update @emb, %ge, %lr, %step {momentum = 0.0 : f32, weight_decay = 0.0 : f32} : tensor<8x16xf32>
+      return
+    })mlir");
+  ASSERT_TRUE(module);
+  auto fn = module->lookupSymbol<func::FuncOp>("f");
+  DeviceProfile p;
+  p.peakFlops = {{"f32", 1e12}};
+  p.memoryBandwidth = 1e12;
+  p.launchOverhead = 1.0; // each op 1 s: slack counts ops
+  p.hostOptimizer = {{"f32", 1e9}};
+  p.hostToDevice = p.deviceToHost = 200;
+  EXPECT_EQ(hostCandidates(*module, fn, p), (SmallVector<StringRef>{"w2", "emb"}));
+  p.hostToDevice = p.deviceToHost = 1e9;
+  EXPECT_EQ(hostCandidates(*module, fn, p), (SmallVector<StringRef>{"emb", "w2"}));
 }
 
 //===----------------------------------------------------------------------===//
