@@ -143,23 +143,22 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     planner::RecomputeSearch untiered(module, fn, profile);
     if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
       return {};
+    SmallVector<StringRef> order = planner::hostCandidates(module, fn, profile);
     int64_t room = planner::prefetchHeadroom(module, profile);
     if (room > 0 && room < budget) {
-      llvm::StringSet<> names = choose(module, fnName, untiered, budget - room, profile);
-      if (fits(module, fnName, planner::hostCandidates(module, fn, profile), names.size(), budget - room,
-               profile))
+      llvm::StringSet<> names = choose(module, fnName, order, untiered, budget - room, profile);
+      if (fits(module, fnName, order, names.size(), budget - room, profile))
         return names;
     }
-    return choose(module, fnName, untiered, budget, profile);
+    return choose(module, fnName, order, untiered, budget, profile);
   }
 
-  /// The fewest first parameters in planner::hostCandidates' order for the
-  /// host under `budget`, which the program placed as it is (`untiered`)
-  /// exceeds.
-  llvm::StringSet<> choose(ModuleOp module, StringRef fnName, planner::RecomputeSearch &untiered,
-                           int64_t budget, const planner::DeviceProfile &profile) {
-    SmallVector<StringRef> order =
-        planner::hostCandidates(module, module.lookupSymbol<func::FuncOp>(fnName), profile);
+  /// The fewest first parameters of `order` (planner::hostCandidates) for
+  /// the host under `budget`, which the program placed as it is
+  /// (`untiered`) exceeds.
+  llvm::StringSet<> choose(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order,
+                           planner::RecomputeSearch &untiered, int64_t budget,
+                           const planner::DeviceProfile &profile) {
     llvm::StringSet<> names;
     // A first guess: the bytes over the budget with the least activations
     // the model predicts, moved in that order, each parameter taking its
@@ -204,7 +203,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       size_t mid = lo + (hi - lo) / 2;
       (fits(module, fnName, order, mid, budget, profile) ? hi : lo) = mid;
     }
-    for (StringRef name : ArrayRef<StringRef>(order).take_front(hi))
+    for (StringRef name : order.take_front(hi))
       names.insert(name);
     return names;
   }
