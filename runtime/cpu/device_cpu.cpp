@@ -80,7 +80,7 @@ const hmrt_kernels kCpuKernels = {
     hmrt_matmul_bf16,
     hmrt_gemm_bf16,
     hmrt_round_bf16,
-    hmrt_sum_of_squares,
+    hmrt_add_sum_of_squares,
     hmrt_norm_of_sums,
 };
 

@@ -61,6 +61,16 @@ hmrt_status hmrt_sum_of_squares(const float* x, int64_t n, double* out) {
   return HMRT_OK;
 }
 
+hmrt_status hmrt_add_sum_of_squares(const float* x, int64_t n,
+                                    const double* acc, double* out) {
+  HMRT_CHECK_ARG(out != nullptr, "hmrt_add_sum_of_squares: out is NULL");
+  double s = 0.0;
+  hmrt_status st = hmrt_sum_of_squares(x, n, &s);
+  if (st != HMRT_OK) return st;
+  *out = (acc != nullptr ? *acc : 0.0) + s;
+  return HMRT_OK;
+}
+
 hmrt_status hmrt_global_norm(const float* const* buffers, const int64_t* sizes,
                              int64_t count, float* out) {
   using namespace hmrt;

@@ -153,12 +153,14 @@ __global__ void sum_squares_kernel(const float* x, int64_t n, double* partial) {
   }
 }
 
-// One thread: the partial sums in order (cpu/gradnorm.cpp's order).
-__global__ void sum_in_order_kernel(const double* partial, int64_t count, double* out) {
+// One thread: the partial sums in order (cpu/gradnorm.cpp's order), added
+// to *acc when there is one.
+__global__ void sum_in_order_kernel(const double* partial, int64_t count, const double* acc,
+                                    double* out) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   double s = 0.0;
   for (int64_t c = 0; c < count; ++c) s += partial[c];
-  *out = s;
+  *out = (acc != nullptr ? *acc : 0.0) + s;
 }
 
 // One thread: sqrt of the sums, added in order, rounded to float.
@@ -374,8 +376,9 @@ int sum_squares_partials(void* stream, const float* x, int64_t n, double* partia
   return launched();
 }
 
-int sum_in_order(void* stream, const double* partial, int64_t count, double* out) {
-  sum_in_order_kernel<<<1, 1, 0, as_stream(stream)>>>(partial, count, out);
+int sum_in_order(void* stream, const double* partial, int64_t count, const double* acc,
+                 double* out) {
+  sum_in_order_kernel<<<1, 1, 0, as_stream(stream)>>>(partial, count, acc, out);
   return launched();
 }
 

@@ -55,8 +55,10 @@ int cast(void* stream, Cast kind, const void* x, void* y, int64_t n);
 // (a0 + a1) + (a2 + a3)); for n <= 4096 one partial, a single accumulator.
 // `partial` has max(1, ceil(n / 4096)) doubles.
 int sum_squares_partials(void* stream, const float* x, int64_t n, double* partial);
-// *out = partial[0] + partial[1] + ... in order, by one thread.
-int sum_in_order(void* stream, const double* partial, int64_t count, double* out);
+// *out = (acc ? *acc : 0) + (partial[0] + partial[1] + ... in order), by
+// one thread.
+int sum_in_order(void* stream, const double* partial, int64_t count, const double* acc,
+                 double* out);
 // *out = float(sqrt(*sums[0] + *sums[1] + ...)), in order, by one thread;
 // `sums` is a device array of device pointers.
 int norm_of_sums(void* stream, const double* const* sums, int64_t count, float* out);

@@ -284,10 +284,12 @@ hmrt_status cuda_fill(void* y, int64_t n, const void* value, size_t elem_size) {
 
 // Partial sums per 4096-element chunk in scratch, then added in order on
 // the device: cpu/gradnorm.cpp's sums, without a round trip to the host.
-hmrt_status cuda_sum_of_squares(const float* x, int64_t n, double* out) {
-  const char* fn = "hmrt_sum_of_squares (cuda)";
+hmrt_status cuda_add_sum_of_squares(const float* x, int64_t n, const double* acc,
+                                    double* out) {
+  const char* fn = "hmrt_add_sum_of_squares (cuda)";
   HMRT_CHECK_SIZE(fn, n);
   HMRT_CHECK_GPU(fn, x, n);
+  if (acc != nullptr) HMRT_CHECK_GPU(fn, acc, 1);
   HMRT_CHECK_GPU(fn, out, 1);
   const int64_t chunks = n > 4096 ? ceil_div(n, 4096) : 1;
   std::lock_guard<std::mutex> lock(g_context->mutex);
@@ -296,7 +298,7 @@ hmrt_status cuda_sum_of_squares(const float* x, int64_t n, double* out) {
   if (st != HMRT_OK) return st;
   double* partials = static_cast<double*>(space);
   int launch = cuda::sum_squares_partials(g_context->stream, x, n, partials);
-  if (launch == 0) launch = cuda::sum_in_order(g_context->stream, partials, chunks, out);
+  if (launch == 0) launch = cuda::sum_in_order(g_context->stream, partials, chunks, acc, out);
   return finish(fn, launch);
 }
 
@@ -871,7 +873,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.cast = cuda_cast;
   k.fill = cuda_fill;
   k.global_norm = cuda_global_norm;
-  k.sum_of_squares = cuda_sum_of_squares;
+  k.add_sum_of_squares = cuda_add_sum_of_squares;
   k.norm_of_sums = cuda_norm_of_sums;
   k.scale = cuda_scale;
   k.adamw_step = cuda_adamw_step;

@@ -278,22 +278,22 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
   HMRT_ASSERT_OK(k_->global_norm(dp.data(), sizes.data(), int64_t(sizes.size()), &got));
   EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
   // The same norm in two steps on the device, as generated programs take
-  // it: a sum of squares per buffer, then their norm; each sum the CPU's.
+  // it: a running sum of squares over the buffers, then its norm; each
+  // running sum the CPU's.
   double* dsums;
   BufferPtr bsums = upload(std::vector<double>(sizes.size(), 0.0), &dsums);
-  std::vector<const double*> sum_ptrs;
-  std::vector<double> want_sums;
+  std::vector<double> want_sums(sizes.size());
   for (size_t i = 0; i < sizes.size(); ++i) {
-    double s = 0;
-    HMRT_ASSERT_OK(hmrt_sum_of_squares(hp[i], sizes[i], &s));
-    want_sums.push_back(s);
-    HMRT_ASSERT_OK(k_->sum_of_squares(dp[i], sizes[i], dsums + i));
-    sum_ptrs.push_back(dsums + i);
+    HMRT_ASSERT_OK(hmrt_add_sum_of_squares(hp[i], sizes[i], i ? &want_sums[i - 1] : nullptr,
+                                           &want_sums[i]));
+    HMRT_ASSERT_OK(k_->add_sum_of_squares(dp[i], sizes[i], i ? dsums + i - 1 : nullptr,
+                                          dsums + i));
   }
   EXPECT_TRUE(download<double>(bsums.get(), sizes.size()) == want_sums);
   float* dnorm;
   BufferPtr bnorm = upload(std::vector<float>(1, 0.0f), &dnorm);
-  HMRT_ASSERT_OK(k_->norm_of_sums(sum_ptrs.data(), int64_t(sum_ptrs.size()), dnorm));
+  const double* last = dsums + sizes.size() - 1;
+  HMRT_ASSERT_OK(k_->norm_of_sums(&last, 1, dnorm));
   got = download<float>(bnorm.get(), 1)[0];
   EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
 }

@@ -493,8 +493,10 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
       })
       // Optimizer.
       .Case([&](SumSquaresOp o) {
-        return call("hmrt_sum_of_squares",
-                    {f32In(o.getGrad()), count(o.getGrad()), data(o.getResult(), "double")});
+        return call("hmrt_add_sum_of_squares",
+                    {f32In(o.getGrad()), count(o.getGrad()),
+                     o.getAcc() ? data(o.getAcc(), "const double") : text("nullptr"),
+                     data(o.getResult(), "double")});
       })
       .Case([&](NormOfSumsOp o) {
         return call("hmrt_norm_of_sums",

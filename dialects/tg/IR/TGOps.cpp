@@ -897,21 +897,32 @@ std::pair<FlatSymbolRefAttr, OpOperand *> hmcc::tg::optimizerUpdate(Operation *o
 }
 
 Value hmcc::tg::gradientNorm(OpBuilder &b, Location loc, ValueRange grads) {
-  llvm::DenseMap<Value, Value> sums; // a gradient shared by two updates is summed twice
-  SmallVector<Value> parts;
-  for (Value g : grads) {
-    Value &sum = sums[g];
-    if (!sum) {
-      OpBuilder at(b.getContext());
-      if (Operation *def = g.getDefiningOp())
-        at.setInsertionPointAfter(def);
-      else
-        at.setInsertionPointToStart(cast<BlockArgument>(g).getOwner());
-      sum = SumSquaresOp::create(at, loc, g);
-    }
-    parts.push_back(sum);
+  // In the order the gradients are made: block arguments first, then by
+  // their defining ops (a gradient listed twice is summed twice).
+  SmallVector<Value> made(grads.begin(), grads.end());
+  auto position = [](Value v) -> Operation * { return v.getDefiningOp(); };
+  llvm::stable_sort(made, [&](Value x, Value y) {
+    Operation *a = position(x), *c = position(y);
+    if (!a || !c)
+      return !a && c;
+    return a != c && a->isBeforeInBlock(c);
+  });
+  Value acc;
+  Operation *last = nullptr; // the last sum placed
+  OpBuilder at(b.getContext());
+  for (Value g : made) {
+    Operation *after = position(g);
+    if (last && (!after || after->isBeforeInBlock(last)))
+      after = last; // a gradient made by the same op as the one before
+    if (after)
+      at.setInsertionPointAfter(after);
+    else
+      at.setInsertionPointToStart(cast<BlockArgument>(g).getOwner());
+    auto sum = SumSquaresOp::create(at, loc, g, acc);
+    acc = sum.getResult();
+    last = sum;
   }
-  return NormOfSumsOp::create(b, loc, parts);
+  return NormOfSumsOp::create(b, loc, acc ? ValueRange{acc} : ValueRange{});
 }
 
 RankedTensorType hmcc::tg::adamw8bitCodesType(RankedTensorType param) {

@@ -38,9 +38,10 @@ mlir::RankedTensorType adamw8bitAbsmaxType(mlir::RankedTensorType param);
 std::pair<mlir::FlatSymbolRefAttr, mlir::OpOperand *> optimizerUpdate(mlir::Operation *op);
 
 /// The global L2 norm of `grads` (torch.nn.utils.clip_grad_norm_'s): a
-/// tg.sum_squares right after each gradient is made, so that it reads the
-/// gradient before the gradient moves anywhere, and their tg.norm_of_sums
-/// at `b`'s insertion point, which must come after every gradient.
+/// running tg.sum_squares right after each gradient is made, in the order
+/// they are made, so that it reads the gradient before the gradient moves
+/// anywhere, and the tg.norm_of_sums of the last at `b`'s insertion point,
+/// which must come after every gradient.
 mlir::Value gradientNorm(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange grads);
 
 /// The sizes of tg.attention (and its gradient) from q and k, whichever

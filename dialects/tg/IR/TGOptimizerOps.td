@@ -35,32 +35,37 @@ def TG_F64Scalar : 0DTensorOf<[F64]>,
     BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF64Type())">;
 
 def TG_SumSquaresOp : TG_Op<"sum_squares", [Pure]> {
-  let summary = "sum of squares of one gradient, accumulated in double";
+  let summary = "running sum of squares of the gradients, in double";
   let description = [{
-    The first half of the global gradient norm, one per gradient: the
-    optimizer pass puts each right after its gradient is complete, so that
-    it reads the gradient where it is made (on the device) before the
-    gradient moves to the host for its update. Summed in fixed chunks of
-    4096 elements, then over chunks in order (hmrt_sum_of_squares).
+    The first half of the global gradient norm, one per gradient: `acc`
+    (none for the first) plus the gradient's sum of squares, summed in
+    fixed chunks of 4096 elements, then over chunks in order
+    (hmrt_add_sum_of_squares). The optimizer pass puts each right after its
+    gradient is complete, in the order the gradients are made, so that it
+    reads the gradient where it is made (on the device) before the
+    gradient moves to the host for its update, and one running sum is live
+    at a time.
 
     ```mlir
-    %s = tg.sum_squares %g : tensor<32x16xf32>
+    %s0 = tg.sum_squares %g0 : tensor<32x16xf32>
+    %s1 = tg.sum_squares %g1, %s0 : tensor<32xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad);
+  let arguments = (ins TG_FloatTensor:$grad, Optional<TG_F64Scalar>:$acc);
   let results = (outs TG_F64Scalar:$result);
-  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+  let assemblyFormat = "$grad (`,` $acc^)? attr-dict `:` type($grad)";
 }
 
 def TG_NormOfSumsOp : TG_Op<"norm_of_sums", [Pure]> {
-  let summary = "global gradient norm from the gradients' sums of squares";
+  let summary = "global gradient norm from sums of squares";
   let description = [{
     `sqrt(s0 + s1 + ...)` in double, summed in operand order, rounded to
-    f32: with `tg.sum_squares` operands, the norm torch.nn.utils.clip_grad_norm_
-    computes over all gradients together (hmrt_norm_of_sums).
+    f32: of the last running `tg.sum_squares`, the norm
+    torch.nn.utils.clip_grad_norm_ computes over all gradients together
+    (hmrt_norm_of_sums).
 
     ```mlir
-    %n = tg.norm_of_sums %s0, %s1
+    %n = tg.norm_of_sums %s1
     ```
   }];
   let arguments = (ins Variadic<TG_F64Scalar>:$sums);

@@ -148,8 +148,8 @@ struct hmrt_kernels {
   hmrt_status (*gemm_bf16)(const uint16_t* a, const uint16_t* b, const float* c, int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
   /* hmrt_round_bf16 */
   hmrt_status (*round_bf16)(const float* x, uint16_t* y, int64_t n);
-  /* hmrt_sum_of_squares */
-  hmrt_status (*sum_of_squares)(const float* x, int64_t n, double* out);
+  /* hmrt_add_sum_of_squares */
+  hmrt_status (*add_sum_of_squares)(const float* x, int64_t n, const double* acc, double* out);
   /* hmrt_norm_of_sums */
   hmrt_status (*norm_of_sums)(const double* const* sums, int64_t count, float* out);
 };

@@ -281,6 +281,8 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
 /* ---- gradient norm and clipping (cpu/gradnorm.cpp) ----------------------------
  * hmrt_sum_of_squares: *out = sum x[i]^2 accumulated in double.  Callers that
  * see a tensor in chunks add the partial sums in a fixed order.
+ * hmrt_add_sum_of_squares: *out = (acc ? *acc : 0) + the sum of squares of
+ *   x (hmrt_sum_of_squares'), a running sum over tensors.
  * hmrt_global_norm: *out = sqrt(sum over buffers of their sums of squares).
  * hmrt_norm_of_sums: *out = sqrt(*sums[0] + *sums[1] + ...), added in order
  *   in double: with sums from hmrt_sum_of_squares, hmrt_global_norm's bits.
@@ -288,6 +290,8 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
  *   factor torch.nn.utils.clip_grad_norm_ multiplies every gradient by.
  * hmrt_scale: x *= s. */
 hmrt_status hmrt_sum_of_squares(const float* x, int64_t n, double* out);
+hmrt_status hmrt_add_sum_of_squares(const float* x, int64_t n,
+                                    const double* acc, double* out);
 hmrt_status hmrt_global_norm(const float* const* buffers, const int64_t* sizes,
                              int64_t count, float* out);
 hmrt_status hmrt_norm_of_sums(const double* const* sums, int64_t count,

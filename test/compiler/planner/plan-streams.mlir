@@ -16,9 +16,9 @@
 // CHECK: %[[G:.*]] = tg.matmul %arg0, %{{.*}} {hm.event = [[GRAD:[0-9]+]] : i64, transA}
 // CHECK: tg.identity %[[G]] {hm.event = [[COPY:[0-9]+]] : i64, hm.home = "host", hm.wait = array<i64: [[GRAD]]>}
 // CHECK-NEXT: hm.place
-// CHECK-NEXT: tg.sum_squares %[[G]] :
+// CHECK-NEXT: tg.sum_squares %[[G]], %{{.*}} :
 // CHECK-NEXT: hm.place
-// CHECK-NEXT: hm.release %[[G]]
+// CHECK-NEXT: hm.release %{{[0-9]+}}, %[[G]] :
 // CHECK-NEXT: tg.norm_of_sums
 // CHECK-NOT: hm.wait
 // CHECK: tg.adamw_update @w1, {{.*}}hm.home = "host", hm.wait = array<i64: [[COPY]]>

@@ -21,13 +21,13 @@ func.func @forward_backward(%x: tensor<64xf32> {tg.input = "x"}) -> (tensor<f32>
 // ADAMW-LABEL: func.func @train_step
 // ADAMW-SAME: %{{.*}}: tensor<i64> {tg.role = "step"}, %{{.*}}: tensor<f32> {tg.role = "lr"}
 // ADAMW-SAME: -> (tensor<f32> {tg.output = "loss"}, tensor<f32> {tg.output = "grad_norm"})
-// The norm: each gradient's sum of squares right after it is made, then
-// their norm in parameter order.
+// The norm: a running sum of squares, one right after each gradient is
+// made, in that order, then the norm of the last.
 // ADAMW: %[[GB:.*]] = tg.constant dense<5.000000e-01>
 // ADAMW-NEXT: %[[SB:.*]] = tg.sum_squares %[[GB]] : tensor<8xf32>
 // ADAMW-NEXT: %[[GW:.*]] = tg.constant dense<2.500000e-01>
-// ADAMW-NEXT: %[[SW:.*]] = tg.sum_squares %[[GW]] : tensor<64x64xf32>
-// ADAMW: %[[N:.*]] = tg.norm_of_sums %[[SB]], %[[SW]]
+// ADAMW-NEXT: %[[SW:.*]] = tg.sum_squares %[[GW]], %[[SB]] : tensor<64x64xf32>
+// ADAMW: %[[N:.*]] = tg.norm_of_sums %[[SW]]{{$}}
 // ADAMW: tg.adamw_update @b, {{.*}} {beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, eps = 9.99999993E-9 : f32, exp_avg = @b.exp_avg, exp_avg_sq = @b.exp_avg_sq, weight_decay = 0.00999999977 : f32}
 // ADAMW: tg.adamw_update @w
 // ADAMW: return %{{.*}}, %[[N]]
