@@ -640,7 +640,9 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   if (need > usable)
     return error("writing the initial state would hold about " + hmcc::formatBytes(need) +
                  " in memory, more than the " + hmcc::formatBytes(usable) +
-                 " this process may use (physical memory, or ulimit -v)");
+                 " this process may use (physical memory, or ulimit -v); --no-initial-state "
+                 "writes the program without it (its train then starts from --init SEED or "
+                 "--weights MODEL)");
   auto staged = hmcc::StagedDirectory::create(outputFile);
   if (!staged)
     return error("-o: cannot create a directory beside '" + outputFile +
