@@ -28,6 +28,7 @@
 
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -84,12 +85,12 @@ bool alignDims(RankedTensorType t, SmallVector<int64_t, 4> &dims) {
 bool isCausal(const Mask &m, int64_t T, int64_t S) {
   if (T != S || m.dims[2] != T || m.dims[3] != S)
     return false;
-  int64_t per = T * S;
-  for (int64_t n = 0; n < int64_t(m.masked.size()); ++n) {
-    int64_t i = (n % per) / S, j = n % S;
-    if (m.masked[n] != (j > i) || (!m.bias.empty() && !m.masked[n] && m.bias[n] != 0.0f))
-      return false;
-  }
+  const int64_t size = int64_t(m.masked.size());
+  for (int64_t n = 0; n < size;) // each (T, S) matrix of the mask
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < S; ++j, ++n)
+        if (m.masked[n] != (j > i) || (!m.bias.empty() && !m.masked[n] && m.bias[n] != 0.0f))
+          return false;
   return true;
 }
 
@@ -101,8 +102,12 @@ struct Match {
   SmallVector<Operation *> chain; // to erase, users first
 };
 
+/// The masked entries of each boolean mask constant already read (every
+/// layer's attention shares one), indexed by whether true masks.
+using MaskCache = std::array<llvm::DenseMap<Attribute, SmallVector<bool>>, 2>;
+
 /// Reads the chain backwards from `pv`; fails on anything else.
-std::optional<Match> match(MatMulOp pv) {
+std::optional<Match> match(MatMulOp pv, MaskCache &masks) {
   Match m;
   if (pv.getTransA() || pv.getTransB() || typeOf(pv.getLhs()).getRank() != 4)
     return std::nullopt;
@@ -127,8 +132,11 @@ std::optional<Match> match(MatMulOp pv) {
     Mask mk;
     if (!a || !a.getElementType().isInteger(1) || !alignDims(typeOf(c), mk.dims))
       return false;
-    for (bool b : a.getValues<bool>())
-      mk.masked.push_back(b == maskedWhenTrue);
+    auto [known, added] = masks[maskedWhenTrue].try_emplace(a);
+    if (added)
+      for (bool b : a.getValues<bool>())
+        known->second.push_back(b == maskedWhenTrue);
+    mk.masked = known->second;
     m.mask = std::move(mk);
     return true;
   };
@@ -328,10 +336,11 @@ struct FuseAttentionPass : hmcc::impl::TGFuseAttentionBase<FuseAttentionPass> {
     // Erasing a chain erases matmuls later in this list only when they are
     // its q k^T, which is never a P V of its own: walk from the last.
     SmallPtrSet<Operation *, 16> erased;
+    MaskCache masks;
     for (MatMulOp pv : llvm::reverse(candidates)) {
       if (erased.contains(pv))
         continue;
-      std::optional<Match> m = match(pv);
+      std::optional<Match> m = match(pv, masks);
       if (!m)
         continue;
       fuse(pv, *m, erased);
