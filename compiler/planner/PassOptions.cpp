@@ -51,8 +51,10 @@ SmallVector<StringRef> hostCandidates(ModuleOp module, func::FuncOp fn,
   llvm::DenseMap<Operation *, double> doneAt; // predicted compute time at each op's end
   double clock = 0;
   for (Operation &op : fn.getBody().front()) {
-    if (auto param = dyn_cast<tg::ParamOp>(op); param && !firstRead.count(param.getName()))
-      firstRead[param.getName()] = clock;
+    // Parameters' tg.param ops may all come first: their readers count.
+    for (Value v : op.getOperands())
+      if (auto param = v.getDefiningOp<tg::ParamOp>())
+        firstRead.try_emplace(param.getName(), clock);
     clock += predictSeconds(&op, profile);
     doneAt[&op] = clock;
     if (auto [ref, grad] = tg::optimizerUpdate(&op); ref) // done when its gradient is made
