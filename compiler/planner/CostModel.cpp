@@ -27,7 +27,7 @@ StringRef opKind(Operation *op) {
       .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp, SoftmaxCrossEntropyLossOp,
             SoftmaxCrossEntropyLossGradOp>([](auto) { return "softmax"; })
       .Case<LayerNormOp, LayerNormGradOp>([](auto) { return "norm"; })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, SumSquaresOp, NormOfSumsOp, ReduceMaxGradOp>(
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, SumSquaresOp, NormOfSumOp, ReduceMaxGradOp>(
           [](auto) { return "reduction"; })
       .Case<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp, OnnxOptimizerOp>(
           [](auto) { return "optimizer"; })

@@ -81,7 +81,7 @@ const hmrt_kernels kCpuKernels = {
     hmrt_gemm_bf16,
     hmrt_round_bf16,
     hmrt_add_sum_of_squares,
-    hmrt_norm_of_sums,
+    hmrt_norm_of_sum,
 };
 
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }

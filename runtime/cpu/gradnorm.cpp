@@ -96,19 +96,9 @@ hmrt_status hmrt_global_norm(const float* const* buffers, const int64_t* sizes,
   return HMRT_OK;
 }
 
-hmrt_status hmrt_norm_of_sums(const double* const* sums, int64_t count,
-                              float* out) {
-  using namespace hmrt;
-  const char* fn = "hmrt_norm_of_sums";
-  HMRT_CHECK_SIZE(fn, count);
-  HMRT_CHECK_PTR(fn, sums, count);
-  HMRT_CHECK_ARG(out != nullptr, "%s: out is NULL", fn);
-  double total = 0.0;
-  for (int64_t b = 0; b < count; ++b) {
-    HMRT_CHECK_ARG(sums[b] != nullptr, "%s: sums[%lld] is NULL", fn, (long long)b);
-    total += *sums[b];
-  }
-  *out = static_cast<float>(std::sqrt(total));
+hmrt_status hmrt_norm_of_sum(const double* sum, float* out) {
+  HMRT_CHECK_ARG(sum != nullptr && out != nullptr, "hmrt_norm_of_sum: sum or out is NULL");
+  *out = static_cast<float>(std::sqrt(*sum));
   return HMRT_OK;
 }
 

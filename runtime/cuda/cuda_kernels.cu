@@ -163,12 +163,10 @@ __global__ void sum_in_order_kernel(const double* partial, int64_t count, const 
   *out = (acc != nullptr ? *acc : 0.0) + s;
 }
 
-// One thread: sqrt of the sums, added in order, rounded to float.
-__global__ void norm_of_sums_kernel(const double* const* sums, int64_t count, float* out) {
+// One thread: sqrt of the sum, rounded to float.
+__global__ void norm_of_sum_kernel(const double* sum, float* out) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  double total = 0.0;
-  for (int64_t b = 0; b < count; ++b) total += *sums[b];
-  *out = float(sqrt(total));
+  *out = float(sqrt(*sum));
 }
 
 // ---- tensor kernels over plans ----
@@ -382,8 +380,8 @@ int sum_in_order(void* stream, const double* partial, int64_t count, const doubl
   return launched();
 }
 
-int norm_of_sums(void* stream, const double* const* sums, int64_t count, float* out) {
-  norm_of_sums_kernel<<<1, 1, 0, as_stream(stream)>>>(sums, count, out);
+int norm_of_sum(void* stream, const double* sum, float* out) {
+  norm_of_sum_kernel<<<1, 1, 0, as_stream(stream)>>>(sum, out);
   return launched();
 }
 

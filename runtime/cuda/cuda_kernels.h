@@ -59,9 +59,8 @@ int sum_squares_partials(void* stream, const float* x, int64_t n, double* partia
 // one thread.
 int sum_in_order(void* stream, const double* partial, int64_t count, const double* acc,
                  double* out);
-// *out = float(sqrt(*sums[0] + *sums[1] + ...)), in order, by one thread;
-// `sums` is a device array of device pointers.
-int norm_of_sums(void* stream, const double* const* sums, int64_t count, float* out);
+// *out = float(sqrt(*sum)), by one thread.
+int norm_of_sum(void* stream, const double* sum, float* out);
 
 // The generic tensor kernels over an iteration plan (core/plan.h) built as
 // the CPU kernel builds it, one element per thread:

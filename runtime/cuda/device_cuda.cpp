@@ -302,24 +302,12 @@ hmrt_status cuda_add_sum_of_squares(const float* x, int64_t n, const double* acc
   return finish(fn, launch);
 }
 
-hmrt_status cuda_norm_of_sums(const double* const* sums, int64_t count, float* out) {
-  const char* fn = "hmrt_norm_of_sums (cuda)";
-  HMRT_CHECK_SIZE(fn, count);
-  HMRT_CHECK_PTR(fn, sums, count);
+hmrt_status cuda_norm_of_sum(const double* sum, float* out) {
+  const char* fn = "hmrt_norm_of_sum (cuda)";
+  HMRT_CHECK_GPU(fn, sum, 1);
   HMRT_CHECK_GPU(fn, out, 1);
-  for (int64_t b = 0; b < count; ++b) HMRT_CHECK_GPU(fn, sums[b], 1);
   std::lock_guard<std::mutex> lock(g_context->mutex);
-  void* space = nullptr;
-  const size_t bytes = size_t(count) * sizeof(double*);
-  hmrt_status st = scratch(fn, bytes > 0 ? bytes : sizeof(double*), &space);
-  if (st != HMRT_OK) return st;
-  // The pointers to device scratch (staged by the copy before it returns).
-  if (count > 0)
-    HMRT_CUDA_CALL(fn, "writing the pointers",
-                   cudaMemcpyAsync(space, sums, bytes, cudaMemcpyHostToDevice,
-                                   g_context->stream));
-  return finish(fn, cuda::norm_of_sums(g_context->stream,
-                                       static_cast<const double* const*>(space), count, out));
+  return finish(fn, cuda::norm_of_sum(g_context->stream, sum, out));
 }
 
 hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
@@ -874,7 +862,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.fill = cuda_fill;
   k.global_norm = cuda_global_norm;
   k.add_sum_of_squares = cuda_add_sum_of_squares;
-  k.norm_of_sums = cuda_norm_of_sums;
+  k.norm_of_sum = cuda_norm_of_sum;
   k.scale = cuda_scale;
   k.adamw_step = cuda_adamw_step;
   k.sgd_step = cuda_sgd_step;

@@ -292,8 +292,7 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
   EXPECT_TRUE(download<double>(bsums.get(), sizes.size()) == want_sums);
   float* dnorm;
   BufferPtr bnorm = upload(std::vector<float>(1, 0.0f), &dnorm);
-  const double* last = dsums + sizes.size() - 1;
-  HMRT_ASSERT_OK(k_->norm_of_sums(&last, 1, dnorm));
+  HMRT_ASSERT_OK(k_->norm_of_sum(dsums + sizes.size() - 1, dnorm));
   got = download<float>(bnorm.get(), 1)[0];
   EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << want << " vs " << got;
 }

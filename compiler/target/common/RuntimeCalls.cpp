@@ -498,10 +498,8 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
                      o.getAcc() ? data(o.getAcc(), "const double") : text("nullptr"),
                      data(o.getResult(), "double")});
       })
-      .Case([&](NormOfSumsOp o) {
-        return call("hmrt_norm_of_sums",
-                    {dataArray(o.getSums(), "const double"),
-                     integer(static_cast<int64_t>(o.getSums().size())), f32Out(o.getResult())});
+      .Case([&](NormOfSumOp o) {
+        return call("hmrt_norm_of_sum", {data(o.getSum(), "const double"), f32Out(o.getResult())});
       })
       .Case([&](ClipCoefficientOp o) {
         return call("hmrt_clip_coefficient", {scalar(o.getNorm(), "const float"),

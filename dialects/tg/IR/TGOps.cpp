@@ -900,9 +900,8 @@ Value hmcc::tg::gradientNorm(OpBuilder &b, Location loc, ValueRange grads) {
   // In the order the gradients are made: block arguments first, then by
   // their defining ops (a gradient listed twice is summed twice).
   SmallVector<Value> made(grads.begin(), grads.end());
-  auto position = [](Value v) -> Operation * { return v.getDefiningOp(); };
-  llvm::stable_sort(made, [&](Value x, Value y) {
-    Operation *a = position(x), *c = position(y);
+  llvm::stable_sort(made, [](Value x, Value y) {
+    Operation *a = x.getDefiningOp(), *c = y.getDefiningOp();
     if (!a || !c)
       return !a && c;
     return a != c && a->isBeforeInBlock(c);
@@ -911,7 +910,7 @@ Value hmcc::tg::gradientNorm(OpBuilder &b, Location loc, ValueRange grads) {
   Operation *last = nullptr; // the last sum placed
   OpBuilder at(b.getContext());
   for (Value g : made) {
-    Operation *after = position(g);
+    Operation *after = g.getDefiningOp();
     if (last && (!after || after->isBeforeInBlock(last)))
       after = last; // a gradient made by the same op as the one before
     if (after)
@@ -922,7 +921,10 @@ Value hmcc::tg::gradientNorm(OpBuilder &b, Location loc, ValueRange grads) {
     acc = sum.getResult();
     last = sum;
   }
-  return NormOfSumsOp::create(b, loc, acc ? ValueRange{acc} : ValueRange{});
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  if (!acc)
+    return ConstantOp::create(b, loc, DenseElementsAttr::get(f32, 0.0f));
+  return NormOfSumOp::create(b, loc, acc);
 }
 
 RankedTensorType hmcc::tg::adamw8bitCodesType(RankedTensorType param) {

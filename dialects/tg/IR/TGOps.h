@@ -40,8 +40,9 @@ std::pair<mlir::FlatSymbolRefAttr, mlir::OpOperand *> optimizerUpdate(mlir::Oper
 /// The global L2 norm of `grads` (torch.nn.utils.clip_grad_norm_'s): a
 /// running tg.sum_squares right after each gradient is made, in the order
 /// they are made, so that it reads the gradient before the gradient moves
-/// anywhere, and the tg.norm_of_sums of the last at `b`'s insertion point,
-/// which must come after every gradient.
+/// anywhere, and the tg.norm_of_sum of the last at `b`'s insertion point,
+/// which must come after every gradient (a zero constant there without
+/// gradients).
 mlir::Value gradientNorm(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange grads);
 
 /// The sizes of tg.attention (and its gradient) from q and k, whichever

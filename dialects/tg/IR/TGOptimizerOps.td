@@ -56,21 +56,20 @@ def TG_SumSquaresOp : TG_Op<"sum_squares", [Pure]> {
   let assemblyFormat = "$grad (`,` $acc^)? attr-dict `:` type($grad)";
 }
 
-def TG_NormOfSumsOp : TG_Op<"norm_of_sums", [Pure]> {
-  let summary = "global gradient norm from sums of squares";
+def TG_NormOfSumOp : TG_Op<"norm_of_sum", [Pure]> {
+  let summary = "global gradient norm from the running sum of squares";
   let description = [{
-    `sqrt(s0 + s1 + ...)` in double, summed in operand order, rounded to
-    f32: of the last running `tg.sum_squares`, the norm
-    torch.nn.utils.clip_grad_norm_ computes over all gradients together
-    (hmrt_norm_of_sums).
+    `sqrt(sum)` in double, rounded to f32: of the last running
+    `tg.sum_squares`, the norm torch.nn.utils.clip_grad_norm_ computes over
+    all gradients together (hmrt_norm_of_sum).
 
     ```mlir
-    %n = tg.norm_of_sums %s1
+    %n = tg.norm_of_sum %s1
     ```
   }];
-  let arguments = (ins Variadic<TG_F64Scalar>:$sums);
+  let arguments = (ins TG_F64Scalar:$sum);
   let results = (outs TG_F32Scalar:$result);
-  let assemblyFormat = "$sums attr-dict";
+  let assemblyFormat = "$sum attr-dict";
 }
 
 def TG_ClipCoefficientOp : TG_Op<"clip_coefficient", [Pure]> {

@@ -150,8 +150,8 @@ struct hmrt_kernels {
   hmrt_status (*round_bf16)(const float* x, uint16_t* y, int64_t n);
   /* hmrt_add_sum_of_squares */
   hmrt_status (*add_sum_of_squares)(const float* x, int64_t n, const double* acc, double* out);
-  /* hmrt_norm_of_sums */
-  hmrt_status (*norm_of_sums)(const double* const* sums, int64_t count, float* out);
+  /* hmrt_norm_of_sum */
+  hmrt_status (*norm_of_sum)(const double* sum, float* out);
 };
 
 /* Records "the <backend> backend has no <name> kernel yet ..." as the last

@@ -284,8 +284,8 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
  * hmrt_add_sum_of_squares: *out = (acc ? *acc : 0) + the sum of squares of
  *   x (hmrt_sum_of_squares'), a running sum over tensors.
  * hmrt_global_norm: *out = sqrt(sum over buffers of their sums of squares).
- * hmrt_norm_of_sums: *out = sqrt(*sums[0] + *sums[1] + ...), added in order
- *   in double: with sums from hmrt_sum_of_squares, hmrt_global_norm's bits.
+ * hmrt_norm_of_sum: *out = sqrt(*sum), rounded to float: of the last
+ *   running sum over the buffers in order, hmrt_global_norm's bits.
  * hmrt_clip_coefficient: *coef = min(1, max_norm / (total_norm + 1e-6)), the
  *   factor torch.nn.utils.clip_grad_norm_ multiplies every gradient by.
  * hmrt_scale: x *= s. */
@@ -294,8 +294,7 @@ hmrt_status hmrt_add_sum_of_squares(const float* x, int64_t n,
                                     const double* acc, double* out);
 hmrt_status hmrt_global_norm(const float* const* buffers, const int64_t* sizes,
                              int64_t count, float* out);
-hmrt_status hmrt_norm_of_sums(const double* const* sums, int64_t count,
-                              float* out);
+hmrt_status hmrt_norm_of_sum(const double* sum, float* out);
 hmrt_status hmrt_clip_coefficient(float total_norm, float max_norm,
                                   float* coef);
 hmrt_status hmrt_scale(float* x, int64_t n, float s);

@@ -22,12 +22,12 @@
 // CHECK: %[[G1:.*]] = tg.identity %{{.*}} {{{.*}}hm.home = "host"} : tensor<8x16xf32>
 // CHECK-NEXT: tg.adamw_update @w1, %[[G1]]
 // CHECK-NEXT: tg.sum_squares
-// CHECK-NEXT: tg.norm_of_sums
+// CHECK-NEXT: tg.norm_of_sum
 
 // none: each fetch stays just before its reader, the updates after the norm.
 // NONE: %[[F:.*]] = tg.identity %w1
 // NONE-NEXT: tg.matmul %arg0, %[[F]]
-// NONE: tg.norm_of_sums
+// NONE: tg.norm_of_sum
 // NONE-NEXT: tg.adamw_update
 
 // A budget the fetches moved as far as they go would exceed (1600 bytes
@@ -41,7 +41,7 @@
 // TIGHT: tg.matmul %{{.*}}, %[[F]]
 
 // Everything on the device: nothing to fetch, updates stay where they are.
-// DEVICE: tg.norm_of_sums
+// DEVICE: tg.norm_of_sum
 // DEVICE-NEXT: tg.adamw_update
 
 // Without a budget, each copy holds what it reads for the compute its own

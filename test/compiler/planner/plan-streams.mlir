@@ -19,7 +19,7 @@
 // CHECK-NEXT: tg.sum_squares %[[G]], %{{.*}} :
 // CHECK-NEXT: hm.place
 // CHECK-NEXT: hm.release %{{[0-9]+}}, %[[G]] :
-// CHECK-NEXT: tg.norm_of_sums
+// CHECK-NEXT: tg.norm_of_sum
 // CHECK-NOT: hm.wait
 // CHECK: tg.adamw_update @w1, {{.*}}hm.home = "host", hm.wait = array<i64: [[COPY]]>
 // CHECK-NOT: hm.wait

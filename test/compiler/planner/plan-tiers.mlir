@@ -24,7 +24,7 @@
 // CHECK: %[[G:.*]] = tg.matmul %arg0, %{{.*}} {transA} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
 // CHECK-NEXT: %[[GH:.*]] = tg.identity %[[G]] {hm.home = "host"} : tensor<8x16xf32>
 // CHECK-NEXT: %[[S:.*]] = tg.sum_squares %[[G]], %{{.*}} :
-// CHECK-NEXT: tg.norm_of_sums %[[S]]{{$}}
+// CHECK-NEXT: tg.norm_of_sum %[[S]]{{$}}
 // CHECK-NEXT: tg.adamw_update @w1, %[[GH]], {{.*}}hm.home = "host"
 // CHECK-NEXT: tg.adamw_update @w2, %{{[0-9]+}}, {{.*}}weight_decay = {{[^,]*}}} : tensor<16x4xf32>
 

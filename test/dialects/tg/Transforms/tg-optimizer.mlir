@@ -27,14 +27,14 @@ func.func @forward_backward(%x: tensor<64xf32> {tg.input = "x"}) -> (tensor<f32>
 // ADAMW-NEXT: %[[SB:.*]] = tg.sum_squares %[[GB]] : tensor<8xf32>
 // ADAMW-NEXT: %[[GW:.*]] = tg.constant dense<2.500000e-01>
 // ADAMW-NEXT: %[[SW:.*]] = tg.sum_squares %[[GW]], %[[SB]] : tensor<64x64xf32>
-// ADAMW: %[[N:.*]] = tg.norm_of_sums %[[SW]]{{$}}
+// ADAMW: %[[N:.*]] = tg.norm_of_sum %[[SW]]{{$}}
 // ADAMW: tg.adamw_update @b, {{.*}} {beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, eps = 9.99999993E-9 : f32, exp_avg = @b.exp_avg, exp_avg_sq = @b.exp_avg_sq, weight_decay = 0.00999999977 : f32}
 // ADAMW: tg.adamw_update @w
 // ADAMW: return %{{.*}}, %[[N]]
 
 // SGD: tg.state @b.momentum : tensor<8xf32> {kind = "momentum", param = @b}
 // SGD-LABEL: func.func @train_step
-// SGD: %[[N:.*]] = tg.norm_of_sums
+// SGD: %[[N:.*]] = tg.norm_of_sum
 // SGD: %[[C:.*]] = tg.clip_coefficient %[[N]] {max_norm = 1.000000e+00 : f32}
 // SGD: %[[G:.*]] = tg.mul %{{.*}}, %[[C]]
 // SGD: tg.sgd_update @b, %[[G]], {{.*}} {momentum = 0.899999976 : f32, momentum_buffer = @b.momentum, weight_decay = 0.000000e+00 : f32}

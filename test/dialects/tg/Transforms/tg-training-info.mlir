@@ -11,7 +11,7 @@
 // CHECK: %[[LOSS:.*]] = tg.reduce_sum
 // CHECK: %[[G:.*]] = tg.gradient %[[LOSS]] wrt %[[W:.*]] :
 // CHECK-NEXT: %[[S:.*]] = tg.sum_squares %[[G]] : tensor<2xf32>
-// CHECK-NEXT: %[[NORM:.*]] = tg.norm_of_sums %[[S]]
+// CHECK-NEXT: %[[NORM:.*]] = tg.norm_of_sum %[[S]]
 // CHECK: %[[NEW:.*]]:2 = tg.onnx_optimizer %arg2, %[[T]], %[[W]], %[[G]]
 // CHECK: tg.assign @w, %[[NEW]]#0
 // CHECK: tg.assign @w_state, %[[NEW]]#1
