@@ -45,30 +45,31 @@ bool sum_squares(const float* x, int64_t n, double* out) {
   return true;
 }
 
+// hmrt_sum_of_squares and its running form, checked under the name `fn`.
+hmrt_status checked_sum(const char* fn, const float* x, int64_t n, const double* acc,
+                        double* out) {
+  HMRT_CHECK_SIZE(fn, n);
+  HMRT_CHECK_PTR(fn, x, n);
+  HMRT_CHECK_ARG(out != nullptr, "%s: out is NULL", fn);
+  double s = 0.0;
+  if (!sum_squares(x, n, &s))
+    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate partial sums", fn);
+  *out = (acc != nullptr ? *acc : 0.0) + s;
+  return HMRT_OK;
+}
+
 }  // namespace
 }  // namespace hmrt
 
 extern "C" {
 
 hmrt_status hmrt_sum_of_squares(const float* x, int64_t n, double* out) {
-  using namespace hmrt;
-  const char* fn = "hmrt_sum_of_squares";
-  HMRT_CHECK_SIZE(fn, n);
-  HMRT_CHECK_PTR(fn, x, n);
-  HMRT_CHECK_ARG(out != nullptr, "%s: out is NULL", fn);
-  if (!sum_squares(x, n, out))
-    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate partial sums", fn);
-  return HMRT_OK;
+  return hmrt::checked_sum("hmrt_sum_of_squares", x, n, nullptr, out);
 }
 
 hmrt_status hmrt_add_sum_of_squares(const float* x, int64_t n,
                                     const double* acc, double* out) {
-  HMRT_CHECK_ARG(out != nullptr, "hmrt_add_sum_of_squares: out is NULL");
-  double s = 0.0;
-  hmrt_status st = hmrt_sum_of_squares(x, n, &s);
-  if (st != HMRT_OK) return st;
-  *out = (acc != nullptr ? *acc : 0.0) + s;
-  return HMRT_OK;
+  return hmrt::checked_sum("hmrt_add_sum_of_squares", x, n, acc, out);
 }
 
 hmrt_status hmrt_global_norm(const float* const* buffers, const int64_t* sizes,

@@ -2,6 +2,7 @@
 // The norm is accumulated in double from exact float squares, so the only
 // float rounding is the final one: 2 u relative.
 #include <cmath>
+#include <string>
 
 #include "reference/reference.h"
 #include "test_util.h"
@@ -45,6 +46,21 @@ TEST(GradNorm, MatchesReference) {
     const double want_ss = hmrt::ref::global_norm(&ptrs_d[4], &sizes[4], 1);
     EXPECT_NEAR(ss, want_ss * want_ss, 1e-12 * want_ss * want_ss);
   }
+}
+
+// Bad arguments are refused in one message naming the function called.
+TEST(GradNorm, RunningSumRefusesBadArguments) {
+  const float x[2] = {1.0f, 2.0f};
+  double out = 0;
+  EXPECT_NE(hmrt_add_sum_of_squares(nullptr, 2, nullptr, &out), HMRT_OK);
+  EXPECT_NE(std::string(hmrt_last_error()).find("hmrt_add_sum_of_squares"), std::string::npos);
+  EXPECT_NE(hmrt_add_sum_of_squares(x, -1, nullptr, &out), HMRT_OK);
+  EXPECT_NE(hmrt_add_sum_of_squares(x, 2, nullptr, nullptr), HMRT_OK);
+  EXPECT_NE(hmrt_norm_of_sum(nullptr, nullptr), HMRT_OK);
+  EXPECT_NE(std::string(hmrt_last_error()).find("hmrt_norm_of_sum"), std::string::npos);
+  const double acc = 10.0;
+  HMRT_ASSERT_OK(hmrt_add_sum_of_squares(x, 2, &acc, &out));
+  EXPECT_EQ(out, 15.0);
 }
 
 TEST(GradNorm, IndependentOfThreads) {
