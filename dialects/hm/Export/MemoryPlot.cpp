@@ -39,7 +39,9 @@ constexpr std::array<const char *, kClasses> kColours = {"#4e79a7", "#f28e2b", "
 /// parameter, else an activation (an offloaded cut and its way back too).
 Class classOf(Value v) {
   for (Operation *user : v.getUsers()) {
-    if (isa<tg::SumSquaresOp, tg::SgdUpdateOp, tg::AdamWUpdateOp, tg::AdamW8bitUpdateOp>(user))
+    if (auto sum = dyn_cast<tg::SumSquaresOp>(user); sum && sum.getGrad() == v)
+      return Gradients; // not the running sum it adds to
+    if (isa<tg::SgdUpdateOp, tg::AdamWUpdateOp, tg::AdamW8bitUpdateOp>(user))
       return Gradients;
     // A value copied (to the host) as a gradient is one.
     if (auto copy = dyn_cast<tg::IdentityOp>(user); copy && classOf(copy) == Gradients)
