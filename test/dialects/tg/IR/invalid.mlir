@@ -704,3 +704,19 @@ func.func @f(%q: tensor<1x3x2x4xf32>, %k: tensor<1x2x2x4xf32>) -> tensor<1x3x2x4
   %o, %lse = tg.attention %q, %k, %k {scale = 1.000000e+00 : f32} : (tensor<1x3x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> (tensor<1x3x2x4xf32>, tensor<1x3x2xf32>)
   return %o : tensor<1x3x2x4xf32>
 }
+
+// -----
+// tg.sum_squares: the running sum it adds to is an f64 scalar.
+func.func @f(%g: tensor<4xf32>, %acc: tensor<f32>) -> tensor<f64> {
+  // expected-error @+1 {{operand #1 must be 0D tensor of 64-bit float values}}
+  %s = "tg.sum_squares"(%g, %acc) : (tensor<4xf32>, tensor<f32>) -> tensor<f64>
+  return %s : tensor<f64>
+}
+
+// -----
+// tg.norm_of_sum: of an f64 running sum.
+func.func @f(%s: tensor<2xf64>) -> tensor<f32> {
+  // expected-error @+1 {{operand #0 must be 0D tensor of 64-bit float values}}
+  %n = "tg.norm_of_sum"(%s) : (tensor<2xf64>) -> tensor<f32>
+  return %n : tensor<f32>
+}
