@@ -3,7 +3,9 @@
 // Every planning pass takes budgets (vram, ram) as sizes and most take a
 // device profile; these read them the same way, with one message naming the
 // pass and the option when they are malformed. Also what several passes
-// look up alike: the training function, the chunks of an update.
+// look up alike: the training function, the chunks of an update, the room
+// left for prefetching; and plan-tiers' order of candidates for the host,
+// here so that unit tests reach it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HMCC_PLANNER_PASSOPTIONS_H
