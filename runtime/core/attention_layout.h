@@ -19,6 +19,7 @@ struct AttnLayout {
   float scale;
   bool causal;
   bool bthd;       // tensors are (batch, seq, heads, head_dim)
+  bool bf16;       // bf16 products with fp32 sums (HMRT_ATTENTION_BF16)
   int64_t bst[4];  // bias element strides over (b, h, i, j), 0 if broadcast
 
   // Row strides of the query-side and kv-side tensors.
@@ -48,7 +49,8 @@ struct AttnLayout {
     AttnLayout a{B,     H,     Hk,
                  T,     S,     D,
                  Hk > 0 ? H / Hk : 1, scale, (flags & HMRT_ATTENTION_CAUSAL) != 0,
-                 (flags & HMRT_ATTENTION_BTHD) != 0, {0, 0, 0, 0}};
+                 (flags & HMRT_ATTENTION_BTHD) != 0, (flags & HMRT_ATTENTION_BF16) != 0,
+                 {0, 0, 0, 0}};
     if (bias_dims) {
       for (int64_t s = 1, d = 3; d >= 0; --d) {
         a.bst[d] = bias_dims[d] == 1 ? 0 : s;

@@ -23,10 +23,18 @@
 // Backward tasks are (batch, kv head), walking the group's query heads and
 // their query blocks in order, so dK and dV accumulate in a fixed order and
 // results never depend on the thread count.
+// With HMRT_ATTENTION_BF16 the GEMMs multiply bf16 values: q, k, v and dO
+// are read from copies rounded once per call, and P (after its row sums
+// and the dropout) and dS are rounded in their tiles before they are
+// multiplied; the products of bf16 values are exact in fp32, so each GEMM
+// is a bf16 GEMM with fp32 sums.
 #include <algorithm>
 #include <cmath>
+#include <new>
+#include <vector>
 
 #include "core/attention_layout.h"
+#include "core/float16.h"
 #include "core/internal.h"
 #include "cpu/dropout_mask.h"
 #include "cpu/gemm_internal.h"
@@ -117,6 +125,27 @@ inline void exp_shifted(float* x, float c, int64_t n) {
   vmath::map(HMRT_FUSED_EXP, x, nullptr, nullptr, x, n);
 }
 
+// x[j] rounded to bf16 (nearest even) for j < n, kept as fp32.
+inline void round_bf16(float* x, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) x[j] = bf16_to_float(float_to_bf16_rne(x[j]));
+}
+
+// The operands the GEMMs read: x itself, or with a.bf16 a copy of its n
+// elements rounded to bf16 in `copy`. Null when the copy cannot be had.
+const float* gemm_operand(const Attn& a, const float* x, int64_t n, std::vector<float>* copy) {
+  if (!a.bf16) return x;
+  try {
+    copy->resize(static_cast<size_t>(n));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  float* y = copy->data();
+  parallel_for(n, int64_t{1} << 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) y[i] = bf16_to_float(float_to_bf16_rne(x[i]));
+  });
+  return y;
+}
+
 }  // namespace
 }  // namespace hmrt
 
@@ -170,6 +199,12 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
   HMRT_CHECK_PTR(fn, out, a.B * a.H * T * D);
   const int64_t bh = a.B * a.H;
   if (bh == 0 || T == 0) return HMRT_OK;
+  std::vector<float> qc, kc, vc;
+  q = gemm_operand(a, q, a.B * a.H * T * D, &qc);
+  k = gemm_operand(a, k, a.B * a.Hk * S * D, &kc);
+  v = gemm_operand(a, v, a.B * a.Hk * S * D, &vc);
+  if (!q || !k || !v)
+    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate the bf16 operands", fn);
 
   // Per thread: the score tile, then per query row its output accumulator
   // (D floats), running maximum and running sum.
@@ -218,6 +253,7 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
         if (corr != 1.0f)
           for (float *o = acc + r * D, *oe = o + D; o < oe; ++o) *o *= corr;
         if (a.drop) a.dropout(sr, head, i0 + r, j0, nvis, sr);
+        if (a.bf16) round_bf16(sr, nvis);
       }
       sgemm_serial(false, false, qb, D, kn, 1.0f, s, kKB,
                    a.kv_head(v, b, h) + j0 * a.ldk(), a.ldk(), 1.0f, acc, D, gws);
@@ -264,10 +300,21 @@ hmrt_status hmrt_attention_backward(
     std::fill(dv, dv + nk, 0.0f);
     return HMRT_OK;
   }
+  // What the GEMMs multiply (bf16 copies with a.bf16); rowsum(dO * O)
+  // reads dout itself.
+  std::vector<float> qc, kc, vc, doc;
+  const float* qm = gemm_operand(a, q, nq, &qc);
+  const float* km = gemm_operand(a, k, nk, &kc);
+  const float* vm = gemm_operand(a, v, nk, &vc);
+  const float* dom = gemm_operand(a, dout, nq, &doc);
+  if (!qm || !km || !vm || !dom)
+    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate the bf16 operands", fn);
 
-  // Per thread: the probability tile (then dS), dP, the dropped
-  // probabilities with dropout, and rowsum(dO * O) per query row.
-  const Scratch sc(D, a.drop ? 3 : 2, 1);
+  // Per thread: the probability tile (then dS), dP, the probabilities that
+  // weigh dO (dropped, or rounded to bf16) when they differ from P, and
+  // rowsum(dO * O) per query row.
+  const bool own_pd = a.drop || a.bf16;
+  const Scratch sc(D, own_pd ? 3 : 2, 1);
   const int threads = static_cast<int>(std::min<int64_t>(num_threads(), tasks));
   float* ws = thread_scratch(threads * sc.per_thread);
   if (ws == nullptr)
@@ -277,13 +324,13 @@ hmrt_status hmrt_attention_backward(
   const int64_t ldq = a.ldq(), ldk = a.ldk();
   parallel_tasks_indexed(tasks, threads, [&](int64_t task, int tid) {
     const int64_t b = task / a.Hk, kvh = task % a.Hk;
-    const float* kh = k + a.kv_off(b, kvh);
-    const float* vh = v + a.kv_off(b, kvh);
+    const float* kh = km + a.kv_off(b, kvh);
+    const float* vh = vm + a.kv_off(b, kvh);
     float *dkh = dk + a.kv_off(b, kvh), *dvh = dv + a.kv_off(b, kvh);
     float* p = ws + tid * sc.per_thread;  // probabilities, then dS
     float* dp = p + sc.tile_floats;
-    float* pd = a.drop ? dp + sc.tile_floats : p;  // dropped probabilities
-    float* di = (a.drop ? pd : dp) + sc.tile_floats;  // rowsum(dO * O)
+    float* pd = own_pd ? dp + sc.tile_floats : p;  // the probabilities dO is weighed by
+    float* di = (own_pd ? pd : dp) + sc.tile_floats;  // rowsum(dO * O)
     float* gws = p + sc.per_thread - sc.gemm_floats;
     for (int64_t j = 0; j < S; ++j) {
       std::fill(dkh + j * ldk, dkh + j * ldk + D, 0.0f);
@@ -292,24 +339,28 @@ hmrt_status hmrt_attention_backward(
 
     for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
       const int64_t head = b * a.H + h, off = a.q_off(b, h);
-      const float *qh = q + off, *oh = out + off, *doh = dout + off;
+      const float *qh = qm + off, *oh = out + off, *doh = dom + off;
       const float* lh = lse + head * T;
       float* dqh = dq + off;
       for (int64_t i0 = 0; i0 < T; i0 += kQB) {
         const int64_t i1 = std::min(T, i0 + kQB), qb = i1 - i0;
         const int64_t kend = a.kend(i1);
         for (int64_t r = 0; r < qb; ++r)
-          di[r] = dot(doh + (i0 + r) * ldq, oh + (i0 + r) * ldq, D);
+          di[r] = dot(dout + off + (i0 + r) * ldq, oh + (i0 + r) * ldq, D);
         for (int64_t j0 = 0; j0 < kend; j0 += kKB) {
           const int64_t kn = std::min(kKB, kend - j0);
           // P = exp(scale * Q K^T + bias - lse), zero where masked.
-          scores(a, q, k, b, h, i0, qb, j0, kn, p, gws);
+          scores(a, qm, km, b, h, i0, qb, j0, kn, p, gws);
           for (int64_t r = 0; r < qb; ++r) {
             float* pr = p + r * kKB;
             const int64_t nvis = visible(a, i0 + r, j0, kn);
             exp_shifted(pr, lh[i0 + r], nvis);
             std::fill(pr + nvis, pr + kn, 0.0f);
-            if (a.drop) a.dropout(pr, head, i0 + r, j0, kn, pd + r * kKB);
+            if (a.drop)
+              a.dropout(pr, head, i0 + r, j0, kn, pd + r * kKB);
+            else if (a.bf16)
+              std::copy(pr, pr + kn, pd + r * kKB);
+            if (a.bf16) round_bf16(pd + r * kKB, kn);
           }
           // dV[tile] += P'^T dO_blk, P' = P with the dropout applied
           sgemm_serial(true, false, kn, D, qb, 1.0f, pd, kKB, doh + i0 * ldq, ldq,
@@ -319,16 +370,20 @@ hmrt_status hmrt_attention_backward(
                        vh + j0 * ldk, ldk, 0.0f, dp, kKB, gws);
           // dS = P * (dP - rowsum(dO * O)), written over P; with dropout
           // dP is the dropped probabilities' gradient masked and scaled
-          // alike: dS = P' * dP' - P * rowsum(dO * O).
+          // alike: dS = P' * dP' - P * rowsum(dO * O).  With bf16 products
+          // P' is rounded, so the mask is applied to dP instead:
+          // dS = P * (dP' - rowsum(dO * O)).
           for (int64_t r = 0; r < qb; ++r) {
             float* pr = p + r * kKB;
-            const float* dpr = dp + r * kKB;
-            if (a.drop) {
+            float* dpr = dp + r * kKB;
+            if (a.drop && !a.bf16) {
               const float* pdr = pd + r * kKB;
               for (int64_t j = 0; j < kn; ++j) pr[j] = pdr[j] * dpr[j] - pr[j] * di[r];
             } else {
+              if (a.drop) a.dropout(dpr, head, i0 + r, j0, kn, dpr);
               for (int64_t j = 0; j < kn; ++j) pr[j] *= dpr[j] - di[r];
             }
+            if (a.bf16) round_bf16(pr, kn);
           }
           // dQ_blk (+)= scale * dS K_tile,  dK[tile] += scale * dS^T Q_blk
           sgemm_serial(false, false, qb, D, kn, a.scale, p, kKB, kh + j0 * ldk, ldk,

@@ -118,7 +118,13 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
  * flags: HMRT_ATTENTION_CAUSAL also masks every key j > i (then
  *   q_len == kv_len); HMRT_ATTENTION_BTHD lays q, out, dout, dq out as
  *   (batch, q_len, heads, head_dim) and k, v, dk, dv as (batch, kv_len,
- *   kv_heads, head_dim) instead.
+ *   kv_heads, head_dim) instead; HMRT_ATTENTION_BF16 makes every product
+ *   one of bf16 values summed in fp32, as a GPU's tensor cores do: q, k, v
+ *   and dout are rounded to bf16 (nearest even) where they are multiplied,
+ *   the probabilities are rounded after their row sums are taken (and
+ *   after the dropout) and before they weigh v or dout, and the scores'
+ *   gradient dS before it multiplies k or q; the sums, the softmax,
+ *   rowsum(dout * out), lse and the results stay fp32.
  * out[i] = sum_j softmax_j(s_ij) v[j]; a row with every key masked is NaN.
  * dropout > 0 drops the probabilities as hmrt_dropout_f32(ratio = dropout,
  *   seed, counter) would the (batch, heads, q_len, kv_len) tensor of them
@@ -131,6 +137,7 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
  * scale is usually 1/sqrt(head_dim). */
 #define HMRT_ATTENTION_CAUSAL 1
 #define HMRT_ATTENTION_BTHD 2
+#define HMRT_ATTENTION_BF16 4
 hmrt_status hmrt_attention_forward(const float* q, const float* k,
                                    const float* v, const float* bias,
                                    const int64_t* bias_dims, float* out,
