@@ -9,8 +9,10 @@
 
 #include <cmath>
 
+#include "cuda/attention_tc.h"
 #include "cuda/launch.cuh"
 #include "core/ew_math.h"
+#include "core/float16.h"
 #include "cuda/nn_kernels.h"
 
 namespace hmrt {
@@ -46,6 +48,20 @@ __device__ float block_reduce(float v, float* red, Op op) {
 __device__ float dot(const float* a, const float* b, int64_t n) {
   float s = 0.0f;
   for (int64_t d = 0; d < n; ++d) s += a[d] * b[d];
+  return s;
+}
+
+// x rounded to bf16 (nearest even), as the CPU kernels round it.
+__device__ float round_bf16(float x) { return bf16_to_float(float_to_bf16_rne(x)); }
+
+// x, or with bf16 products (HMRT_ATTENTION_BF16) x rounded to bf16.
+__device__ float rd(float x, bool bf16) { return bf16 ? round_bf16(x) : x; }
+
+// The dot product of attention's factors: of their bf16 values with bf16.
+__device__ float dot(const float* a, const float* b, int64_t n, bool bf16) {
+  if (!bf16) return dot(a, b, n);
+  float s = 0.0f;
+  for (int64_t d = 0; d < n; ++d) s += round_bf16(a[d]) * round_bf16(b[d]);
   return s;
 }
 
@@ -182,7 +198,7 @@ __global__ void attention_forward_kernel(AttnLayout a, DropoutMask mask, int has
   const float* vh = v + a.kv_off(b, h / a.group);
   const int64_t ldk = a.ldk();
   for (int64_t d = t; d < a.D; d += blockDim.x) {
-    sq[d] = qrow[d];
+    sq[d] = rd(qrow[d], a.bf16);
     acc[d] = 0.0f;
   }
   __syncthreads();
@@ -193,7 +209,7 @@ __global__ void attention_forward_kernel(AttnLayout a, DropoutMask mask, int has
     float s = -INFINITY;
     if (t < kn) {
       const int64_t j = j0 + t;
-      s = a.scale * dot(sq, kh + j * ldk, a.D);
+      s = a.scale * dot(sq, kh + j * ldk, a.D, a.bf16);
       if (bias) s += bias[a.bias_off(b, h, i, j)];
     }
     const float mn = ew::max(m, block_reduce(s, red, MaxOp()));
@@ -202,11 +218,11 @@ __global__ void attention_forward_kernel(AttnLayout a, DropoutMask mask, int has
     const float corr = ew::exp_f32(m - mn);  // 0 on the first visible tile
     l = l * corr + block_reduce(p, red, SumOp());
     if (has_drop && t < kn) p = drop_prob(&mask, p, a.prob_index(head, i, j0 + t));
-    sp[t] = p;
+    sp[t] = rd(p, a.bf16);
     __syncthreads();
     for (int64_t d = t; d < a.D; d += blockDim.x) {
       float o = 0.0f;
-      for (int64_t u = 0; u < kn; ++u) o += sp[u] * vh[(j0 + u) * ldk + d];
+      for (int64_t u = 0; u < kn; ++u) o += sp[u] * rd(vh[(j0 + u) * ldk + d], a.bf16);
       acc[d] = acc[d] * corr + o;
     }
     m = mn;
@@ -218,9 +234,11 @@ __global__ void attention_forward_kernel(AttnLayout a, DropoutMask mask, int has
   if (lse && t == 0) lse[head * a.T + i] = m + logf(l);
 }
 
-// dS of one probability: P' dP - P di with dropout, P (dP - di) without.
-__device__ float dscore(const DropoutMask* drop, int has_drop, float p, float dp, float di,
-                        uint64_t index) {
+// dS of one probability: P' dP - P di with dropout, P (dP - di) without;
+// with bf16 products P (dP' - di) (the CPU kernel's order), rounded.
+__device__ float dscore(const DropoutMask* drop, int has_drop, bool bf16, float p, float dp,
+                        float di, uint64_t index) {
+  if (bf16) return round_bf16(p * ((has_drop ? drop_prob(drop, dp, index) : dp) - di));
   if (!has_drop) return p * (dp - di);
   return drop_prob(drop, p, index) * dp - p * di;
 }
@@ -245,8 +263,8 @@ __global__ void attention_dq_kernel(AttnLayout a, DropoutMask mask, int has_drop
   const int64_t ldk = a.ldk();
   float part = 0.0f;
   for (int64_t d = t; d < a.D; d += blockDim.x) {
-    sq[d] = q[row + d];
-    sdo[d] = dout[row + d];
+    sq[d] = rd(q[row + d], a.bf16);
+    sdo[d] = rd(dout[row + d], a.bf16);
     acc[d] = 0.0f;
     part += dout[row + d] * out[row + d];
   }
@@ -258,16 +276,16 @@ __global__ void attention_dq_kernel(AttnLayout a, DropoutMask mask, int has_drop
     const int64_t kn = nvis - j0 < kTile ? nvis - j0 : kTile;
     if (t < kn) {
       const int64_t j = j0 + t;
-      float s = a.scale * dot(sq, kh + j * ldk, a.D);
+      float s = a.scale * dot(sq, kh + j * ldk, a.D, a.bf16);
       if (bias) s += bias[a.bias_off(b, h, i, j)];
       const float p = ew::exp_f32(s - L);
-      const float dp = dot(sdo, vh + j * ldk, a.D);
-      sds[t] = dscore(&mask, has_drop, p, dp, di, a.prob_index(head, i, j));
+      const float dp = dot(sdo, vh + j * ldk, a.D, a.bf16);
+      sds[t] = dscore(&mask, has_drop, a.bf16, p, dp, di, a.prob_index(head, i, j));
     }
     __syncthreads();
     for (int64_t d = t; d < a.D; d += blockDim.x) {
       float g = 0.0f;
-      for (int64_t u = 0; u < kn; ++u) g += sds[u] * kh[(j0 + u) * ldk + d];
+      for (int64_t u = 0; u < kn; ++u) g += sds[u] * rd(kh[(j0 + u) * ldk + d], a.bf16);
       acc[d] += g;
     }
     __syncthreads();
@@ -294,8 +312,8 @@ __global__ void attention_dkv_kernel(AttnLayout a, DropoutMask mask, int has_dro
   const int64_t krow = a.kv_off(b, kvh) + j * a.ldk();
   const int64_t ldq = a.ldq();
   for (int64_t d = t; d < a.D; d += blockDim.x) {
-    sk[d] = k[krow + d];
-    sv[d] = v[krow + d];
+    sk[d] = rd(k[krow + d], a.bf16);
+    sv[d] = rd(v[krow + d], a.bf16);
     adk[d] = 0.0f;
     adv[d] = 0.0f;
   }
@@ -308,20 +326,20 @@ __global__ void attention_dkv_kernel(AttnLayout a, DropoutMask mask, int has_dro
       const int64_t qn = a.T - i0 < kTile ? a.T - i0 : kTile;
       if (t < qn) {
         const int64_t i = i0 + t;
-        float s = a.scale * dot(qh + i * ldq, sk, a.D);
+        float s = a.scale * dot(qh + i * ldq, sk, a.D, a.bf16);
         if (bias) s += bias[a.bias_off(b, h, i, j)];
         const float p = ew::exp_f32(s - lse[head * a.T + i]);
-        const float dp = dot(doh + i * ldq, sv, a.D);
+        const float dp = dot(doh + i * ldq, sv, a.D, a.bf16);
         const uint64_t index = a.prob_index(head, i, j);
-        sp[t] = has_drop ? drop_prob(&mask, p, index) : p;
-        sds[t] = dscore(&mask, has_drop, p, dp, di[head * a.T + i], index);
+        sp[t] = rd(has_drop ? drop_prob(&mask, p, index) : p, a.bf16);
+        sds[t] = dscore(&mask, has_drop, a.bf16, p, dp, di[head * a.T + i], index);
       }
       __syncthreads();
       for (int64_t d = t; d < a.D; d += blockDim.x) {
         float gv = 0.0f, gk = 0.0f;
         for (int64_t u = 0; u < qn; ++u) {
-          gv += sp[u] * doh[(i0 + u) * ldq + d];
-          gk += sds[u] * qh[(i0 + u) * ldq + d];
+          gv += sp[u] * rd(doh[(i0 + u) * ldq + d], a.bf16);
+          gk += sds[u] * rd(qh[(i0 + u) * ldq + d], a.bf16);
         }
         adv[d] += gv;
         adk[d] += gk;
@@ -396,6 +414,8 @@ int sce_backward(void* stream, const float* scores, const int64_t* labels, const
 int attention_forward(void* stream, const AttnLayout& a, const DropoutMask* drop,
                       const float* q, const float* k, const float* v, const float* bias,
                       float* out, float* lse) {
+  if (tc_attention_supported(a))
+    return tc_attention_forward(stream, a, drop, q, k, v, bias, out, lse);
   const size_t shm = size_t(2 * a.D + kTile) * sizeof(float);
   const dim3 grid(unsigned(a.T), unsigned(a.B * a.H));
   attention_forward_kernel<<<grid, kRowThreads, shm, as_stream(stream)>>>(
@@ -407,6 +427,8 @@ int attention_backward(void* stream, const AttnLayout& a, const DropoutMask* dro
                        const float* q, const float* k, const float* v, const float* bias,
                        const float* out, const float* lse, const float* dout, float* dq,
                        float* dk, float* dv, float* di) {
+  if (tc_attention_supported(a))
+    return tc_attention_backward(stream, a, drop, q, k, v, bias, out, lse, dout, dq, dk, dv, di);
   cudaStream_t s = as_stream(stream);
   const DropoutMask mask = drop ? *drop : no_mask();
   if (a.T > 0) {

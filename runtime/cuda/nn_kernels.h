@@ -108,10 +108,12 @@ int sce_backward(void* stream, const float* scores, const int64_t* labels, const
                  const float* coef, int64_t N, int64_t C, int64_t D, int skip,
                  int64_t ignore_index, float* dscores);
 
-// Attention (hmrt_attention_forward / _backward): one block per query row
-// and head for the output, lse and dq; one block per key row and kv head
-// for dk and dv, walking the group's query heads and rows in order, so the
-// results do not depend on scheduling.  drop: null without dropout.  di:
+// Attention (hmrt_attention_forward / _backward): with bf16 products and
+// a head_dim the tensor-core kernels take, those (cuda/attention_tc.h);
+// else one block per query row and head for the output, lse and dq, and
+// one block per key row and kv head for dk and dv, walking the group's
+// query heads and rows in order, so the results do not depend on
+// scheduling.  drop: null without dropout.  di:
 // B * H * T floats of scratch (rowsum(dout * out)), written by the backward.
 int attention_forward(void* stream, const AttnLayout& a, const DropoutMask* drop,
                       const float* q, const float* k, const float* v, const float* bias,

@@ -241,61 +241,76 @@ TEST_F(Cuda, AttentionMatchesCpu) {
       {1, 2, 2, 37, 150, 16, 0, {1, 2, 37, 150}, 0.0f},             // several key tiles
       {2, 2, 1, 130, 130, 8, HMRT_ATTENTION_CAUSAL, {}, 0.2f},      // dropout, one kv head
       {2, 3, 3, 20, 140, 64, HMRT_ATTENTION_BTHD, {2, 1, 1, 140}, 0.0f},  // key padding
+      {1, 2, 1, 200, 200, 128, HMRT_ATTENTION_CAUSAL | HMRT_ATTENTION_BTHD, {}, 0.1f},
+      {1, 1, 1, 65, 65, 160, HMRT_ATTENTION_CAUSAL, {}, 0.0f},  // bf16: the scalar kernels
   };
+  // With bf16 products (HMRT_ATTENTION_BF16; the tensor-core kernels up to
+  // head_dim 128) both sides round the same operands, but P and dS are
+  // fp32 sums of their own order before they are rounded: where the two
+  // fall on either side of a bf16 rounding boundary, a term moves by one
+  // bf16 ulp (2^-8 of it), so the tolerance is 2^-8 of the output's scale
+  // (2^-7 for the gradients, whose dS and P' both round).
   int salt = 0;
-  for (const AttnCase& c : cases) {
-    SCOPED_TRACE("case " + std::to_string(salt));
-    ++salt;
-    const int64_t nq = c.B * c.H * c.T * c.D, nk = c.B * c.Hk * c.S * c.D;
-    const float scale = 1.0f / std::sqrt(float(c.D));
-    const std::vector<float> q = hmrt_test::random_vec(nq, 70 + salt, -1.0f, 1.0f);
-    const std::vector<float> k = hmrt_test::random_vec(nk, 80 + salt, -1.0f, 1.0f);
-    const std::vector<float> v = hmrt_test::random_vec(nk, 90 + salt, -1.0f, 1.0f);
-    const std::vector<float> dout = hmrt_test::random_vec(nq, 100 + salt, -1.0f, 1.0f);
-    std::vector<float> bias;
-    if (!c.bias_dims.empty()) {
-      int64_t nb = 1;
-      for (int64_t d : c.bias_dims) nb *= d;
-      bias = hmrt_test::random_vec(nb, 110 + salt, -2.0f, 2.0f);
-      if (c.bias_dims[1] == 1)  // a padding mask: the last keys of batch 1 hidden
-        for (int64_t j = c.S - 9; j < c.S; ++j) bias[size_t(c.S + j)] = -INFINITY;
+  for (const AttnCase& plain : cases)
+    for (int32_t precision : {0, HMRT_ATTENTION_BF16}) {
+      AttnCase c = plain;
+      c.flags |= precision;
+      const bool bf16 = precision != 0;
+      const double tol_out = bf16 ? 1.0 / 256 : 1e-5, tol_lse = bf16 ? 1e-5 : 1e-6;
+      const double tol_grad = bf16 ? 1.0 / 128 : 2e-5;
+      SCOPED_TRACE("case " + std::to_string(salt) + (bf16 ? " bf16" : " fp32"));
+      ++salt;
+      const int64_t nq = c.B * c.H * c.T * c.D, nk = c.B * c.Hk * c.S * c.D;
+      const float scale = 1.0f / std::sqrt(float(c.D));
+      const std::vector<float> q = hmrt_test::random_vec(nq, 70 + salt, -1.0f, 1.0f);
+      const std::vector<float> k = hmrt_test::random_vec(nk, 80 + salt, -1.0f, 1.0f);
+      const std::vector<float> v = hmrt_test::random_vec(nk, 90 + salt, -1.0f, 1.0f);
+      const std::vector<float> dout = hmrt_test::random_vec(nq, 100 + salt, -1.0f, 1.0f);
+      std::vector<float> bias;
+      if (!c.bias_dims.empty()) {
+        int64_t nb = 1;
+        for (int64_t d : c.bias_dims) nb *= d;
+        bias = hmrt_test::random_vec(nb, 110 + salt, -2.0f, 2.0f);
+        if (c.bias_dims[1] == 1)  // a padding mask: the last keys of batch 1 hidden
+          for (int64_t j = c.S - 9; j < c.S; ++j) bias[size_t(c.S + j)] = -INFINITY;
+      }
+      const float* bp = bias.empty() ? nullptr : bias.data();
+      const int64_t* bd = bias.empty() ? nullptr : c.bias_dims.data();
+      const uint64_t seed = 1234, counter = 77;
+      std::vector<float> out(static_cast<size_t>(nq)), lse(static_cast<size_t>(c.B * c.H * c.T));
+      std::vector<float> dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)),
+          dv(static_cast<size_t>(nk));
+      HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), bp, bd, out.data(),
+                                            lse.data(), c.B, c.H, c.Hk, c.T, c.S, c.D, scale,
+                                            c.flags, c.dropout, seed, counter));
+      HMRT_ASSERT_OK(hmrt_attention_backward(q.data(), k.data(), v.data(), bp, bd, out.data(),
+                                             lse.data(), dout.data(), dq.data(), dk.data(),
+                                             dv.data(), c.B, c.H, c.Hk, c.T, c.S, c.D, scale,
+                                             c.flags, c.dropout, seed, counter));
+      float *gq, *gk, *gv, *gb = nullptr, *gout, *glse, *gdout, *gdq, *gdk, *gdv;
+      BufferPtr bq = upload(q, &gq), bk = upload(k, &gk), bv = upload(v, &gv);
+      BufferPtr bb = bias.empty() ? nullptr : upload(bias, &gb);
+      BufferPtr bout = upload(std::vector<float>(size_t(nq), 0.0f), &gout);
+      BufferPtr blse = upload(std::vector<float>(lse.size(), 0.0f), &glse);
+      BufferPtr bdout = upload(dout, &gdout);
+      BufferPtr bdq = upload(std::vector<float>(size_t(nq), 5.0f), &gdq);
+      BufferPtr bdk = upload(std::vector<float>(size_t(nk), 5.0f), &gdk);
+      BufferPtr bdv = upload(std::vector<float>(size_t(nk), 5.0f), &gdv);
+      HMRT_ASSERT_OK(k_->attention_forward(gq, gk, gv, gb, bd, gout, glse, c.B, c.H, c.Hk, c.T, c.S,
+                                           c.D, scale, c.flags, c.dropout, seed, counter));
+      expect_close(download<float>(bout.get(), size_t(nq)), out, tol_out, "out");
+      expect_close(download<float>(blse.get(), lse.size()), lse, tol_lse, "lse");
+      // The backward from the CPU's out and lse, so that only the kernel
+      // differs.
+      HMRT_ASSERT_OK(hmrt_copy_from_host(bout.get(), 0, out.data(), out.size() * sizeof(float)));
+      HMRT_ASSERT_OK(hmrt_copy_from_host(blse.get(), 0, lse.data(), lse.size() * sizeof(float)));
+      HMRT_ASSERT_OK(k_->attention_backward(gq, gk, gv, gb, bd, gout, glse, gdout, gdq, gdk, gdv,
+                                            c.B, c.H, c.Hk, c.T, c.S, c.D, scale, c.flags,
+                                            c.dropout, seed, counter));
+      expect_close(download<float>(bdq.get(), size_t(nq)), dq, tol_grad, "dq");
+      expect_close(download<float>(bdk.get(), size_t(nk)), dk, tol_grad, "dk");
+      expect_close(download<float>(bdv.get(), size_t(nk)), dv, tol_grad, "dv");
     }
-    const float* bp = bias.empty() ? nullptr : bias.data();
-    const int64_t* bd = bias.empty() ? nullptr : c.bias_dims.data();
-    const uint64_t seed = 1234, counter = 77;
-    std::vector<float> out(static_cast<size_t>(nq)), lse(static_cast<size_t>(c.B * c.H * c.T));
-    std::vector<float> dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)),
-        dv(static_cast<size_t>(nk));
-    HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), bp, bd, out.data(),
-                                          lse.data(), c.B, c.H, c.Hk, c.T, c.S, c.D, scale,
-                                          c.flags, c.dropout, seed, counter));
-    HMRT_ASSERT_OK(hmrt_attention_backward(q.data(), k.data(), v.data(), bp, bd, out.data(),
-                                           lse.data(), dout.data(), dq.data(), dk.data(),
-                                           dv.data(), c.B, c.H, c.Hk, c.T, c.S, c.D, scale,
-                                           c.flags, c.dropout, seed, counter));
-    float *gq, *gk, *gv, *gb = nullptr, *gout, *glse, *gdout, *gdq, *gdk, *gdv;
-    BufferPtr bq = upload(q, &gq), bk = upload(k, &gk), bv = upload(v, &gv);
-    BufferPtr bb = bias.empty() ? nullptr : upload(bias, &gb);
-    BufferPtr bout = upload(std::vector<float>(size_t(nq), 0.0f), &gout);
-    BufferPtr blse = upload(std::vector<float>(lse.size(), 0.0f), &glse);
-    BufferPtr bdout = upload(dout, &gdout);
-    BufferPtr bdq = upload(std::vector<float>(size_t(nq), 5.0f), &gdq);
-    BufferPtr bdk = upload(std::vector<float>(size_t(nk), 5.0f), &gdk);
-    BufferPtr bdv = upload(std::vector<float>(size_t(nk), 5.0f), &gdv);
-    HMRT_ASSERT_OK(k_->attention_forward(gq, gk, gv, gb, bd, gout, glse, c.B, c.H, c.Hk, c.T,
-                                         c.S, c.D, scale, c.flags, c.dropout, seed, counter));
-    expect_close(download<float>(bout.get(), size_t(nq)), out, 1e-5, "out");
-    expect_close(download<float>(blse.get(), lse.size()), lse, 1e-6, "lse");
-    // The backward from the CPU's out and lse, so that only the kernel differs.
-    HMRT_ASSERT_OK(hmrt_copy_from_host(bout.get(), 0, out.data(), out.size() * sizeof(float)));
-    HMRT_ASSERT_OK(hmrt_copy_from_host(blse.get(), 0, lse.data(), lse.size() * sizeof(float)));
-    HMRT_ASSERT_OK(k_->attention_backward(gq, gk, gv, gb, bd, gout, glse, gdout, gdq, gdk, gdv,
-                                          c.B, c.H, c.Hk, c.T, c.S, c.D, scale, c.flags,
-                                          c.dropout, seed, counter));
-    expect_close(download<float>(bdq.get(), size_t(nq)), dq, 2e-5, "dq");
-    expect_close(download<float>(bdk.get(), size_t(nk)), dk, 2e-5, "dk");
-    expect_close(download<float>(bdv.get(), size_t(nk)), dv, 2e-5, "dv");
-  }
   // The CPU's checks, then the GPU kernel's own limit.
   float* g;
   BufferPtr b = upload(std::vector<float>(4 * 4096, 0.0f), &g);
