@@ -101,8 +101,10 @@ cl::opt<std::string> quantizeStates(
     "quantize-states", cl::value_desc("never|auto|always"),
     cl::desc("AdamW's moments in block-wise 8 bits (as bitsandbytes' AdamW8bit; parameters of "
              "4096 elements or more): never (default), auto (the largest parameters' first: as "
-             "--vram needs before any parameter goes to the host, as --ram needs before any state "
-             "goes to storage, then those in storage while 8 bits shorten the predicted step), "
+             "--vram needs before any parameter goes to the host, or all of them when parameters "
+             "must go to the host anyway and the profile's host updates 8-bit moments as fast as "
+             "fp32 ones; as --ram needs before any state goes to storage; then those in storage "
+             "while 8 bits shorten the predicted step), "
              "always (every parameter: --optimizer adamw8bit)"),
     cl::init("never"), cl::cat(budgetCategory));
 cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
@@ -194,8 +196,9 @@ cl::opt<Target> target("target", cl::desc("Code generation target:"), cl::init(T
                        cl::cat(outputCategory));
 cl::opt<std::string> precision(
     "precision", cl::value_desc("fp32|bf16"),
-    cl::desc("The arithmetic of MatMul and Gemm: fp32, or bf16 products with fp32 sums (operands "
-             "rounded to bfloat16, nearest even; a GPU's tensor cores). Tensors, master weights, "
+    cl::desc("The arithmetic of MatMul, Gemm and fused attention: fp32, or bf16 products with "
+             "fp32 sums (operands rounded to bfloat16, nearest even; a GPU's tensor cores). "
+             "Softmax and every sum stay fp32, and so do tensors, master weights, "
              "gradients and optimizer states stay fp32. Default: bf16 for --target cuda, fp32 "
              "for --target cpu (where bf16 is an exact emulation, slower than fp32)"),
     cl::cat(outputCategory));

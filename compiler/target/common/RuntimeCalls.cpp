@@ -140,7 +140,8 @@ void attentionTail(SmallVectorImpl<Arg> &args, AttentionLike o, ArrayRef<Arg> te
   for (int64_t n : {d.batch, d.heads, d.kvHeads, d.queries, d.keys, d.headDim})
     args.push_back(integer(n));
   args.push_back(f32(o.getScale()));
-  args.push_back(integer((causal ? HMRT_ATTENTION_CAUSAL : 0) | (bthd ? HMRT_ATTENTION_BTHD : 0)));
+  args.push_back(integer((causal ? HMRT_ATTENTION_CAUSAL : 0) | (bthd ? HMRT_ATTENTION_BTHD : 0) |
+                         (hasBf16Math(o) ? HMRT_ATTENTION_BF16 : 0)));
   // The mask stream of a tg.dropout (the same in the forward and the
   // backward, which draw the same mask).
   args.push_back(f32(o.getDropout()));

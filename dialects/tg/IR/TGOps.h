@@ -62,10 +62,10 @@ void numberDropoutStreams(mlir::ModuleOp module);
 /// "where", ...); 0 for a name it does not know.
 int fusedArity(llvm::StringRef name);
 
-/// The arithmetic tg-precision chose for a tg.matmul or tg.gemm:
-/// `tg.math = "bf16"` is bf16 products with fp32 sums (f32 operands are
-/// rounded to bf16 by the kernel, bf16 ones are read as they are); absent,
-/// fp32.
+/// The arithmetic tg-precision chose for a tg.matmul, tg.gemm,
+/// tg.attention or tg.attention_grad: `tg.math = "bf16"` is bf16 products
+/// with fp32 sums (f32 operands are rounded to bf16 by the kernel, bf16
+/// ones are read as they are); absent, fp32.
 constexpr llvm::StringLiteral kMathAttr = "tg.math";
 inline bool hasBf16Math(mlir::Operation *op) {
   auto math = op->getAttrOfType<mlir::StringAttr>(kMathAttr);

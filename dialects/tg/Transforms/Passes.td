@@ -82,14 +82,18 @@ def TGLegalizeCpuTypes : Pass<"tg-legalize-cpu-types", "::mlir::ModuleOp"> {
 }
 
 def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
-  let summary = "Chooses the arithmetic of the GEMMs: fp32, or bf16 products with fp32 sums";
+  let summary = "Chooses the arithmetic of the GEMMs and attention: fp32, or bf16 products with fp32 sums";
   let description = [{
     With `precision=bf16`, every tg.matmul and tg.gemm (forward, backward,
     recomputed alike) gets the discardable attribute `tg.math = "bf16"`:
     its products are of bf16 values and are summed in fp32, the result
     stays fp32 (hmrt_matmul_f32_bf16 rounds f32 operands to bfloat16,
     nearest even, as it reads them; on a GPU, cuBLAS's bf16 tensor-core
-    path).  The cost model then times these ops at the profile's bf16 peak.
+    path).  So do tg.attention and tg.attention_grad: their GEMMs multiply
+    q, k, v, dO, the probabilities and dS rounded to bf16, while the
+    softmax and every sum stay fp32 (HMRT_ATTENTION_BF16; on a GPU, the
+    tensor-core flash kernels).  The cost model then times these ops at the
+    profile's bf16 peak.
     Tensors, master weights, gradients and optimizer states stay fp32.
     With `precision=fp32` (the default) the pass removes the attribute.
 
@@ -110,7 +114,7 @@ def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
-           "fp32, or bf16 (bf16 products with fp32 sums in MatMul and Gemm)">,
+           "fp32, or bf16 (bf16 products with fp32 sums in MatMul, Gemm and attention)">,
     Option<"bf16Storage", "bf16-storage", "bool", /*default=*/"false",
            "With bf16: keep the values only GEMMs read in bf16">,
   ];

@@ -76,7 +76,7 @@ struct PrecisionPass : hmcc::impl::TGPrecisionBase<PrecisionPass> {
     SmallVector<Operation *> gemms;
     StringAttr math = StringAttr::get(&getContext(), "bf16");
     getOperation().walk([&](Operation *op) {
-      if (!isa<MatMulOp, GemmOp>(op))
+      if (!isa<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>(op))
         return;
       if (bf16)
         op->setAttr(kMathAttr, math);

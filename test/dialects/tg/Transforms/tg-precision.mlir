@@ -2,9 +2,9 @@
 // RUN: hmcc-opt %s -tg-precision="precision=bf16" | hmcc-opt -tg-precision | FileCheck %s --check-prefix=FP32
 // RUN: hmcc-opt %s -tg-precision="precision=bf16 bf16-storage=true" | FileCheck %s --check-prefix=STORE
 // RUN: not hmcc-opt %s -tg-precision="precision=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
-// With precision=bf16 every MatMul and Gemm is marked for bf16 products
-// (tg.math = "bf16") and nothing else is; precision=fp32 clears the mark;
-// another precision is an error naming it.
+// With precision=bf16 every MatMul, Gemm and attention (forward and
+// gradient) is marked for bf16 products (tg.math = "bf16") and nothing else
+// is; precision=fp32 clears the mark; another precision is an error naming it.
 // BF16-LABEL: func.func @gemms
 // BF16: tg.matmul %arg0, %arg1 {tg.math = "bf16"}
 // BF16: tg.gemm %{{.*}}, %arg2, %arg3 {tg.math = "bf16"}
@@ -13,6 +13,11 @@
 // BF16-NOT: tg.math
 // BF16-NOT: tg.cast
 // BF16-LABEL: func.func @mixed
+// BF16-LABEL: func.func @attention
+// BF16: tg.attention %arg0, %arg1, %arg2 {causal, scale = 5.000000e-01 : f32, tg.math = "bf16"}
+// BF16: tg.attention_grad %{{.*}} {causal, scale = 5.000000e-01 : f32, tg.math = "bf16"}
+// BF16: tg.exp
+// BF16-NOT: tg.math
 // FP32-LABEL: func.func @gemms
 // FP32-NOT: tg.math
 // BAD: tg-precision: precision must be fp32 or bf16, not 'fp16'
@@ -79,4 +84,11 @@ func.func @params(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %p = tg.matmul %f, %v {transB} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %q = tg.matmul %f, %f {transA} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %p, %q : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+func.func @attention(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %g: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %o, %lse = tg.attention %q, %k, %v {causal, scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  %dq, %dk, %dv = tg.attention_grad %q, %k, %v, %o, %lse, %g {causal, scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  %e = tg.exp %dq : tensor<1x2x4x8xf32>
+  return %e, %dk : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
