@@ -206,8 +206,12 @@ def PlanQuantizeDevice : Pass<"plan-quantize-device", "::mlir::ModuleOp"> {
     `recompute=none`, by the unplanned arena). 8-bit moments take about a quarter of the device bytes
     and cost no transfers, where plan-tiers would move parameters to the
     host and fetch them every step. When even all of them 8-bit do not fit,
-    nothing changes here: plan-tiers moves parameters to the host, and
-    plan-quantize and plan-quantize-traffic decide about their states.
+    plan-tiers will move parameters to the host: then, if the profile's
+    host optimizer updates 8-bit moments at least as fast as fp32 ones
+    (h200), all of them become 8-bit, so that the device holds more
+    parameters, whose updates move nothing over the links; else (the cpu
+    profile) nothing changes here, and plan-quantize and
+    plan-quantize-traffic decide about the host parameters' states.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"never\"",

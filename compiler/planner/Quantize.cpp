@@ -176,8 +176,22 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
         return search.base.arena <= **budget;
       return search.fit(**budget, /*thorough=*/false).has_value();
     };
-    if (updates.empty() || fits(0) || !fits(updates.size()))
-      return; // fits as it is, or only with parameters on the host (plan-tiers)
+    if (updates.empty() || fits(0))
+      return; // fits as it is
+    if (!fits(updates.size())) {
+      // Parameters go to the host anyway (plan-tiers). With host updates
+      // of 8-bit moments no slower than fp32 ones, every moment 8-bit
+      // leaves room on the device for more parameters, whose updates move
+      // nothing; else nothing changes here.
+      auto rate = [&](StringRef format) {
+        auto it = profile->hostOptimizer.find(format.str());
+        return it == profile->hostOptimizer.end() ? 0.0 : it->second;
+      };
+      if (rate("8bit") >= rate("f32"))
+        for (AdamWUpdateOp u : updates)
+          quantize(module, u);
+      return;
+    }
     size_t lo = 0, hi = updates.size(); // lo does not fit, hi does
     while (lo + 1 < hi) {
       size_t mid = lo + (hi - lo) / 2;

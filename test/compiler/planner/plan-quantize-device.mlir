@@ -3,6 +3,7 @@
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=auto vram=100000" | FileCheck %s --check-prefix=NONE
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=auto vram=50000" | FileCheck %s --check-prefix=NONE
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=never vram=60000" | FileCheck %s --check-prefix=NONE
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=auto vram=50000 device-profile=h200" | FileCheck %s --check-prefix=ALL
 // RUN: not hmcc-opt %s -plan-quantize-device="mode=auto vram=6x" 2>&1 | FileCheck %s --check-prefix=BAD
 // plan-quantize-device makes the largest parameters' moments 8-bit when that, and only that, lets the program fit the device budget.
 
@@ -20,8 +21,15 @@
 // FITS-NOT: hm.home
 
 // Fits as it is (100000), or not even with 8-bit moments (50000: that is
-// plan-tiers' to solve with the host), or mode=never: nothing changes.
+// plan-tiers' to solve with the host; the cpu profile's host updates 8-bit
+// moments slower), or mode=never: nothing changes.
 // NONE-NOT: adamw8bit
+
+// Not even with 8-bit moments (50000) on a profile whose host updates 8-bit
+// moments as fast as fp32 ones: every eligible update becomes 8-bit, so
+// that plan-tiers keeps more parameters on the device.
+// ALL: tg.adamw8bit_update @w1,
+// ALL: tg.adamw_update @w2,
 
 // BAD: error: plan-quantize-device: vram: invalid size '6x'
 tg.parameter @w1 : tensor<64x64xf32> {source = "w1"}
