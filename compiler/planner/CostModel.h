@@ -15,6 +15,7 @@
 #define HMCC_PLANNER_COSTMODEL_H
 
 #include "compiler/planner/DeviceProfile.h"
+#include "tg/Analysis/Cost.h" // SymbolLookupScope for loops over a program
 
 #include "mlir/IR/Operation.h"
 
@@ -26,7 +27,9 @@ namespace hmcc::planner {
 /// "norm", "softmax", "data", "optimizer" or "" for leaves.
 llvm::StringRef opKind(mlir::Operation *op);
 
-/// Predicted seconds of one op on `profile`.
+/// Predicted seconds of one op on `profile`. Loops over a program's ops
+/// keep a SymbolLookupScope alive around them: the updates' parameters and
+/// states are found by name.
 double predictSeconds(mlir::Operation *op, const DeviceProfile &profile);
 
 /// The share of its parameter an optimizer update covers: (hi - lo) / its

@@ -66,6 +66,7 @@ bool isFetch(Operation *op) {
 /// by then, never above what defines its operand.
 Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
                 ArrayRef<Operation *> ops, const DenseMap<Operation *, unsigned> &index) {
+  SymbolLookupScope symbols;
   // The predicted compute time at which each op starts.
   SmallVector<double> clock(ops.size() + 1, 0.0);
   for (unsigned k = 0; k < ops.size(); ++k)
@@ -118,6 +119,7 @@ void applyMoves(ArrayRef<Operation *> ops, const Moves &m) {
 /// ops after it whose predicted compute adds up to its own predicted time
 /// (scaled by `scale`), so that what it reads is not reused before it ends.
 void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale) {
+  SymbolLookupScope symbols;
   SmallVector<Operation *> ops;
   for (Operation &op : fn.getBody().front())
     ops.push_back(&op);

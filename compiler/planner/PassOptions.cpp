@@ -47,6 +47,7 @@ int64_t prefetchHeadroom(ModuleOp module, const DeviceProfile &profile) {
 
 SmallVector<StringRef> hostCandidates(ModuleOp module, func::FuncOp fn,
                                       const DeviceProfile &profile) {
+  SymbolLookupScope symbols;
   llvm::StringMap<double> firstRead, gradientDone;
   llvm::DenseMap<Operation *, double> doneAt; // predicted compute time at each op's end
   double clock = 0;

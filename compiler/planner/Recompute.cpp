@@ -298,6 +298,7 @@ void applyDecision(Chain &chain, const Decision &decision) {
 
 void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> bornAt,
                   const DeviceProfile &profile) {
+  SymbolLookupScope symbols;
   unsigned n = chain.stages.size();
   // Forward: the stages' ops and whatever runs among them.
   for (Stage &s : chain.stages) {

@@ -40,6 +40,7 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
 }
 
 hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
+  SymbolLookupScope symbols;
   hm::Timeline t;
   t.profile = profile.name;
   // Each stream runs its ops in program order, an op with hm.wait after the

@@ -25,7 +25,7 @@ StringRef streamOf(Operation &op) {
     Operation *source = copy.getOperand().getDefiningOp();
     bool fromHost = source && hm::isHostHomed(source);
     if (auto param = dyn_cast_or_null<ParamOp>(source)) {
-      Operation *decl = SymbolTable::lookupNearestSymbolFrom(&op, param.getNameAttr());
+      Operation *decl = lookupDecl(&op, param.getNameAttr());
       fromHost = decl && hm::isHostHomed(decl);
     }
     if (fromHost)

@@ -16,9 +16,12 @@ namespace {
 
 int64_t numel(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
 
+/// The innermost live SymbolLookupScope of this thread.
+thread_local SymbolLookupScope *currentScope = nullptr;
+
 /// Bytes of the tg.parameter or tg.state `ref` names.
 int64_t symbolBytes(Operation *op, FlatSymbolRefAttr ref) {
-  Operation *decl = SymbolTable::lookupNearestSymbolFrom(op, ref);
+  Operation *decl = lookupDecl(op, ref);
   if (auto p = dyn_cast_or_null<ParameterOp>(decl))
     return tg::tensorBytes(p.getType());
   if (auto s = dyn_cast_or_null<StateOp>(decl))
@@ -88,6 +91,22 @@ int64_t flopsOf(Operation *op) {
 }
 
 } // namespace
+
+SymbolLookupScope::SymbolLookupScope()
+    : tables(std::make_unique<SymbolTableCollection>()), outer(currentScope) {
+  currentScope = this;
+}
+
+SymbolLookupScope::~SymbolLookupScope() { currentScope = outer; }
+
+Operation *SymbolLookupScope::lookup(Operation *from, FlatSymbolRefAttr ref) {
+  return tables->lookupNearestSymbolFrom(from, ref.getAttr());
+}
+
+Operation *lookupDecl(Operation *from, FlatSymbolRefAttr ref) {
+  return currentScope ? currentScope->lookup(from, ref)
+                      : SymbolTable::lookupNearestSymbolFrom(from, ref);
+}
 
 OpCost opCost(Operation *op) {
   OpCost cost;

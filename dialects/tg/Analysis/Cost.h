@@ -16,8 +16,10 @@
 #define HMCC_COMPILER_COST_H
 
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <cstdint>
+#include <memory>
 
 namespace hmcc {
 
@@ -28,6 +30,29 @@ struct OpCost {
 
 /// The cost of one tg op (zero for ops of other dialects and for leaves).
 OpCost opCost(mlir::Operation *op);
+
+/// The declaration `ref` names, nearest `from` (tg.parameter, tg.state):
+/// through the symbol tables of the innermost live SymbolLookupScope, else
+/// by SymbolTable::lookupNearestSymbolFrom, which walks every symbol.
+mlir::Operation *lookupDecl(mlir::Operation *from, mlir::FlatSymbolRefAttr ref);
+
+/// While alive, lookupDecl on this thread goes through symbol tables built
+/// once (mlir::SymbolTableCollection), not a walk per lookup. For loops
+/// that cost every op of a program (a timeline, a chain's profile): no
+/// symbol may be added, removed or renamed while one is alive.
+class SymbolLookupScope {
+public:
+  SymbolLookupScope();
+  ~SymbolLookupScope();
+  SymbolLookupScope(const SymbolLookupScope &) = delete;
+  SymbolLookupScope &operator=(const SymbolLookupScope &) = delete;
+
+  mlir::Operation *lookup(mlir::Operation *from, mlir::FlatSymbolRefAttr ref);
+
+private:
+  std::unique_ptr<mlir::SymbolTableCollection> tables;
+  SymbolLookupScope *outer;
+};
 
 } // namespace hmcc
 
