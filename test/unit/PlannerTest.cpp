@@ -148,6 +148,29 @@ TEST(CostModel, RooflinePerOp) {
   EXPECT_DOUBLE_EQ(transferSeconds(1 << 20, 1 << 20), 1.0);
 }
 
+// Attention marked for bf16 products (tg-precision) is timed at the bf16
+// peak, unmarked at the f32 one: 2 GEMMs of (64 x 64 x 32), half under the
+// causal mask.
+TEST(CostModel, AttentionAtItsArithmeticsPeak) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
+    func.func @f(%q: tensor<1x1x64x32xf32>) -> (tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>) {
+      %o, %l = tg.attention %q, %q, %q {causal, scale = 0.5 : f32} : (tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>) -> (tensor<1x1x64x32xf32>, tensor<1x1x64xf32>)
+      %o2, %l2 = tg.attention %q, %q, %q {causal, scale = 0.5 : f32, tg.math = "bf16"} : (tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>) -> (tensor<1x1x64x32xf32>, tensor<1x1x64xf32>)
+      return %o, %o2 : tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>
+    })mlir");
+  ASSERT_TRUE(module);
+  DeviceProfile p;
+  p.peakFlops = {{"f32", 1e9}, {"bf16", 1e10}};
+  p.memoryBandwidth = 1e12;
+  p.launchOverhead = 0;
+  p.efficiency = {{"attention", 0.5}};
+  SmallVector<Operation *> ops = opsOfF(*module);
+  const double flops = 2.0 * 2 * 64 * 32 * 64 / 2;
+  EXPECT_DOUBLE_EQ(predictSeconds(ops[0], p), flops / 0.5e9);
+  EXPECT_DOUBLE_EQ(predictSeconds(ops[1], p), flops / 0.5e10);
+}
+
 // A device kernel reading a value homed on the host (a gradient's sum of
 // squares over a host copy) reads it over the host-to-device link; on a
 // profile whose device is the host, at memory speed.
