@@ -39,6 +39,10 @@
 #     PyTorch's eager, per-block-checkpointed and FSDP2-CPU-offload (fused
 #     CPU AdamW) runs of the same model (bench/gpu_pytorch.py; the GPU
 #     machine's PyTorch).  These are figures, not pass/fail checks.
+#  4. the GPU's device profile (hmrt-measure-cuda --device cuda: peaks,
+#     links, storage in OUT, launch overhead, each op kind's efficiency with
+#     the backend's kernels) in OUT/profile-measured.json, for hmcc
+#     --device-profile on the build machine.
 # Each run has a time limit, so that the whole check stays within 8 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,12 +69,13 @@ prepare() {
   [ -x build/bin/hmcc ] || { echo "gpu-check prepare: no build/bin/hmcc; run 'make build' first" >&2; exit 2; }
   cmake -S runtime -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DHMRT_USE_OPENBLAS=OFF -DHMRT_USE_ONEDNN=OFF -DHMRT_BUILD_BENCH=OFF >/dev/null
-  ninja -C build-gpu -j"$jobs" hmrt_cuda_tests hmrt hmrt_driver hmrt_cuda
+  ninja -C build-gpu -j"$jobs" hmrt_cuda_tests hmrt hmrt_driver hmrt_cuda hmrt-measure-cuda
   grep -q '^HMRT_CUDA_LINK_LIBS:INTERNAL=.' build-gpu/CMakeCache.txt ||
     { echo "gpu-check prepare: the runtime found no CUDA toolkit" >&2; exit 2; }
   rm -rf build-gpu/bundle
   mkdir -p build-gpu/bundle/lib
   cp build-gpu/test/hmrt_cuda_tests build-gpu/bundle/
+  cp build-gpu/hmrt-measure-cuda build-gpu/bundle/
   # The GPT-2 fixture's programs, linked with this portable runtime.
   local libs precision
   libs=$(grep -h '^HMRT_LINK_SYSTEM_LIBS:INTERNAL=\|^HMRT_CUDA_LINK_LIBS:INTERNAL=' build-gpu/CMakeCache.txt |
@@ -193,6 +198,25 @@ PY
     fi
     echo "| GPT-2 fixture, $(precision_flags "$precision"), 20 AdamW steps, CUDA vs CPU losses | $gpt2 |"
   done
+  # The GPU's device profile, measured with the backend's own kernels and
+  # copies (hmcc --device-profile reads it on the build machine).
+  local measured
+  if timeout 120 "$bundle/hmrt-measure-cuda" --device cuda --storage "$out" \
+      -o "$out/profile-measured.json" >"$out/profile-measured.log" 2>&1; then
+    measured=$(python3 - "$out/profile-measured.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+e = p["efficiency"]
+print(f"bf16 {p['peak_flops']['bf16'] / 1e12:.0f} TFLOP/s, f32 {p['peak_flops']['f32'] / 1e12:.0f}, "
+      f"launch {p['launch_overhead'] * 1e6:.1f} us, efficiency: "
+      + ", ".join(f"{k} {v:.2f}" for k, v in sorted(e.items())))
+PY
+)
+  else
+    measured="failed: $(tail -n 1 "$out/profile-measured.log")"
+    status=1
+  fi
+  echo "| device profile (hmrt-measure-cuda, profile-measured.json) | $measured |"
   gpt13 "$bundle" "$out"
   if [ "$skipped" != 0 ]; then
     echo

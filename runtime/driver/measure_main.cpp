@@ -3,7 +3,7 @@
 // hmcc --device-profile reads; docs/device-profile.md).  hmcc
 // --measure-device runs it.
 //
-//   hmrt-measure -o FILE.json [--storage DIR] [--quick] [--force]
+//   hmrt-measure -o FILE.json [--device cpu|cuda] [--storage DIR] [--quick] [--force]
 //
 // Each figure is the best of a few timed repetitions after a warm-up:
 //   peak_flops.f32      hmrt_sgemm on a large square problem
@@ -19,9 +19,19 @@
 //   efficiency          a representative kernel of each op kind, as the
 //                       fraction of the roofline the cost model would predict
 //                       for it at peak (hmcc's tg/Analysis/Cost.h counts)
+// With --device cuda (a build linked with the CUDA backend) the compute
+// figures are the GPU's, through the backend's kernel table on device
+// memory: peak_flops.bf16 (and f16) from a large GEMM with bf16 products
+// (hmrt_matmul_f32_bf16, as programs with --precision bf16 call it),
+// peak_flops.f32 from an fp32 one, the launch overhead of a one-element
+// kernel (the table's kernels each wait for the GPU), and the efficiency
+// of each kind on transformer-sized work (GEMMs and attention with bf16
+// products, against the bf16 peak); links, storage and the host optimizer
+// as above, between the GPU and pinned host memory.
 // --quick uses small sizes (seconds, for tests); the figures are rougher.
 
 #include "hmrt/device.h"
+#include "hmrt/kernel_table.h"
 #include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
 
@@ -99,10 +109,177 @@ void storage(hmrt_device* dev, const std::string& dir, uint64_t bytes, double* w
   hmrt_buffer_free(file);
 }
 
+/// Writes the profile `j` to `out` (through a temporary file, renamed).
+void write(const std::string& out, const nlohmann::json& j) {
+  std::string text = j.dump(2) + "\n";
+  std::string tmp = out + ".tmp." + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) die("cannot write " + out + ": " + std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    die("cannot write " + out + ": " + std::strerror(errno));
+  }
+  std::fprintf(stderr, "hmrt-measure: wrote %s\n", out.c_str());
+}
+
+/// Zeroed float buffers in a device's device tier, freed with it.
+struct DeviceFloats {
+  hmrt_device* dev;
+  std::vector<hmrt_buffer*> buffers;
+  ~DeviceFloats() {
+    for (hmrt_buffer* b : buffers) hmrt_buffer_free(b);
+  }
+  template <class T = float>
+  T* get(int64_t count) {
+    hmrt_buffer* b = nullptr;
+    const uint64_t bytes = uint64_t(std::max<int64_t>(count, 1)) * sizeof(T);
+    check(hmrt_buffer_alloc(dev, HMRT_TIER_DEVICE, bytes, &b), "allocating device memory");
+    buffers.push_back(b);
+    check(hmrt_memset(b, 0, 0, bytes), "memset");
+    void* p = nullptr;
+    check(hmrt_buffer_device_ptr(b, 0, bytes, &p), "device address");
+    return static_cast<T*>(p);
+  }
+};
+
+/// The compute figures of a GPU (--device cuda): peaks, launch overhead and
+/// the efficiency of each kind, through the backend's kernel table on
+/// device memory (each call returns when the GPU is done). `bandwidth` is
+/// the device tier's copy bandwidth measured before.
+void measureGpu(hmrt_device* dev, bool quick, int reps, double bandwidth, nlohmann::json& j) {
+  const hmrt_kernels* k = hmrt_device_kernels(dev);
+  DeviceFloats mem{dev, {}};
+  // Peaks: square GEMMs, with bf16 products (f32 operands rounded as they
+  // are read, as programs call them) and in fp32.
+  auto gemm = [&](bool bf16, int64_t m, int64_t n, int64_t kk, float* a, float* b, float* y) {
+    const int64_t sa[2] = {m, kk}, sb[2] = {kk, n}, sy[2] = {m, n};
+    check((bf16 ? k->matmul_f32_bf16 : k->matmul_f32)(a, 2, sa, 0, b, 2, sb, 0, y, 2, sy),
+          "matmul");
+  };
+  double peak16 = 0, peak32 = 0;
+  {
+    const int64_t n = quick ? 1024 : 8192;
+    float *a = mem.get(n * n), *b = mem.get(n * n), *y = mem.get(n * n);
+    peak16 = 2.0 * double(n) * n * n / best(reps, [&] { gemm(true, n, n, n, a, b, y); });
+    const int64_t n32 = quick ? 512 : 4096;
+    peak32 = 2.0 * double(n32) * n32 * n32 / best(reps, [&] { gemm(false, n32, n32, n32, a, b, y); });
+  }
+  note("peak_flops.bf16 (bf16 products)", peak16 / 1e12, "TFLOP/s");
+  note("peak_flops.f32", peak32 / 1e12, "TFLOP/s");
+  j["peak_flops"] = {{"f32", peak32}, {"bf16", peak16}, {"f16", peak16}};
+
+  // The fixed cost of one op: a one-element add.
+  float* one = mem.get(1);
+  const int64_t shape1[1] = {1};
+  const int calls = quick ? 200 : 2000;
+  const double launch = best(reps, [&] {
+    for (int i = 0; i < calls; ++i)
+      check(k->binary_f32(HMRT_BINARY_ADD, one, 1, shape1, one, 1, shape1, one, 1, shape1),
+            "add");
+  }) / calls;
+  note("launch_overhead", launch * 1e6, "us");
+  j["launch_overhead"] = launch;
+
+  auto efficiency = [&](const char* kind, double flops, double bytes, double peak,
+                        double seconds) {
+    const double roofline = std::max(flops / peak, bytes / bandwidth) + launch;
+    const double e = std::clamp(roofline / seconds, 0.01, 1.0);
+    char what[64];
+    std::snprintf(what, sizeof what, "efficiency.%s", kind);
+    note(what, e, "of the roofline");
+    j["efficiency"][kind] = e;
+  };
+  {  // matmul: a GPT layer's GEMMs for 8192 tokens of width 2048 (bf16 products)
+    const int64_t rows = quick ? 1024 : 8192, w = quick ? 256 : 2048;
+    float *x = mem.get(rows * 4 * w), *wt = mem.get(4 * w * 4 * w), *y = mem.get(rows * 4 * w);
+    double flops = 0, bytes = 0, sec = 0;
+    for (auto [kk, n] : {std::pair<int64_t, int64_t>{w, w}, {w, 3 * w}, {w, 4 * w}, {4 * w, w}}) {
+      sec += best(reps, [&] { gemm(true, rows, n, kk, x, wt, y); });
+      flops += 2.0 * rows * n * kk;
+      bytes += 4.0 * (rows * kk + kk * n + rows * n);
+    }
+    efficiency("matmul", flops, bytes, peak16, sec);
+  }
+  const int64_t rows = quick ? 1024 : 16384, cols = 4096, ne = rows * cols;
+  float *x = mem.get(ne), *y = mem.get(ne), *z = mem.get(ne);
+  const int64_t shape[1] = {ne}, dims2[2] = {rows, cols};
+  efficiency("elementwise", double(ne), 12.0 * ne, peak32, best(reps, [&] {
+               check(k->binary_f32(HMRT_BINARY_ADD, x, 1, shape, y, 1, shape, z, 1, shape), "add");
+             }));
+  efficiency("transcendental", double(ne), 8.0 * ne, peak32, best(reps, [&] {
+               check(k->unary_f32(HMRT_UNARY_EXP, x, y, ne), "exp");
+             }));
+  {  // fused: bias + GELU (erf), 6 ops per element, as tg-fuse-elementwise makes it
+    float* bias = mem.get(cols);
+    float* c = mem.get(3);  // sqrt(2), 1 and 1/2: zeros time the same
+    const void* in[5] = {bias, x, c, c + 1, c + 2};
+    const int64_t is_bool[5] = {0, 0, 0, 0, 0};
+    const int64_t in_dims[10] = {1, cols, rows, cols, 1, 1, 1, 1, 1, 1};
+    const int64_t code[24] = {HMRT_FUSED_ADD, 0, 1, -1, HMRT_FUSED_DIV, 5, 2, -1,
+                              HMRT_FUSED_ERF, 6, -1, -1, HMRT_FUSED_ADD, 7, 3, -1,
+                              HMRT_FUSED_MUL, 5, 8, -1, HMRT_FUSED_MUL, 9, 4, -1};
+    efficiency("fused", 6.0 * ne, 8.0 * ne, peak32, best(reps, [&] {
+                 check(k->fused_f32(6, code, 5, in, is_bool, in_dims, y, 2, dims2), "fused");
+               }));
+  }
+  {  // attention: the 1.3 B GPT's (8 x 16 heads of 1024 causal keys, 128
+     // dims; quick: smaller), forward and backward with bf16 products, its
+     // work as tg/Analysis/Cost.h counts it (7 GEMMs of T x T x D per head,
+     // halved by the mask; every operand and result once)
+    const int64_t B = quick ? 1 : 8, H = quick ? 2 : 16, T = quick ? 256 : 1024, D = 128;
+    const int64_t n = B * H * T * D;
+    float *q = mem.get(n), *o = mem.get(n), *dq = mem.get(n), *dk = mem.get(n),
+          *dv = mem.get(n), *lse = mem.get(B * H * T);
+    const int32_t flags = HMRT_ATTENTION_CAUSAL | HMRT_ATTENTION_BTHD | HMRT_ATTENTION_BF16;
+    const float scale = 0.088f;
+    double sec = best(reps, [&] {
+      check(k->attention_forward(q, q, q, nullptr, nullptr, o, lse, B, H, H, T, T, D, scale,
+                                 flags, 0.0f, 0, 0), "attention");
+      check(k->attention_backward(q, q, q, nullptr, nullptr, o, lse, q, dq, dk, dv, B, H, H, T,
+                                  T, D, scale, flags, 0.0f, 0, 0), "attention backward");
+    });
+    efficiency("attention", 7.0 * n * T, 4.0 * (12.0 * n + 2.0 * B * H * T), peak16, sec);
+  }
+  efficiency("softmax", 5.0 * ne, 8.0 * ne, peak32, best(reps, [&] {
+               check(k->softmax_axis_f32(x, 2, dims2, 1, 0, y), "softmax");
+             }));
+  {
+    float *gamma = mem.get(cols), *beta = mem.get(cols), *mean = mem.get(rows),
+          *rstd = mem.get(rows);
+    efficiency("norm", 8.0 * ne, 4.0 * (2.0 * ne + 2 * cols), peak32, best(reps, [&] {
+                 check(k->layer_norm_f32(x, 2, dims2, 1, gamma, beta, 1e-5f, y, mean, rstd),
+                       "layer norm");
+               }));
+  }
+  {
+    double* acc = mem.get<double>(2);
+    efficiency("reduction", double(ne), 4.0 * ne + 4, peak32, best(reps, [&] {
+                 check(k->add_sum_of_squares(x, ne, acc, acc + 1), "sum of squares");
+               }));
+  }
+  {
+    const int64_t perm[2] = {1, 0};
+    efficiency("data", 0.0, 8.0 * ne, peak32, best(reps, [&] {
+                 check(k->transpose(x, 2, dims2, perm, y, sizeof(float)), "transpose");
+               }));
+  }
+  {  // the optimizer kind: AdamW on the device, 12 flops and 28 bytes per parameter
+    const int64_t np = quick ? (1 << 20) : (1 << 26);
+    float *p = mem.get(np), *g = mem.get(np), *m = mem.get(np), *v = mem.get(np);
+    int64_t step = 0;
+    efficiency("optimizer", 12.0 * np, 28.0 * np, peak32, best(reps, [&] {
+                 check(k->adamw_step(p, g, m, v, np, 1e-3, 0.9, 0.999, 1e-8, 0.01, ++step),
+                       "adamw");
+               }));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string out, dir;
+  std::string out, dir, backend = "cpu";
   bool quick = false, force = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -110,13 +287,18 @@ int main(int argc, char** argv) {
       out = argv[++i];
     else if (a == "--storage" && i + 1 < argc)
       dir = argv[++i];
+    else if (a == "--device" && i + 1 < argc)
+      backend = argv[++i];
     else if (a == "--quick")
       quick = true;
     else if (a == "--force")
       force = true;
     else if (a == "--help" || a == "-h") {
-      std::printf("usage: hmrt-measure -o FILE.json [--storage DIR] [--quick] [--force]\n"
-                  "  --force replaces FILE.json when it exists\n");
+      std::printf("usage: hmrt-measure -o FILE.json [--device cpu|cuda] [--storage DIR] [--quick] "
+                  "[--force]\n"
+                  "  --device   the backend to measure (default cpu; cuda needs a build linked\n"
+                  "             with the CUDA backend, as bench/gpu-check.sh makes)\n"
+                  "  --force    replaces FILE.json when it exists\n");
       return 0;
     } else {
       die("unknown argument '" + a + "' (hmrt-measure --help)");
@@ -128,22 +310,30 @@ int main(int argc, char** argv) {
     die(out + " exists; pass --force to replace it");
 
   hmrt_device* device = nullptr;
-  check(hmrt_device_open("cpu", &device), "opening the cpu backend");
+  check(hmrt_device_open(backend.c_str(), &device),
+        ("opening the " + backend + " backend").c_str());
+  const bool gpu = backend != "cpu";
   const int reps = quick ? 2 : 5;
   nlohmann::json j;
-  j["name"] = "measured";
-  j["shared_host"] = true;
-  std::fprintf(stderr, "hmrt-measure: measuring this machine%s\n", quick ? " (quick)" : "");
+  j["name"] = gpu ? "measured-" + backend : "measured";
+  j["shared_host"] = !gpu;
+  std::fprintf(stderr, "hmrt-measure: measuring this machine%s%s\n",
+               gpu ? (" (" + backend + ")").c_str() : "", quick ? " (quick)" : "");
 
-  // Compute: a large GEMM.
-  const int64_t n = quick ? 512 : 2048;
-  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(static_cast<size_t>(n * n));
-  double t = best(reps, [&] {
-    check(hmrt_sgemm(0, 0, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n), "sgemm");
-  });
-  double peak = 2.0 * double(n) * n * n / t;
-  note("peak_flops.f32 (sgemm)", peak / 1e9, "GFLOP/s");
-  j["peak_flops"] = {{"f32", peak}};
+  // Compute: a large GEMM (on a GPU, measureGpu below).
+  double t = 0, peak = 0;
+  if (!gpu) {
+    const int64_t n = quick ? 512 : 2048;
+    std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f),
+        c(static_cast<size_t>(n * n));
+    t = best(reps, [&] {
+      check(hmrt_sgemm(0, 0, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n),
+            "sgemm");
+    });
+    peak = 2.0 * double(n) * n * n / t;
+    note("peak_flops.f32 (sgemm)", peak / 1e9, "GFLOP/s");
+    j["peak_flops"] = {{"f32", peak}};
+  }
 
   // Memory: copies within a tier and between tiers.
   const uint64_t bytes = quick ? (32ull << 20) : (256ull << 20);
@@ -220,6 +410,13 @@ int main(int argc, char** argv) {
   note("host_optimizer.f32", adamw / 1e6, "M params/s");
   note("host_optimizer.8bit", adamw8 / 1e6, "M params/s");
   j["host_optimizer"] = {{"f32", adamw}, {"8bit", adamw8}};
+  if (gpu) {
+    measureGpu(device, quick, reps, bandwidth, j);
+    for (hmrt_buffer* buf : {d0, d1, h0, h1}) hmrt_buffer_free(buf);
+    hmrt_device_close(device);
+    write(out, j);
+    return 0;
+  }
 
   // The fixed cost of one op.
   float one = 1.0f, out1 = 0.0f;
@@ -368,17 +565,6 @@ int main(int argc, char** argv) {
 
   for (hmrt_buffer* buf : {d0, d1, h0, h1}) hmrt_buffer_free(buf);
   hmrt_device_close(device);
-
-  std::string text = j.dump(2) + "\n";
-  std::string tmp = out + ".tmp." + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) die("cannot write " + out + ": " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    die("cannot write " + out + ": " + std::strerror(errno));
-  }
-  std::fprintf(stderr, "hmrt-measure: wrote %s\n", out.c_str());
+  write(out, j);
   return 0;
 }
