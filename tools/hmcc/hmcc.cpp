@@ -474,16 +474,22 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   if (m.storageArena)
     os << "  storage: " << formatBytes(m.storageStates) << " of optimizer states (arena "
        << formatBytes(m.storageArena) << "), updated through host staging\n";
-  unsigned gemms = 0, bf16 = 0;
+  unsigned gemms = 0, attention = 0, bf16 = 0;
   module.walk([&](mlir::Operation *op) {
-    if (isa<hmcc::tg::MatMulOp, hmcc::tg::GemmOp>(op)) {
-      ++gemms;
+    bool gemm = isa<hmcc::tg::MatMulOp, hmcc::tg::GemmOp>(op);
+    bool attn = isa<hmcc::tg::AttentionOp, hmcc::tg::AttentionGradOp>(op);
+    gemms += gemm;
+    attention += attn;
+    if (gemm || attn)
       bf16 += hmcc::tg::hasBf16Math(op);
-    }
   });
-  if (gemms)
-    os << "  GEMMs: " << gemms << (bf16 ? ", bf16 products and fp32 sums" : ", fp32")
-       << " (--precision " << (bf16 ? "bf16" : "fp32") << ")\n";
+  if (gemms || attention) {
+    os << "  GEMMs: " << gemms;
+    if (attention)
+      os << ", attention ops: " << attention;
+    os << (bf16 ? ", bf16 products and fp32 sums" : ", fp32") << " (--precision "
+       << (bf16 ? "bf16" : "fp32") << ")\n";
+  }
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
     unsigned recomputed = 0, offloaded = 0;
