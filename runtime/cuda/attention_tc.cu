@@ -253,38 +253,81 @@ __global__ void tc_di_kernel(AttnLayout a, const float* out, const float* dout, 
   }
 }
 
-// The tiles of P' and dS (bf16) for query rows [i0, i0 + 64) of head
-// (b, h) and keys [j0, j0 + 64): from the scores S = Q K^T and dP = dO V^T
-// of the warp's rows r0.. in ss and sdp, the rows' lse and di.
-__device__ void probabilities_and_ds(const AttnLayout& a, const DropoutMask& mask, int has_drop,
-                                     const float* bias, int64_t b, int64_t h, int64_t i0,
-                                     int64_t j0, int r0, const float* ss, const float* sdp,
-                                     const float* slse, const float* sdi, bf16* sp, bf16* sds) {
-  const int lane = threadIdx.x % 32;
-  const int64_t head = b * a.H + h;
-  for (int e = lane; e < kF * kRows; e += 32) {
-    const int r = r0 + e / kRows, jj = e % kRows;
-    const int64_t i = i0 + r, j = j0 + jj;
-    const float s = score(a, bias, b, h, i, j, ss[r * kRows + jj]);
-    const float p = s == -INFINITY ? 0.0f : ew::exp_f32(s - slse[r]);
-    float pd = p, dp = sdp[r * kRows + jj];
-    if (has_drop) {
-      const bool keep = mask.keep(a.prob_index(head, i, j));
-      pd = keep ? p * mask.scale : 0.0f;
-      dp = keep ? dp * mask.scale : 0.0f;
-    }
-    sp[r * kRows + jj] = __float2bfloat16_rn(pd);
-    sds[r * kRows + jj] = __float2bfloat16_rn(p * (dp - sdi[r]));
-  }
-}
+// A backward block's shared memory: the q, dout, k and v tiles (bf16), S
+// and dP (fp32), P' and dS (bf16), an fp32 accumulator (dq, or dk), the
+// query rows' lse and di, and with `second` another accumulator (dv).
+struct BackwardTiles {
+  bf16 *q, *dout, *k, *v;
+  float *s, *dp;
+  bf16 *p, *ds;
+  float *acc, *lse, *di, *acc2;
 
-size_t dq_shm(int Dp) {
-  return 4 * align128(size_t(kRows) * Dp * sizeof(bf16)) +   // q, dout, k, v tiles
-         2 * align128(size_t(kRows) * kRows * sizeof(float)) +  // S, dP
-         2 * align128(size_t(kRows) * kRows * sizeof(bf16)) +   // P' (unused), dS
-         align128(size_t(kRows) * Dp * sizeof(float)) +        // dq accumulator
-         2 * align128(kRows * sizeof(float));                  // lse, di
-}
+  static size_t bytes(int Dp, bool second) {
+    return 4 * align128(size_t(kRows) * Dp * sizeof(bf16)) +
+           2 * align128(size_t(kRows) * kRows * sizeof(float)) +
+           2 * align128(size_t(kRows) * kRows * sizeof(bf16)) +
+           (second ? 2 : 1) * align128(size_t(kRows) * Dp * sizeof(float)) +
+           2 * align128(kRows * sizeof(float));
+  }
+  __device__ BackwardTiles(unsigned char* shm, int Dp, bool second) {
+    Carve cv{shm};
+    q = cv.take<bf16>(kRows * Dp);
+    dout = cv.take<bf16>(kRows * Dp);
+    k = cv.take<bf16>(kRows * Dp);
+    v = cv.take<bf16>(kRows * Dp);
+    s = cv.take<float>(kRows * kRows);
+    dp = cv.take<float>(kRows * kRows);
+    p = cv.take<bf16>(kRows * kRows);
+    ds = cv.take<bf16>(kRows * kRows);
+    acc = cv.take<float>(kRows * Dp);
+    lse = cv.take<float>(kRows);
+    di = cv.take<float>(kRows);
+    acc2 = second ? cv.take<float>(kRows * Dp) : nullptr;
+  }
+
+  // The q and dout tiles of query rows [i0, i0 + 64) of head (b, h), with
+  // their lse and di (the whole block).
+  __device__ void load_queries(const AttnLayout& a, const float* qg, const float* doutg,
+                               const float* lseg, const float* dig, int64_t b, int64_t h,
+                               int64_t i0, int Dp) {
+    const int64_t head = b * a.H + h;
+    load_tile(q, qg + a.q_off(b, h), a.ldq(), i0, a.T, a.D, Dp);
+    load_tile(dout, doutg + a.q_off(b, h), a.ldq(), i0, a.T, a.D, Dp);
+    if (threadIdx.x < kRows) {
+      const int64_t i = i0 + threadIdx.x;
+      lse[threadIdx.x] = i < a.T ? lseg[head * a.T + i] : 0.0f;
+      di[threadIdx.x] = i < a.T ? dig[head * a.T + i] : 0.0f;
+    }
+  }
+
+  // The warp's query rows r0.. of P' and dS for keys [j0, j0 + 64): S =
+  // Q K^T and dP = dO V^T, then P = exp(scale * S + bias - lse) (0 where
+  // masked), P' = P with the dropout, dS = P (dP' - di), both rounded.
+  __device__ void probabilities_and_ds(const AttnLayout& a, const DropoutMask& mask,
+                                       int has_drop, const float* bias, int64_t b, int64_t h,
+                                       int64_t i0, int64_t j0, int r0, int Dp) {
+    warp_gemm<true>(q + r0 * Dp, Dp, k, Dp, Dp / kF, kRows / kF, s + r0 * kRows, kRows);
+    warp_gemm<true>(dout + r0 * Dp, Dp, v, Dp, Dp / kF, kRows / kF, dp + r0 * kRows, kRows);
+    __syncwarp();
+    const int lane = threadIdx.x % 32;
+    const int64_t head = b * a.H + h;
+    for (int e = lane; e < kF * kRows; e += 32) {
+      const int r = r0 + e / kRows, jj = e % kRows;
+      const int64_t i = i0 + r, j = j0 + jj;
+      const float sc = score(a, bias, b, h, i, j, s[r * kRows + jj]);
+      const float pr = sc == -INFINITY ? 0.0f : ew::exp_f32(sc - lse[r]);
+      float pd = pr, dpr = dp[r * kRows + jj];
+      if (has_drop) {
+        const bool keep = mask.keep(a.prob_index(head, i, j));
+        pd = keep ? pr * mask.scale : 0.0f;
+        dpr = keep ? dpr * mask.scale : 0.0f;
+      }
+      p[r * kRows + jj] = __float2bfloat16_rn(pd);
+      ds[r * kRows + jj] = __float2bfloat16_rn(pr * (dpr - di[r]));
+    }
+    __syncwarp();
+  }
+};
 
 // grid: (query tiles, batch * heads)
 __global__ void __launch_bounds__(kThreadsTc)
@@ -292,68 +335,43 @@ __global__ void __launch_bounds__(kThreadsTc)
                  const float* k, const float* v, const float* bias, const float* lse,
                  const float* dout, const float* di, float* dq) {
   extern __shared__ __align__(128) unsigned char shm[];
-  Carve cv{shm};
-  bf16* sq = cv.take<bf16>(kRows * Dp);
-  bf16* sdo = cv.take<bf16>(kRows * Dp);
-  bf16* sk = cv.take<bf16>(kRows * Dp);
-  bf16* sv = cv.take<bf16>(kRows * Dp);
-  float* ss = cv.take<float>(kRows * kRows);
-  float* sdp = cv.take<float>(kRows * kRows);
-  bf16* sp = cv.take<bf16>(kRows * kRows);
-  bf16* sds = cv.take<bf16>(kRows * kRows);
-  float* sacc = cv.take<float>(kRows * Dp);
-  float* slse = cv.take<float>(kRows);
-  float* sdi = cv.take<float>(kRows);
-
+  BackwardTiles t(shm, Dp, false);
   const int64_t head = blockIdx.y, b = head / a.H, h = head % a.H;
   const int64_t i0 = int64_t(blockIdx.x) * kRows;
-  const int w = threadIdx.x / 32, r0 = w * kF;
-  const int64_t ldq = a.ldq(), ldk = a.ldk();
-  load_tile(sq, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-  load_tile(sdo, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) sacc[e] = 0.0f;
-  if (threadIdx.x < kRows) {
-    const int64_t i = i0 + threadIdx.x;
-    slse[threadIdx.x] = i < a.T ? lse[head * a.T + i] : 0.0f;
-    sdi[threadIdx.x] = i < a.T ? di[head * a.T + i] : 0.0f;
-  }
+  const int r0 = threadIdx.x / 32 * kF;
+  t.load_queries(a, q, dout, lse, di, b, h, i0, Dp);
+  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) t.acc[e] = 0.0f;
   const int64_t i1 = i0 + kRows < a.T ? i0 + kRows : a.T;
   const int64_t kend = a.causal ? (a.S < i1 ? a.S : i1) : a.S;
   const float* kh = k + a.kv_off(b, h / a.group);
   const float* vh = v + a.kv_off(b, h / a.group);
   for (int64_t j0 = 0; j0 < kend; j0 += kRows) {
     __syncthreads();
-    load_tile(sk, kh, ldk, j0, a.S, a.D, Dp);
-    load_tile(sv, vh, ldk, j0, a.S, a.D, Dp);
+    load_tile(t.k, kh, a.ldk(), j0, a.S, a.D, Dp);
+    load_tile(t.v, vh, a.ldk(), j0, a.S, a.D, Dp);
     __syncthreads();
-    warp_gemm<true>(sq + r0 * Dp, Dp, sk, Dp, Dp / kF, kRows / kF, ss + r0 * kRows, kRows);
-    warp_gemm<true>(sdo + r0 * Dp, Dp, sv, Dp, Dp / kF, kRows / kF, sdp + r0 * kRows, kRows);
-    __syncwarp();
-    probabilities_and_ds(a, mask, has_drop, bias, b, h, i0, j0, r0, ss, sdp, slse, sdi, sp, sds);
-    __syncwarp();
+    t.probabilities_and_ds(a, mask, has_drop, bias, b, h, i0, j0, r0, Dp);
     // dq_w += dS_w K (accumulated in fp32 in shared memory).
     for (int n = 0; n < Dp / kF; ++n) {
       FragC acc;
-      wmma::load_matrix_sync(acc, sacc + r0 * Dp + n * kF, Dp, wmma::mem_row_major);
+      wmma::load_matrix_sync(acc, t.acc + r0 * Dp + n * kF, Dp, wmma::mem_row_major);
       for (int kk = 0; kk < kRows / kF; ++kk) {
         FragA fa;
-        wmma::load_matrix_sync(fa, sds + r0 * kRows + kk * kF, kRows);
+        wmma::load_matrix_sync(fa, t.ds + r0 * kRows + kk * kF, kRows);
         FragB fb;
-        wmma::load_matrix_sync(fb, sk + kk * kF * Dp + n * kF, Dp);
+        wmma::load_matrix_sync(fb, t.k + kk * kF * Dp + n * kF, Dp);
         wmma::mma_sync(acc, fa, fb, acc);
       }
-      wmma::store_matrix_sync(sacc + r0 * Dp + n * kF, acc, Dp, wmma::mem_row_major);
+      wmma::store_matrix_sync(t.acc + r0 * Dp + n * kF, acc, Dp, wmma::mem_row_major);
     }
   }
   __syncthreads();
   float* dqh = dq + a.q_off(b, h);
   for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) {
     const int r = e / Dp, d = e % Dp;
-    if (i0 + r < a.T && d < a.D) dqh[(i0 + r) * ldq + d] = a.scale * sacc[e];
+    if (i0 + r < a.T && d < a.D) dqh[(i0 + r) * a.ldq() + d] = a.scale * t.acc[e];
   }
 }
-
-size_t dkv_shm(int Dp) { return dq_shm(Dp) + align128(size_t(kRows) * Dp * sizeof(float)); }
 
 // grid: (key tiles, batch * kv heads)
 __global__ void __launch_bounds__(kThreadsTc)
@@ -361,52 +379,29 @@ __global__ void __launch_bounds__(kThreadsTc)
                   const float* k, const float* v, const float* bias, const float* lse,
                   const float* dout, const float* di, float* dk, float* dv) {
   extern __shared__ __align__(128) unsigned char shm[];
-  Carve cv{shm};
-  bf16* sq = cv.take<bf16>(kRows * Dp);
-  bf16* sdo = cv.take<bf16>(kRows * Dp);
-  bf16* sk = cv.take<bf16>(kRows * Dp);
-  bf16* sv = cv.take<bf16>(kRows * Dp);
-  float* ss = cv.take<float>(kRows * kRows);
-  float* sdp = cv.take<float>(kRows * kRows);
-  bf16* sp = cv.take<bf16>(kRows * kRows);
-  bf16* sds = cv.take<bf16>(kRows * kRows);
-  float* sdk = cv.take<float>(kRows * Dp);
-  float* slse = cv.take<float>(kRows);
-  float* sdi = cv.take<float>(kRows);
-  float* sdv = cv.take<float>(kRows * Dp);
-
+  BackwardTiles t(shm, Dp, true);
+  float *sdk = t.acc, *sdv = t.acc2;
   const int64_t task = blockIdx.y, b = task / a.Hk, kvh = task % a.Hk;
   const int64_t j0 = int64_t(blockIdx.x) * kRows;
-  const int w = threadIdx.x / 32, r0 = w * kF;
-  const int64_t ldq = a.ldq(), ldk = a.ldk();
-  load_tile(sk, k + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
-  load_tile(sv, v + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
+  const int r0 = threadIdx.x / 32 * kF;
+  const int64_t ldk = a.ldk();
+  load_tile(t.k, k + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
+  load_tile(t.v, v + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
   for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) sdk[e] = sdv[e] = 0.0f;
   // Query tiles that see a key of this tile: causal, from the one holding
   // query j0 on.
   const int64_t first = a.causal ? j0 / kRows * kRows : 0;
   for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
-    const int64_t head = b * a.H + h;
     for (int64_t i0 = first; i0 < a.T; i0 += kRows) {
       __syncthreads();  // the last tile's readers are done
-      load_tile(sq, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-      load_tile(sdo, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-      if (threadIdx.x < kRows) {
-        const int64_t i = i0 + threadIdx.x;
-        slse[threadIdx.x] = i < a.T ? lse[head * a.T + i] : 0.0f;
-        sdi[threadIdx.x] = i < a.T ? di[head * a.T + i] : 0.0f;
-      }
+      t.load_queries(a, q, dout, lse, di, b, h, i0, Dp);
       __syncthreads();
-      // The warp's 16 query rows of S and dP, then of P' and dS.
-      warp_gemm<true>(sq + r0 * Dp, Dp, sk, Dp, Dp / kF, kRows / kF, ss + r0 * kRows, kRows);
-      warp_gemm<true>(sdo + r0 * Dp, Dp, sv, Dp, Dp / kF, kRows / kF, sdp + r0 * kRows, kRows);
-      __syncwarp();
-      probabilities_and_ds(a, mask, has_drop, bias, b, h, i0, j0, r0, ss, sdp, slse, sdi, sp,
-                           sds);
+      // The warp's 16 query rows of P' and dS.
+      t.probabilities_and_ds(a, mask, has_drop, bias, b, h, i0, j0, r0, Dp);
       __syncthreads();  // every warp's rows of P' and dS are there
       // The warp's 16 keys: dv += P'^T dO, dk += dS^T Q.
-      warp_gemm_at_acc(sp + r0, kRows, sdo, Dp, Dp / kF, sdv + r0 * Dp, Dp);
-      warp_gemm_at_acc(sds + r0, kRows, sq, Dp, Dp / kF, sdk + r0 * Dp, Dp);
+      warp_gemm_at_acc(t.p + r0, kRows, t.dout, Dp, Dp / kF, sdv + r0 * Dp, Dp);
+      warp_gemm_at_acc(t.ds + r0, kRows, t.q, Dp, Dp / kF, sdk + r0 * Dp, Dp);
     }
   }
   __syncthreads();
@@ -457,13 +452,13 @@ int tc_attention_backward(void* stream, const AttnLayout& a, const DropoutMask* 
   if (a.T > 0) {
     tc_di_kernel<<<blocks_for(a.B * a.H * a.T), kThreads, 0, s>>>(a, out, dout, di);
     if (int e = launched()) return e;
-    const size_t shm = dq_shm(Dp);
+    const size_t shm = BackwardTiles::bytes(Dp, false);
     if (int e = launch_config(tc_dq_kernel, shm)) return e;
     tc_dq_kernel<<<dim3(unsigned((a.T + kRows - 1) / kRows), unsigned(a.B * a.H)), kThreadsTc,
                    shm, s>>>(a, mask, drop != nullptr, Dp, q, k, v, bias, lse, dout, di, dq);
     if (int e = launched()) return e;
   }
-  const size_t shm = dkv_shm(Dp);
+  const size_t shm = BackwardTiles::bytes(Dp, true);
   if (int e = launch_config(tc_dkv_kernel, shm)) return e;
   tc_dkv_kernel<<<dim3(unsigned((a.S + kRows - 1) / kRows), unsigned(a.B * a.Hk)), kThreadsTc,
                   shm, s>>>(a, mask, drop != nullptr, Dp, q, k, v, bias, lse, dout, di, dk, dv);
