@@ -73,4 +73,45 @@ TEST(Cost, CountsWorkAndTraffic) {
   EXPECT_EQ(c["tg.parameter"].bytes, 0);
 }
 
+// Inside a SymbolLookupScope, declarations are found through symbol tables
+// built once per module: an op of a module and of its clone each find
+// their own module's declaration, and the costs are those found without a
+// scope; scopes nest, and lookups fall back to the walk after the last.
+TEST(Cost, SymbolLookupScopeFindsEachModulesDeclarations) {
+  MLIRContext context;
+  context.loadDialect<hmcc::tg::TGDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    tg.parameter @w : tensor<4x3xf32> {source = "w"}
+    tg.state @w.m : tensor<4x3xf32> {kind = "exp_avg", param = @w}
+    tg.state @w.v : tensor<4x3xf32> {kind = "exp_avg_sq", param = @w}
+    func.func @f(%g: tensor<4x3xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+      tg.adamw_update @w, %g, %lr, %s {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-8 : f32, exp_avg = @w.m, exp_avg_sq = @w.v, weight_decay = 0.0 : f32} : tensor<4x3xf32>
+      return
+    }
+  )mlir", &context);
+  ASSERT_TRUE(module);
+  OwningOpRef<ModuleOp> copy(module->clone());
+  auto updateOf = [](ModuleOp m) {
+    Operation *found = nullptr;
+    m.walk([&](hmcc::tg::AdamWUpdateOp u) { found = u; });
+    return found;
+  };
+  Operation *mine = updateOf(*module), *theirs = updateOf(*copy);
+  auto ref = FlatSymbolRefAttr::get(&context, "w");
+  const int64_t unscoped = hmcc::opCost(mine).bytes;
+  {
+    hmcc::SymbolLookupScope outer;
+    EXPECT_EQ(hmcc::lookupDecl(mine, ref), module->lookupSymbol("w"));
+    EXPECT_EQ(hmcc::lookupDecl(theirs, ref), copy->lookupSymbol("w"));
+    EXPECT_EQ(hmcc::opCost(mine).bytes, unscoped);
+    {
+      hmcc::SymbolLookupScope inner;
+      EXPECT_EQ(hmcc::opCost(theirs).bytes, unscoped);
+    }
+    EXPECT_EQ(hmcc::lookupDecl(theirs, ref), copy->lookupSymbol("w"));
+  }
+  EXPECT_EQ(hmcc::lookupDecl(mine, ref), module->lookupSymbol("w"));
+  EXPECT_EQ(hmcc::lookupDecl(mine, FlatSymbolRefAttr::get(&context, "nope")), nullptr);
+}
+
 } // namespace
