@@ -83,6 +83,10 @@ HMRT_HD inline uint16_t float_to_bf16_rne(float f) {
   return uint16_t((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
 }
 
+// f rounded to bf16 (nearest even) and widened back: the value a bf16
+// product multiplies by.
+HMRT_HD inline float round_to_bf16(float f) { return bf16_to_float(float_to_bf16_rne(f)); }
+
 }  // namespace hmrt
 
 #endif  // HMRT_CORE_FLOAT16_H

@@ -30,7 +30,6 @@
 // is a bf16 GEMM with fp32 sums.
 #include <algorithm>
 #include <cmath>
-#include <new>
 #include <vector>
 
 #include "core/attention_layout.h"
@@ -127,23 +126,14 @@ inline void exp_shifted(float* x, float c, int64_t n) {
 
 // x[j] rounded to bf16 (nearest even) for j < n, kept as fp32.
 inline void round_bf16(float* x, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) x[j] = bf16_to_float(float_to_bf16_rne(x[j]));
+  for (int64_t j = 0; j < n; ++j) x[j] = round_to_bf16(x[j]);
 }
 
 // The operands the GEMMs read: x itself, or with a.bf16 a copy of its n
 // elements rounded to bf16 in `copy`. Null when the copy cannot be had.
 const float* gemm_operand(const Attn& a, const float* x, int64_t n, std::vector<float>* copy) {
-  if (!a.bf16) return x;
-  try {
-    copy->resize(static_cast<size_t>(n));
-  } catch (const std::bad_alloc&) {
-    return nullptr;
-  }
-  float* y = copy->data();
-  parallel_for(n, int64_t{1} << 16, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) y[i] = bf16_to_float(float_to_bf16_rne(x[i]));
-  });
-  return y;
+  if (!a.bf16 || n == 0) return x;  // nothing to round (no keys: no bytes to copy)
+  return bf16_values(x, n, copy) ? copy->data() : nullptr;
 }
 
 }  // namespace

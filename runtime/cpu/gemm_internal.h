@@ -6,6 +6,7 @@
 #define HMRT_CPU_GEMM_INTERNAL_H
 
 #include <cstdint>
+#include <vector>
 
 namespace hmrt {
 
@@ -26,6 +27,11 @@ void sgemm_own_serial(bool trans_a, bool trans_b, int64_t m, int64_t n,
                       int64_t k, float alpha, const float* a, int64_t lda,
                       const float* b, int64_t ldb, float beta, float* c,
                       int64_t ldc, float* workspace);
+
+// x[0, n) rounded to bf16 (nearest even) and widened, in `out`: the
+// operand of a GEMM with bf16 products (cpu/nn_ops.cpp, on all threads).
+// False when the memory cannot be had.
+bool bf16_values(const float* x, int64_t n, std::vector<float>* out);
 
 }  // namespace hmrt
 

@@ -27,6 +27,7 @@
 
 #include "core/float16.h"
 #include "core/internal.h"
+#include "cpu/gemm_internal.h"
 #include "cpu/nn_ops_shared.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
@@ -660,7 +661,7 @@ namespace {
 
 // A GEMM operand's element as the bf16 value it multiplies by, in fp32: an
 // fp32 one rounded to bf16 (nearest even), a bf16 one (its bits) widened.
-inline float bf16_value(float x) { return hmrt::bf16_to_float(hmrt::float_to_bf16_rne(x)); }
+inline float bf16_value(float x) { return hmrt::round_to_bf16(x); }
 inline float bf16_value(uint16_t x) { return hmrt::bf16_to_float(x); }
 
 // The elements of a GEMM operand of rows x cols (leading dim ld) over
@@ -715,6 +716,10 @@ hmrt_status sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float al
 }
 
 }  // namespace
+
+bool hmrt::bf16_values(const float* x, int64_t n, std::vector<float>* out) {
+  return bf16_operand(x, 1, 0, 1, n, n, out);
+}
 
 const hmrt::GemmEngine<float> hmrt::kCpuGemmBf16Products = {
     " (bf16 products)", sgemm_bf16<float>, sgemm_bf16_batched<float>, cpu_broadcast_c, true};

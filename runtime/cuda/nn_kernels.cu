@@ -51,17 +51,14 @@ __device__ float dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
-// x rounded to bf16 (nearest even), as the CPU kernels round it.
-__device__ float round_bf16(float x) { return bf16_to_float(float_to_bf16_rne(x)); }
-
 // x, or with bf16 products (HMRT_ATTENTION_BF16) x rounded to bf16.
-__device__ float rd(float x, bool bf16) { return bf16 ? round_bf16(x) : x; }
+__device__ float rd(float x, bool bf16) { return bf16 ? round_to_bf16(x) : x; }
 
 // The dot product of attention's factors: of their bf16 values with bf16.
 __device__ float dot(const float* a, const float* b, int64_t n, bool bf16) {
   if (!bf16) return dot(a, b, n);
   float s = 0.0f;
-  for (int64_t d = 0; d < n; ++d) s += round_bf16(a[d]) * round_bf16(b[d]);
+  for (int64_t d = 0; d < n; ++d) s += round_to_bf16(a[d]) * round_to_bf16(b[d]);
   return s;
 }
 
@@ -238,7 +235,7 @@ __global__ void attention_forward_kernel(AttnLayout a, DropoutMask mask, int has
 // with bf16 products P (dP' - di) (the CPU kernel's order), rounded.
 __device__ float dscore(const DropoutMask* drop, int has_drop, bool bf16, float p, float dp,
                         float di, uint64_t index) {
-  if (bf16) return round_bf16(p * ((has_drop ? drop_prob(drop, dp, index) : dp) - di));
+  if (bf16) return round_to_bf16(p * ((has_drop ? drop_prob(drop, dp, index) : dp) - di));
   if (!has_drop) return p * (dp - di);
   return drop_prob(drop, p, index) * dp - p * di;
 }

@@ -188,7 +188,7 @@ TEST(Attention, Bf16ProductsMatchReference) {
 }
 
 std::vector<float> rounded_bf16(std::vector<float> x) {
-  for (float& e : x) e = hmrt::bf16_to_float(hmrt::float_to_bf16_rne(e));
+  for (float& e : x) e = hmrt::round_to_bf16(e);
   return x;
 }
 
@@ -309,6 +309,20 @@ TEST(Attention, IndependentOfThreads) {
       first = all;
     else
       EXPECT_TRUE(hmrt_test::bitwise_equal(first, all)) << threads;
+  }
+}
+
+// Without keys every row is masked: NaN at both precisions (nothing to
+// round is not a failed allocation).
+TEST(Attention, NoKeysGiveNanAtBothPrecisions) {
+  const int64_t T = 2, D = 4;
+  auto q = hmrt_test::normal_vec(T * D, 95);
+  float kv = 0.0f;
+  for (int32_t flags : {0, HMRT_ATTENTION_BF16}) {
+    std::vector<float> out(T * D, 0.0f), lse(T, 0.0f);
+    HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), &kv, &kv, nullptr, nullptr, out.data(),
+                                          lse.data(), 1, 1, 1, T, 0, D, 0.5f, flags, 0.0f, 0, 0));
+    for (float o : out) EXPECT_TRUE(std::isnan(o)) << flags;
   }
 }
 
