@@ -183,11 +183,8 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       // of 8-bit moments no slower than fp32 ones, every moment 8-bit
       // leaves room on the device for more parameters, whose updates move
       // nothing; else nothing changes here.
-      auto rate = [&](StringRef format) {
-        auto it = profile->hostOptimizer.find(format.str());
-        return it == profile->hostOptimizer.end() ? 0.0 : it->second;
-      };
-      if (rate("8bit") >= rate("f32"))
+      if (planner::hostUpdateSeconds(1.0, "8bit", *profile) <=
+          planner::hostUpdateSeconds(1.0, "f32", *profile))
         for (AdamWUpdateOp u : updates)
           quantize(module, u);
       return;

@@ -109,6 +109,16 @@ void storage(hmrt_device* dev, const std::string& dir, uint64_t bytes, double* w
   hmrt_buffer_free(file);
 }
 
+/// Records efficiency.`kind`: the cost model's roofline time over the
+/// measured one, within [0.01, 1].
+void recordEfficiency(nlohmann::json& j, const char* kind, double roofline, double seconds) {
+  const double e = std::clamp(roofline / seconds, 0.01, 1.0);
+  char what[64];
+  std::snprintf(what, sizeof what, "efficiency.%s", kind);
+  note(what, e, "of the roofline");
+  j["efficiency"][kind] = e;
+}
+
 /// Writes the profile `j` to `out` (through a temporary file, renamed).
 void write(const std::string& out, const nlohmann::json& j) {
   std::string text = j.dump(2) + "\n";
@@ -184,12 +194,7 @@ void measureGpu(hmrt_device* dev, bool quick, int reps, double bandwidth, nlohma
 
   auto efficiency = [&](const char* kind, double flops, double bytes, double peak,
                         double seconds) {
-    const double roofline = std::max(flops / peak, bytes / bandwidth) + launch;
-    const double e = std::clamp(roofline / seconds, 0.01, 1.0);
-    char what[64];
-    std::snprintf(what, sizeof what, "efficiency.%s", kind);
-    note(what, e, "of the roofline");
-    j["efficiency"][kind] = e;
+    recordEfficiency(j, kind, std::max(flops / peak, bytes / bandwidth) + launch, seconds);
   };
   {  // matmul: a GPT layer's GEMMs for 8192 tokens of width 2048 (bf16 products)
     const int64_t rows = quick ? 1024 : 8192, w = quick ? 256 : 2048;
@@ -449,11 +454,7 @@ int main(int argc, char** argv) {
     return std::max(flops / peak, bytes_ / bandwidth) + launch;
   };
   auto efficiency = [&](const char* kind, double flops, double bytes_, double seconds) {
-    double e = std::clamp(roofline(flops, bytes_) / seconds, 0.01, 1.0);
-    char what[64];
-    std::snprintf(what, sizeof what, "efficiency.%s", kind);
-    note(what, e, "of the roofline");
-    j["efficiency"][kind] = e;
+    recordEfficiency(j, kind, roofline(flops, bytes_), seconds);
   };
   {  // matmul: transformer-sized products (512 rows, width w, to w or 4w
      // columns), small to large, as one total

@@ -92,15 +92,12 @@ int64_t flopsOf(Operation *op) {
 
 } // namespace
 
-SymbolLookupScope::SymbolLookupScope()
-    : tables(std::make_unique<SymbolTableCollection>()), outer(currentScope) {
-  currentScope = this;
-}
+SymbolLookupScope::SymbolLookupScope() : outer(currentScope) { currentScope = this; }
 
 SymbolLookupScope::~SymbolLookupScope() { currentScope = outer; }
 
 Operation *SymbolLookupScope::lookup(Operation *from, FlatSymbolRefAttr ref) {
-  return tables->lookupNearestSymbolFrom(from, ref.getAttr());
+  return tables.lookupNearestSymbolFrom(from, ref.getAttr());
 }
 
 Operation *lookupDecl(Operation *from, FlatSymbolRefAttr ref) {

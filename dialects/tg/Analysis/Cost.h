@@ -19,7 +19,6 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <cstdint>
-#include <memory>
 
 namespace hmcc {
 
@@ -50,7 +49,7 @@ public:
   mlir::Operation *lookup(mlir::Operation *from, mlir::FlatSymbolRefAttr ref);
 
 private:
-  std::unique_ptr<mlir::SymbolTableCollection> tables;
+  mlir::SymbolTableCollection tables;
   SymbolLookupScope *outer;
 };
 
