@@ -108,13 +108,13 @@ int64_t chunkElements(int64_t bytes) {
   return std::max<int64_t>(1, bytes / 4 / hm::kChunkElements) * hm::kChunkElements;
 }
 
-SmallVector<std::pair<int64_t, int64_t>> chunkRanges(ArrayRef<tg::StateOp> states, int64_t n,
+SmallVector<std::pair<int64_t, int64_t>> chunkRanges(ArrayRef<Operation *> states, int64_t n,
                                                       int64_t chunk) {
   SmallVector<std::pair<int64_t, int64_t>> ranges;
   if (chunk <= 0)
     return ranges;
   int64_t granularity = hm::kChunkElements;
-  for (tg::StateOp s : states)
+  for (Operation *s : states)
     granularity = std::max(granularity, hm::chunkGranularity(s));
   chunk = (chunk + granularity - 1) / granularity * granularity;
   if (n > chunk)

@@ -72,7 +72,7 @@ int64_t chunkElements(int64_t bytes);
 /// to the states' granularity (hm::chunkGranularity: 1 MiB of parameter
 /// with 8-bit states); none (one whole update) without a chunk size or
 /// when the parameter is no larger than one chunk.
-llvm::SmallVector<std::pair<int64_t, int64_t>> chunkRanges(llvm::ArrayRef<tg::StateOp> states,
+llvm::SmallVector<std::pair<int64_t, int64_t>> chunkRanges(llvm::ArrayRef<mlir::Operation *> states,
                                                             int64_t n, int64_t chunk);
 
 } // namespace hmcc::planner

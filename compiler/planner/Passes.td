@@ -253,7 +253,7 @@ def PlanQuantizeTraffic : Pass<"plan-quantize-traffic", "::mlir::ModuleOp"> {
 }
 
 def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
-  let summary = "Homes optimizer states in storage when the host arena exceeds its budget";
+  let summary = "Homes optimizer states, then parameters, in storage when the host arena exceeds its budget";
   let description = [{
     Runs after the other planning passes, before hm-place-buffers. When the
     host arena the program would be placed with exceeds `ram` and there is
@@ -265,10 +265,22 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
     largest parameter moved, or with `chunk-size` of the largest chunk
     (plan-staging adds them after placement). The
     host arena without storage comes from placing a copy of the program.
-    When moving every state is not enough, all move if that makes the host
+
+    When every state is in storage and the host arena is still over, the
+    parameters on the host follow (`hm.home = "storage"` on their
+    tg.parameter), largest first, the fewest that fit, each count judged by
+    placing a copy of the program: each device copy of such a parameter
+    (plan-tiers' fetches) reads a host copy read from storage just before
+    it (a `tg.identity` homed on the host, on the storage_read stream,
+    placed on a 4096-byte block so that it moves with O_DIRECT), and its
+    update stages the parameter with its states (plan-staging). Only
+    parameters read by nothing but their device copies move.
+
+    When moving everything is not enough, all move if that makes the host
     arena smaller (small states need not: storage moves whole pages), none
-    otherwise, and hm-check-budget reports what the host arena still needs. `force` replaces the choice:
-    "all", or parameter names separated by commas.
+    otherwise, and hm-check-budget reports what the host arena still needs.
+    `force` replaces the choice of states ("all", or parameter names
+    separated by commas), `force-params` that of parameters.
   }];
   let options = [
     Option<"ram", "ram", "std::string", /*default=*/"\"\"",
@@ -279,19 +291,22 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
            "plan-staging's chunk size, for the staging buffers' size (empty: whole parameters)">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
            "For tests: all, or parameters on the host whose states go to storage">,
+    Option<"forceParams", "force-params", "std::string", /*default=*/"\"\"",
+           "For tests: all, or parameters on the host that go to storage themselves">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
 
 def PlanStaging : Pass<"plan-staging", "::mlir::ModuleOp"> {
-  let summary = "Updates optimizer states homed in storage through host staging buffers";
+  let summary = "Updates optimizer states and parameters homed in storage through host staging buffers";
   let description = [{
     Runs after hm-place-buffers, before plan-streams. Each optimizer update
-    whose states plan-tiers homed in storage (`hm.home = "storage"` on the
-    tg.state) runs on the host's copies of them: two staging buffers are
-    added at the end of the host arena (4096-byte aligned, each as large as
-    the states of the largest such update), used in turn; `hm.stage "in"`
-    ops read the update's states from the storage arena into its buffer,
+    whose states or parameter plan-storage homed in storage (`hm.home =
+    "storage"` on the tg.state or tg.parameter) runs on the host's copies of
+    them: two staging buffers are added at the end of the host arena
+    (4096-byte aligned, each as large as the stored tensors of the largest
+    such update), used in turn; `hm.stage "in"` ops read the update's
+    stored states (and parameter) from the storage arena into its buffer,
     `hm.staged` on the update names where each one is, and `hm.stage "out"`
     ops write them back right after the update. The reads for an update
     are issued right after the update before it, so they run (on the

@@ -31,20 +31,23 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// The states an op names by symbol that live in storage.
-SmallVector<StateOp> storedStates(Operation *op, SymbolTable &symbols) {
-  SmallVector<StateOp> out;
+/// The states and the parameter an update names by symbol that live in
+/// storage (none for a parameter's read, which its host copy stages).
+SmallVector<Operation *> storedTensors(Operation *op) {
+  SmallVector<Operation *> out;
+  if (isa<ParamOp>(op))
+    return out;
   for (NamedAttribute attr : op->getAttrs())
     if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-      if (auto state = symbols.lookup<StateOp>(ref.getValue()); state && hm::isStorageHomed(state))
-        out.push_back(state);
+      if (Operation *tensor = hm::storedTensor(op, ref))
+        out.push_back(tensor);
   return out;
 }
 
 /// Replaces `update` by one copy per chunk of planner::chunkRanges, each
 /// marked with hm.chunk, and returns them in order; an update that runs
 /// whole comes back alone.
-SmallVector<Operation *> splitIntoChunks(Operation *update, ArrayRef<StateOp> states,
+SmallVector<Operation *> splitIntoChunks(Operation *update, ArrayRef<Operation *> states,
                                          int64_t chunk, SymbolTable &symbols) {
   auto ref = update->getAttrOfType<FlatSymbolRefAttr>("param");
   auto param = ref ? symbols.lookup<ParameterOp>(ref.getValue()) : ParameterOp();
@@ -84,11 +87,11 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
     SymbolTable symbols(module);
     // The updates of stored states (chunk by chunk), per function, and the
     // staging bytes one of them needs.
-    SmallVector<std::pair<Operation *, SmallVector<StateOp>>> updates;
+    SmallVector<std::pair<Operation *, SmallVector<Operation *>>> updates;
     int64_t slot = 0;
     for (auto fn : module.getOps<func::FuncOp>())
       for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-        SmallVector<StateOp> states = storedStates(&op, symbols);
+        SmallVector<Operation *> states = storedTensors(&op);
         if (states.empty())
           continue;
         if (!hm::isHostHomed(&op)) {
@@ -97,7 +100,7 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
         }
         for (Operation *part : splitIntoChunks(&op, states, chunk, symbols)) {
           int64_t bytes = 0;
-          for (StateOp s : states)
+          for (Operation *s : states)
             bytes += hm::stagedSlice(part, s).bytes;
           slot = std::max(slot, bytes);
           updates.push_back({part, states});
@@ -121,20 +124,20 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
         b.setInsertionPointAfter(previous);
       else
         b.setInsertionPoint(update);
-      auto stage = [&](StringRef direction, StateOp s, int64_t offset) {
-        auto op = hm::StageOp::create(b, update->getLoc(), direction, s.getSymName(),
-                                      uint64_t(offset), s.getType());
+      auto stage = [&](StringRef direction, Operation *s, int64_t offset) {
+        auto op = hm::StageOp::create(b, update->getLoc(), direction, SymbolTable::getSymbolName(s),
+                                      uint64_t(offset), hm::storedType(s));
         if (auto chunkAttr = update->getAttr(hm::kChunkAttr))
           op->setAttr(hm::kChunkAttr, chunkAttr);
       };
-      for (StateOp s : states) {
+      for (Operation *s : states) {
         stage("in", s, at);
-        staged.push_back(b.getNamedAttr(s.getSymName(), b.getI64IntegerAttr(at)));
+        staged.push_back(b.getNamedAttr(SymbolTable::getSymbolName(s), b.getI64IntegerAttr(at)));
         at += hm::stagedSlice(update, s).bytes;
       }
       update->setAttr(hm::kStagedAttr, b.getDictionaryAttr(staged));
       b.setInsertionPointAfter(update);
-      for (StateOp s : llvm::reverse(states)) {
+      for (Operation *s : llvm::reverse(states)) {
         at -= hm::stagedSlice(update, s).bytes;
         stage("out", s, at);
       }

@@ -1,4 +1,4 @@
-//===- Storage.cpp - optimizer states homed in storage --------------------===//
+//===- Storage.cpp - optimizer states and parameters homed in storage -----===//
 //
 // plan-storage (see Passes.td). The host arena's size is known exactly
 // before anything moves: the program is placed once as it is; moving a
@@ -16,6 +16,8 @@
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "llvm/ADT/StringSet.h"
 
 namespace hmcc {
@@ -29,22 +31,63 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// The staging bytes the update of `states` (of a parameter of `n`
-/// elements) needs: the largest sum of its states' slices over its chunks
-/// (planner::chunkRanges; the whole states without), as plan-staging lays
-/// them out.
-int64_t stagingBytes(ArrayRef<StateOp> states, int64_t n, int64_t chunk) {
+/// The staging bytes the update of the stored tensors `stored` (its states,
+/// and the parameter itself when it is stored; `n` elements) needs: the
+/// largest sum of their slices over its chunks (planner::chunkRanges; the
+/// whole tensors without), as plan-staging lays them out.
+int64_t stagingBytes(ArrayRef<Operation *> stored, int64_t n, int64_t chunk) {
   auto bytesOf = [&](std::optional<std::pair<int64_t, int64_t>> part) {
     int64_t bytes = 0;
-    for (StateOp s : states)
+    for (Operation *s : stored)
       bytes += hm::stateSlice(s, part).bytes;
     return bytes;
   };
-  auto ranges = planner::chunkRanges(states, n, chunk);
+  auto ranges = planner::chunkRanges(stored, n, chunk);
   int64_t most = ranges.empty() ? bytesOf(std::nullopt) : 0;
   for (auto range : ranges)
     most = std::max(most, bytesOf(range));
   return most;
+}
+
+/// Homes the parameters `names` (on the host, with their states in storage
+/// or none) in storage, in `fn`: each device copy of one reads a host copy
+/// made just before it from storage (a tg.identity homed on the host, on
+/// the storage_read stream).
+void homeInStorage(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names) {
+  auto storage = StringAttr::get(module.getContext(), "storage");
+  auto host = StringAttr::get(module.getContext(), "host");
+  for (auto p : module.getOps<ParameterOp>())
+    if (names.contains(p.getSymName()))
+      p->setAttr(hm::kHomeAttr, storage);
+  OpBuilder b(module.getContext());
+  for (auto param : llvm::make_early_inc_range(fn.getOps<ParamOp>())) {
+    if (!names.contains(param.getName()))
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(param.getResult().getUses())) {
+      Operation *fetch = use.getOwner();
+      b.setInsertionPoint(fetch);
+      auto read = IdentityOp::create(b, fetch->getLoc(), param.getType(), param.getResult());
+      read->setAttr(hm::kHomeAttr, host);
+      use.set(read.getResult());
+    }
+  }
+}
+
+/// The parameters plan-tiers homed on the host that can live in storage:
+/// read only by their device copies in `fn` (not returned, not read on the
+/// host). Largest first.
+SmallVector<std::pair<int64_t, StringRef>> storableParameters(ModuleOp module, func::FuncOp fn) {
+  llvm::StringSet<> readElsewhere;
+  for (auto param : fn.getOps<ParamOp>())
+    for (Operation *user : param.getResult().getUsers())
+      if (!isa<IdentityOp>(user) || hm::isHostHomed(user))
+        readElsewhere.insert(param.getName());
+  SmallVector<std::pair<int64_t, StringRef>> out;
+  for (auto p : module.getOps<ParameterOp>())
+    if (hm::isHostHomed(p) && !readElsewhere.contains(p.getSymName()))
+      out.push_back({tensorBytes(p.getType()), p.getSymName()});
+  llvm::stable_sort(out, [](auto &a, auto &b) { return a.first > b.first; });
+  return out;
 }
 
 struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
@@ -52,10 +95,11 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (force.empty() && (ram.empty() || nvme.empty()))
+    if (force.empty() && forceParams.empty() && (ram.empty() || nvme.empty()))
       return;
+    func::FuncOp fn = planner::trainingFunction(module);
     // The parameters on the host with states, largest first.
-    llvm::StringMap<SmallVector<StateOp>> states;
+    llvm::StringMap<SmallVector<Operation *>> states;
     for (auto s : module.getOps<StateOp>())
       states[s.getParam()].push_back(s);
     SmallVector<std::pair<int64_t, StringRef>> sized;
@@ -63,60 +107,140 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
       if (hm::isHostHomed(p) && states.count(p.getSymName()))
         sized.push_back({tensorBytes(p.getType()), p.getSymName()});
     llvm::stable_sort(sized, [](auto &a, auto &b) { return a.first > b.first; });
+    SmallVector<std::pair<int64_t, StringRef>> storable =
+        fn ? storableParameters(module, fn) : SmallVector<std::pair<int64_t, StringRef>>();
 
-    llvm::StringSet<> chosen;
-    if (!force.empty()) {
-      SmallVector<StringRef> parts;
-      StringRef(force).split(parts, ',');
-      for (StringRef part : parts) {
-        part = part.trim();
-        if (part != "all" && !llvm::is_contained(llvm::make_second_range(sized), part)) {
-          module.emitError() << "plan-storage: force: '" << part
-                             << "' is not a parameter on the host with optimizer states";
-          return signalPassFailure();
-        }
-        chosen.insert(part);
-      }
-      if (chosen.contains("all"))
-        for (auto &[bytes, name] : sized)
-          chosen.insert(name);
-    } else {
-      auto parsed = planner::budgetOption(module, "plan-storage", "ram", ram);
-      auto chunkBytes = planner::budgetOption(module, "plan-storage", "chunk-size", chunkSize);
-      if (failed(parsed) || failed(chunkBytes))
-        return signalPassFailure();
-      const int64_t chunk = *chunkBytes ? planner::chunkElements(**chunkBytes) : 0;
-      const int64_t budget = **parsed; // set: checked on entry
-      std::optional<ScheduleMemory> placed = placedMemory(module);
-      if (!placed)
-        return signalPassFailure();
-      // The host arena with the states moved so far (staging buffers after
-      // the rest, page-aligned, once anything is moved).
-      const int64_t unmoved = placed->hostArena;
-      auto arenaWith = [&](int64_t host, int64_t slot) {
-        return slot == 0 ? host : hm::storageBlocks(host) + 2 * slot;
-      };
-      int64_t host = unmoved, slot = 0;
-      for (auto &[bytes, name] : sized) {
-        if (host == 0 || arenaWith(host, slot) <= budget)
-          break;
-        for (StateOp s : states.lookup(name))
-          host -= hm::arenaBytes(s.getType());
-        auto param = module.lookupSymbol<ParameterOp>(name);
-        int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
-        slot = std::max(slot, stagingBytes(states.lookup(name), n, chunk));
-        chosen.insert(name);
-      }
-      // Over the budget even so: moving is worth it only if the arena shrank
-      // (small states can grow it: storage moves whole pages).
-      if (arenaWith(host, slot) > budget && arenaWith(host, slot) >= unmoved)
-        chosen.clear();
-    }
-    auto storage = StringAttr::get(module.getContext(), "storage");
-    for (auto &[bytes, name] : sized)
-      if (chosen.contains(name))
-        for (StateOp s : states.lookup(name))
+    auto chunkBytes = planner::budgetOption(module, "plan-storage", "chunk-size", chunkSize);
+    if (failed(chunkBytes))
+      return signalPassFailure();
+    const int64_t chunk = *chunkBytes ? planner::chunkElements(**chunkBytes) : 0;
+    // The states of the parameters `chosen` to storage in `m` (the module
+    // or a copy).
+    auto storeStates = [&](ModuleOp m, const llvm::StringSet<> &chosen) {
+      auto storage = StringAttr::get(m.getContext(), "storage");
+      for (auto s : m.getOps<StateOp>())
+        if (chosen.contains(s.getParam()))
           s->setAttr(hm::kHomeAttr, storage);
+    };
+
+    if (!force.empty() || !forceParams.empty()) {
+      llvm::StringSet<> chosen, params;
+      if (failed(parseForce(module, "force", force, sized,
+                            "a parameter on the host with optimizer states", chosen)) ||
+          failed(parseForce(module, "force-params", forceParams, storable,
+                            "a parameter on the host read only by its device copies", params)))
+        return signalPassFailure();
+      storeStates(module, chosen);
+      if (!params.empty())
+        homeInStorage(module, fn, params);
+      return;
+    }
+
+    auto parsed = planner::budgetOption(module, "plan-storage", "ram", ram);
+    if (failed(parsed))
+      return signalPassFailure();
+    const int64_t budget = **parsed; // set: checked on entry
+    std::optional<ScheduleMemory> placed = placedMemory(module);
+    if (!placed)
+      return signalPassFailure();
+    // The host arena with the states moved so far (staging buffers after
+    // the rest, page-aligned, once anything is moved).
+    const int64_t unmoved = placed->hostArena;
+    auto arenaWith = [&](int64_t host, int64_t slot) {
+      return slot == 0 ? host : hm::storageBlocks(host) + 2 * slot;
+    };
+    llvm::StringSet<> chosen;
+    int64_t host = unmoved, slot = 0;
+    for (auto &[bytes, name] : sized) {
+      if (host == 0 || arenaWith(host, slot) <= budget)
+        break;
+      for (Operation *s : states.lookup(name))
+        host -= hm::arenaBytes(hm::storedType(s));
+      auto param = module.lookupSymbol<ParameterOp>(name);
+      int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
+      slot = std::max(slot, stagingBytes(states.lookup(name), n, chunk));
+      chosen.insert(name);
+    }
+    int64_t best = arenaWith(host, slot);
+    if (best > budget && fn && chosen.size() == sized.size() && !storable.empty()) {
+      // Every state is in storage and the host arena is still over: the
+      // parameters follow, largest first, as few as fit (each count placed
+      // for real: the host copies their fetches read take transient host
+      // bytes), else all of them if that is smaller.
+      auto arenaWithParams = [&](size_t count) -> std::optional<int64_t> {
+        OwningOpRef<ModuleOp> copy(module.clone());
+        storeStates(*copy, chosen);
+        llvm::StringSet<> names;
+        int64_t slots = slot;
+        for (auto &[bytes, name] : ArrayRef(storable).take_front(count)) {
+          names.insert(name);
+          SmallVector<Operation *> stored = states.lookup(name);
+          auto param = module.lookupSymbol<ParameterOp>(name);
+          stored.push_back(param);
+          int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
+          slots = std::max(slots, stagingBytes(stored, n, chunk));
+        }
+        homeInStorage(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), names);
+        std::optional<ScheduleMemory> m = placedMemory(*copy);
+        if (!m)
+          return std::nullopt;
+        return arenaWith(m->hostArena, slots);
+      };
+      std::optional<int64_t> all = arenaWithParams(storable.size());
+      if (!all)
+        return signalPassFailure();
+      size_t count = 0;
+      if (*all <= budget) {
+        // The fewest that fit: a bisection (more parameters in storage,
+        // fewer host bytes).
+        size_t lo = 0, hi = storable.size();
+        while (lo + 1 < hi) {
+          size_t mid = lo + (hi - lo) / 2;
+          std::optional<int64_t> with = arenaWithParams(mid);
+          if (!with)
+            return signalPassFailure();
+          (*with <= budget ? hi : lo) = mid;
+        }
+        count = hi;
+      } else if (*all < best) {
+        count = storable.size();
+      }
+      if (count) {
+        llvm::StringSet<> names;
+        for (auto &[bytes, name] : ArrayRef(storable).take_front(count))
+          names.insert(name);
+        storeStates(module, chosen);
+        homeInStorage(module, fn, names);
+        return;
+      }
+    }
+    // Over the budget even so: moving is worth it only if the arena shrank
+    // (small states can grow it: storage moves whole pages).
+    if (best > budget && best >= unmoved)
+      chosen.clear();
+    storeStates(module, chosen);
+  }
+
+  /// Parses `text` (option `option`: "all" or names separated by commas,
+  /// each one of `candidates`, which are `what`) into `chosen`.
+  LogicalResult parseForce(ModuleOp module, StringRef option, StringRef text,
+                           ArrayRef<std::pair<int64_t, StringRef>> candidates, StringRef what,
+                           llvm::StringSet<> &chosen) {
+    if (text.empty())
+      return success();
+    SmallVector<StringRef> parts;
+    text.split(parts, ',');
+    for (StringRef part : parts) {
+      part = part.trim();
+      if (part != "all" && !llvm::is_contained(llvm::make_second_range(candidates), part))
+        return module.emitError() << "plan-storage: " << option << ": '" << part << "' is not "
+                                  << what;
+      chosen.insert(part);
+    }
+    if (chosen.contains("all"))
+      for (auto &[bytes, name] : candidates)
+        chosen.insert(name);
+    return success();
   }
 };
 

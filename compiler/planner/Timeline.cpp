@@ -29,6 +29,8 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
     return {stream, transferSeconds(bytes, stream == "host_to_device" ? p.hostToDevice
                                                                         : p.deviceToHost)};
   }
+  if (stream == "storage_read") // a parameter in storage, read to the host
+    return {stream, transferSeconds(tensorBytes(op.getResult(0).getType()), p.storageRead)};
   if (stream == "host_optimizer") {
     double elements = double(cast<RankedTensorType>(op.getOperand(0).getType()).getNumElements());
     return {stream, hostUpdateSeconds(elements * chunkShare(&op),
@@ -81,7 +83,7 @@ hm::Timeline predictTimeline(func::FuncOp fn, const DeviceProfile &profile) {
     t.loads[stream.str()] += seconds;
     if (auto stage = dyn_cast<hm::StageOp>(op))
       t.linkBytes[stream.str()] += hm::stagedSlice(stage).bytes;
-    else if (stream == "host_to_device" || stream == "device_to_host")
+    else if (stream != "compute" && stream != "host_optimizer")
       t.linkBytes[stream.str()] += tensorBytes(op.getResult(0).getType());
   }
   for (auto &[resource, seconds] : t.loads)

@@ -227,23 +227,26 @@ hmrt_status StorageFile::write(const void* data, uint64_t bytes,
 hmrt_status StorageFile::transfer(bool write, void* data, uint64_t bytes,
                                   uint64_t offset, const char* fn) {
   auto* p = static_cast<uint8_t*>(data);
+  // Whole blocks from an aligned start go around the page cache; a
+  // partial last block (a tensor's tail) through it.
   const bool aligned = direct_fd_ >= 0 &&
                        reinterpret_cast<uintptr_t>(p) % kDirectAlign == 0 &&
-                       offset % kDirectAlign == 0 && bytes % kDirectAlign == 0;
+                       offset % kDirectAlign == 0;
+  const uint64_t direct = aligned ? bytes / kDirectAlign * kDirectAlign : 0;
   errno = 0;
-  bool ok;
-  if (!aligned) {
-    ok = sync_transfer(write, fd_, p, bytes, offset);
-  } else {
+  bool ok = true;
+  if (direct > 0) {
 #ifdef HMRT_HAVE_LIBURING
     io_uring* ring = t_ring.get();
     ok = ring != nullptr
-             ? uring_transfer(ring, write, direct_fd_, fd_, p, bytes, offset)
-             : sync_transfer(write, direct_fd_, p, bytes, offset);
+             ? uring_transfer(ring, write, direct_fd_, fd_, p, direct, offset)
+             : sync_transfer(write, direct_fd_, p, direct, offset);
 #else
-    ok = sync_transfer(write, direct_fd_, p, bytes, offset);
+    ok = sync_transfer(write, direct_fd_, p, direct, offset);
 #endif
   }
+  if (ok && direct < bytes)
+    ok = sync_transfer(write, fd_, p + direct, bytes - direct, offset + direct);
   if (ok) return HMRT_OK;
   return fail(HMRT_IO_ERROR,
               "%s: cannot %s %llu bytes at offset %llu of a storage file in "

@@ -4,11 +4,12 @@
 // named temporary file removed at once) in the storage directory
 // ($HMRT_STORAGE_DIR, else $TMPDIR, else /tmp), sized with ftruncate so that
 // it reads as zeros.  It is opened twice: once with O_DIRECT, so that large
-// transfers bypass the page cache as NVMe wants, and once without.  A read
-// or write whose memory address, file offset and length are multiples of
-// kDirectAlign goes through the O_DIRECT descriptor, driven by io_uring
-// (liburing) with several 1 MiB requests in flight; anything else goes
-// through the other descriptor with pread/pwrite.  Where the file system
+// transfers bypass the page cache as NVMe wants, and once without.  The
+// whole kDirectAlign blocks of a read or write whose memory address and
+// file offset are multiples of kDirectAlign go through the O_DIRECT
+// descriptor, driven by io_uring (liburing) with several 1 MiB requests in
+// flight; a partial last block, and any unaligned transfer, go through the
+// other descriptor with pread/pwrite.  Where the file system
 // refuses O_DIRECT (tmpfs), or the kernel io_uring, the runtime prints one
 // line saying so on stderr, once, and carries on with the page cache or
 // pread/pwrite.

@@ -4,6 +4,7 @@
 // tier's files and the kernel table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdlib>
@@ -510,6 +511,17 @@ TEST_F(Device, StorageDirectTransfers) {
     std::vector<uint8_t> part(1000);
     HMRT_ASSERT_OK(hmrt_copy_to_host(part.data(), file.get(), 4096 + 777777, 1000));
     EXPECT_EQ(std::memcmp(part.data(), a.data() + 777777, 1000), 0);
+    // An aligned start with a partial last block (a tensor's tail): the
+    // whole blocks directly, the tail through the page cache, both ways.
+    const uint64_t odd = size - 100;
+    const std::vector<uint8_t> b = hmrt_test::byte_pattern(odd, salt + 100);
+    HMRT_ASSERT_OK(hmrt_copy_from_host(host.get(), 0, b.data(), odd));
+    HMRT_ASSERT_OK(hmrt_copy(file.get(), 8192, host.get(), 0, odd));
+    HMRT_ASSERT_OK(hmrt_memset(back.get(), 0, 0, size));
+    HMRT_ASSERT_OK(hmrt_copy(back.get(), 0, file.get(), 8192, odd));
+    std::vector<uint8_t> got = read_all(back.get());
+    EXPECT_TRUE(std::equal(b.begin(), b.end(), got.begin()));
+    EXPECT_TRUE(std::all_of(got.begin() + odd, got.end(), [](uint8_t x) { return x == 0; }));
   };
   round_trip(31);
   std::thread plain([&] {

@@ -472,8 +472,10 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   row("activations", m.activations, std::nullopt, "at their peak");
   row("arena", m.arena, m.hostArena ? std::optional<int64_t>(m.hostArena) : std::nullopt);
   if (m.storageArena)
-    os << "  storage: " << formatBytes(m.storageStates) << " of optimizer states (arena "
-       << formatBytes(m.storageArena) << "), updated through host staging\n";
+    os << "  storage: " << formatBytes(m.storageStates) << " of optimizer states"
+       << (m.storageParameters ? " and " + formatBytes(m.storageParameters) + " of parameters"
+                               : std::string())
+       << " (arena " << formatBytes(m.storageArena) << "), updated through host staging\n";
   unsigned gemms = 0, attention = 0, bf16 = 0;
   module.walk([&](mlir::Operation *op) {
     bool gemm = isa<hmcc::tg::MatMulOp, hmcc::tg::GemmOp>(op);

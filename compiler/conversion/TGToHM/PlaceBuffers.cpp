@@ -62,11 +62,14 @@ public:
   explicit Allocator(int64_t base) : top(base) {}
   /// With `leastRecent`, the fitting block released longest ago instead of
   /// the first (for a copy on another stream: bytes just released may still
-  /// be read by the op before it, which the copy would then wait for).
-  int64_t allocate(int64_t size, bool leastRecent = false) {
+  /// be read by the op before it, which the copy would then wait for). The
+  /// offset is a multiple of `align` (a power of two, a multiple of the
+  /// arena's alignment); the bytes skipped to get there stay free.
+  int64_t allocate(int64_t size, bool leastRecent = false, int64_t align = hm::kAlignment) {
+    auto alignUp = [&](int64_t at) { return (at + align - 1) / align * align; };
     auto pick = free.end();
     for (auto it = free.begin(); it != free.end(); ++it) {
-      if (it->second.size < size)
+      if (alignUp(it->first) + size > it->first + it->second.size)
         continue;
       if (pick == free.end() || (leastRecent && it->second.freedAt < pick->second.freedAt))
         pick = it;
@@ -74,20 +77,28 @@ public:
         break;
     }
     if (pick != free.end()) {
-      int64_t offset = pick->first, rest = pick->second.size - size;
+      int64_t start = pick->first, offset = alignUp(start);
+      int64_t rest = start + pick->second.size - (offset + size);
       int64_t when = pick->second.freedAt;
       free.erase(pick);
+      if (offset > start)
+        free[start] = {offset - start, when};
       if (rest)
         free[offset + size] = {rest, when};
       return offset;
     }
     // Out of free blocks that fit: grow from the last free block when it
     // ends at the top, else from the top.
-    int64_t offset = top;
+    int64_t start = top;
+    int64_t when = 0;
     if (!free.empty() && free.rbegin()->first + free.rbegin()->second.size == top) {
-      offset = free.rbegin()->first;
+      start = free.rbegin()->first;
+      when = free.rbegin()->second.freedAt;
       free.erase(std::prev(free.end()));
     }
+    int64_t offset = alignUp(start);
+    if (offset > start)
+      free[start] = {offset - start, when};
     top = offset + size;
     return offset;
   }
@@ -340,9 +351,13 @@ private:
       // A copy to the device runs on its own stream: give it the bytes
       // released longest ago, not those the compute op before it may still
       // be reading.
-      bool copy = streamOf(*step.op) == "host_to_device";
+      // A parameter read from storage lands on a whole block, so that
+      // the runtime can read it with O_DIRECT.
+      StringRef stream = streamOf(*step.op);
+      bool copy = stream == "host_to_device";
+      int64_t align = stream == "storage_read" ? hm::kStorageAlignment : hm::kAlignment;
       for (Value v : step.born)
-        offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()), copy);
+        offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()), copy, align);
       if (!earlyRelease)
         releaseFreed(step);
     }

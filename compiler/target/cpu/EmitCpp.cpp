@@ -78,7 +78,7 @@ public:
       return nullptr;
     for (auto p : module.getOps<ParameterOp>())
       symbolOffsets[p.getSymName()] = {p->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
-                                       hm::isHostHomed(p)};
+                                       hm::isHostHomed(p), hm::isStorageHomed(p)};
     for (auto s : module.getOps<StateOp>())
       symbolOffsets[s.getSymName()] = {s->getAttrOfType<IntegerAttr>(hm::kOffsetAttr).getInt(),
                                        hm::isHostHomed(s), hm::isStorageHomed(s)};
@@ -324,6 +324,12 @@ private:
     }
     Address at = it->second;
     at.offset += skip;
+    if (at.storage) {
+      // hm-verify-memory rules this out; never address storage as memory.
+      emitError(loc, "codegen: a parameter in storage read other than by a copy to the host");
+      unplaced = true;
+      return lit("nullptr");
+    }
     return val(pointerAt(at, type));
   }
   Args cfptr(Value v) { return ptr(v, "const float"); }
@@ -539,19 +545,26 @@ private:
       // Whole 4096-byte blocks (both sides are aligned and padded), so that
       // storage moves them with O_DIRECT.
       hm::Slice slice = hm::stagedSlice(stage);
-      int64_t bytes = slice.bytes;
-      auto buffer = [&](StringRef tier) {
-        return val(emitCall("hmrt_exec_arena", {val(exec), lit(tier.str())}, {pointer("hmrt_buffer")})
-                       .getResult(0));
-      };
-      Args storage = buffer("HMRT_TIER_STORAGE"), host = buffer("HMRT_TIER_HOST");
-      Args stored = lit(symbolOffsets.lookup(stage.getState()).offset + slice.begin);
-      Args staging = lit(stage.getOffsetAttr().getInt());
-      if (stage.getDirection() == "in")
-        call("hmrt_copy", {host, staging, storage, stored, lit(bytes)});
-      else
-        call("hmrt_copy", {storage, stored, host, staging, lit(bytes)});
+      storageCopy(stage.getDirection() == "in",
+                  symbolOffsets.lookup(stage.getState()).offset + slice.begin,
+                  stage.getOffsetAttr().getInt(), slice.bytes);
       return success();
+    }
+    // A parameter in storage, read into the host arena (on a whole block;
+    // a partial last block is read through the page cache).
+    if (auto param = op->getNumOperands() == 1 && isa<IdentityOp>(op)
+                         ? op->getOperand(0).getDefiningOp<ParamOp>()
+                         : ParamOp()) {
+      Address from = symbolOffsets.lookup(param.getName());
+      auto to = offsets.find(op->getResult(0));
+      if (from.storage) {
+        if (to == offsets.end() || !to->second.host)
+          return op->emitError("codegen: a parameter in storage is read other than into the "
+                               "host arena");
+        storageCopy(/*in=*/true, from.offset, to->second.offset,
+                    tensorBytes(op->getResult(0).getType()));
+        return success();
+      }
     }
     staged = op->getAttrOfType<DictionaryAttr>(hm::kStagedAttr);
     SmallVector<rt::Call> calls;
@@ -573,6 +586,20 @@ private:
       }
     }
     return success();
+  }
+
+  /// hmrt_copy between the storage arena at `stored` and the host arena at
+  /// `hostOffset`, `bytes` of them: into the host when `in`, else back.
+  void storageCopy(bool in, int64_t stored, int64_t hostOffset, int64_t bytes) {
+    auto buffer = [&](StringRef tier) {
+      return val(emitCall("hmrt_exec_arena", {val(exec), lit(tier.str())}, {pointer("hmrt_buffer")})
+                     .getResult(0));
+    };
+    Args storage = buffer("HMRT_TIER_STORAGE"), host = buffer("HMRT_TIER_HOST");
+    if (in)
+      call("hmrt_copy", {host, lit(hostOffset), storage, lit(stored), lit(bytes)});
+    else
+      call("hmrt_copy", {storage, lit(stored), host, lit(hostOffset), lit(bytes)});
   }
 
   /// The EmitC form of one argument group of the call table.

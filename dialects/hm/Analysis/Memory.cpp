@@ -27,6 +27,8 @@ StringRef streamOf(Operation &op) {
     if (auto param = dyn_cast_or_null<ParamOp>(source)) {
       Operation *decl = lookupDecl(&op, param.getNameAttr());
       fromHost = decl && hm::isHostHomed(decl);
+      if (decl && hm::isStorageHomed(decl))
+        return "storage_read"; // a parameter in storage, to the host
     }
     if (fromHost)
       return "host_to_device";
@@ -65,10 +67,10 @@ ScheduleMemory scheduleMemory(ModuleOp module) {
   if (auto storage = hm::arenaOfTier(module, "storage"))
     m.storageArena = storage.getBytes();
   for (const hm::PersistentTensor &t : hm::persistentTensors(module)) {
-    bool host = t.tier == 1;
-    int64_t &sum = t.kind == "param"   ? (host ? m.hostParameters : m.parameters)
-                   : t.kind == "state" ? (t.tier == 2 ? m.storageStates
-                                                      : host ? m.hostStates : m.states)
+    bool host = t.tier == 1, stored = t.tier == 2;
+    int64_t &sum = t.kind == "param"
+                       ? (stored ? m.storageParameters : host ? m.hostParameters : m.parameters)
+                   : t.kind == "state" ? (stored ? m.storageStates : host ? m.hostStates : m.states)
                                        : m.inputs;
     sum += hm::arenaBytes(t.type);
   }
@@ -90,10 +92,10 @@ std::string describeHostSplit(const ScheduleMemory &m) {
   if (!m.hostArena)
     return "";
   std::string text = "parameters " + formatBytes(m.hostParameters) + ", optimizer states " +
-                     formatBytes(m.hostStates) + ", gradients " + formatBytes(m.hostTransient) +
-                     " at their peak";
+                     formatBytes(m.hostStates) + ", gradients and copies " +
+                     formatBytes(m.hostTransient) + " at their peak";
   if (m.storageArena)
-    text += ", staging of stored states " +
+    text += ", staging of stored tensors " +
             formatBytes(m.hostArena - m.hostParameters - m.hostStates - m.hostTransient);
   return text;
 }

@@ -21,8 +21,8 @@ struct ScheduleMemory {
   /// The host arena (plan-tiers): its bytes, the parameters and states
   /// homed there, and the most of its transient values live at once.
   int64_t hostArena = 0, hostParameters = 0, hostStates = 0, hostTransient = 0;
-  /// The storage arena: the optimizer states homed there.
-  int64_t storageArena = 0, storageStates = 0;
+  /// The storage arena: the parameters and optimizer states homed there.
+  int64_t storageArena = 0, storageParameters = 0, storageStates = 0;
 };
 ScheduleMemory scheduleMemory(mlir::ModuleOp module);
 
@@ -40,8 +40,9 @@ bool runsInProgram(mlir::Operation &op);
 
 /// The stream an op of a scheduled program belongs to: "host_to_device" (a
 /// device copy of a tensor homed or placed on the host), "device_to_host"
-/// (a copy placed on the host), "host_optimizer" (an update homed on the
-/// host) or "compute".
+/// (a copy placed on the host), "storage_read" (a host copy of a parameter
+/// homed in storage, or an hm.stage "in"), "storage_write" (an hm.stage
+/// "out"), "host_optimizer" (an update homed on the host) or "compute".
 llvm::StringRef streamOf(mlir::Operation &op);
 
 /// The work of `op` in the scheduled program (a view in its operand's own

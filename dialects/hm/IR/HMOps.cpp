@@ -126,26 +126,31 @@ std::optional<std::pair<int64_t, int64_t>> hmcc::hm::chunkOf(Operation *op) {
   return std::make_pair(chunk[0], chunk[1]);
 }
 
-namespace {
-/// Parameter elements per element of `state`: 1, or the 8-bit block size
-/// for a block-wise absmax state ("..._absmax").
-int64_t perStateElement(hmcc::tg::StateOp state) {
-  return state.getKind().ends_with("_absmax") ? hmcc::tg::k8bitBlock : 1;
+RankedTensorType hmcc::hm::storedType(Operation *tensor) {
+  if (auto state = dyn_cast<hmcc::tg::StateOp>(tensor))
+    return cast<RankedTensorType>(state.getType());
+  return cast<RankedTensorType>(cast<hmcc::tg::ParameterOp>(tensor).getType());
 }
-int64_t elementBytesOf(hmcc::tg::StateOp state) {
-  return hmcc::tg::elementBytes(cast<RankedTensorType>(state.getType()).getElementType());
+
+namespace {
+/// Parameter elements per element of `tensor`: 1, or the 8-bit block size
+/// for a block-wise absmax state ("..._absmax").
+int64_t perStoredElement(Operation *tensor) {
+  auto state = dyn_cast<hmcc::tg::StateOp>(tensor);
+  return state && state.getKind().ends_with("_absmax") ? hmcc::tg::k8bitBlock : 1;
+}
+int64_t elementBytesOf(Operation *tensor) {
+  return hmcc::tg::elementBytes(storedType(tensor).getElementType());
 }
 } // namespace
 
-int64_t hmcc::hm::chunkGranularity(Operation *state) {
-  auto decl = cast<hmcc::tg::StateOp>(state);
-  return kStorageAlignment / elementBytesOf(decl) * perStateElement(decl);
+int64_t hmcc::hm::chunkGranularity(Operation *tensor) {
+  return kStorageAlignment / elementBytesOf(tensor) * perStoredElement(tensor);
 }
 
-std::pair<int64_t, int64_t> hmcc::hm::stateElements(Operation *state, int64_t lo, int64_t hi) {
-  auto decl = cast<hmcc::tg::StateOp>(state);
-  int64_t n = cast<RankedTensorType>(decl.getType()).getNumElements();
-  int64_t per = perStateElement(decl);
+std::pair<int64_t, int64_t> hmcc::hm::stateElements(Operation *tensor, int64_t lo, int64_t hi) {
+  int64_t n = storedType(tensor).getNumElements();
+  int64_t per = perStoredElement(tensor);
   return {std::min(n, lo / per), std::min(n, (hi + per - 1) / per)};
 }
 
@@ -157,17 +162,15 @@ hmcc::hm::Slice hmcc::hm::stagedSlice(StageOp stage) {
   return stagedSlice(stage, SymbolTable::lookupNearestSymbolFrom(stage, stage.getStateAttr()));
 }
 
-hmcc::hm::Slice hmcc::hm::stateSlice(Operation *state,
+hmcc::hm::Slice hmcc::hm::stateSlice(Operation *tensor,
                                      std::optional<std::pair<int64_t, int64_t>> chunk) {
-  auto decl = cast<hmcc::tg::StateOp>(state);
-  int64_t whole = storageBlocks(hmcc::tg::tensorBytes(decl.getType()));
+  RankedTensorType type = storedType(tensor);
+  int64_t whole = storageBlocks(hmcc::tg::tensorBytes(type));
   if (!chunk)
     return {0, whole};
-  auto [e0, e1] = stateElements(state, chunk->first, chunk->second);
-  int64_t bytes = elementBytesOf(decl);
-  int64_t end = e1 == cast<RankedTensorType>(decl.getType()).getNumElements()
-                    ? whole
-                    : storageBlocks(e1 * bytes);
+  auto [e0, e1] = stateElements(tensor, chunk->first, chunk->second);
+  int64_t bytes = elementBytesOf(tensor);
+  int64_t end = e1 == type.getNumElements() ? whole : storageBlocks(e1 * bytes);
   return {e0 * bytes, std::max<int64_t>(0, end - e0 * bytes)};
 }
 
@@ -231,18 +234,26 @@ LogicalResult StageOp::verify() {
   return success();
 }
 
+Operation *hmcc::hm::storedTensor(Operation *from, FlatSymbolRefAttr ref) {
+  Operation *decl = SymbolTable::lookupNearestSymbolFrom(from, ref);
+  return decl && isa<hmcc::tg::StateOp, hmcc::tg::ParameterOp>(decl) && isStorageHomed(decl)
+             ? decl
+             : nullptr;
+}
+
 LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto state = symbols.lookupNearestSymbolFrom<hmcc::tg::StateOp>(*this, getStateAttr());
-  if (!state)
-    return emitOpError() << getStateAttr() << " is not a tg.state";
-  if (!isStorageHomed(state))
+  Operation *decl = symbols.lookupNearestSymbolFrom(*this, getStateAttr());
+  if (!decl || !isa<hmcc::tg::StateOp, hmcc::tg::ParameterOp>(decl))
+    return emitOpError() << getStateAttr() << " is not a tg.state or a tg.parameter";
+  if (!isStorageHomed(decl))
     return emitOpError() << getStateAttr() << " is not homed in storage";
-  if (state.getType() != getType())
-    return emitOpError() << "type " << getType() << " is not the state's " << state.getType();
-  if (auto chunk = chunkOf(*this); chunk && chunk->first % chunkGranularity(state))
+  if (storedType(decl) != getType())
+    return emitOpError() << "type " << getType() << " is not " << getStateAttr() << "'s "
+                         << storedType(decl);
+  if (auto chunk = chunkOf(*this); chunk && chunk->first % chunkGranularity(decl))
     return emitOpError() << "chunk [" << chunk->first << ", " << chunk->second << ") does not "
                          << "start on a " << kStorageAlignment << "-byte block of "
-                         << getStateAttr() << " (a multiple of " << chunkGranularity(state)
+                         << getStateAttr() << " (a multiple of " << chunkGranularity(decl)
                          << " elements)";
   return success();
 }

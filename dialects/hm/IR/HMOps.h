@@ -5,6 +5,7 @@
 #include "hm/IR/HMDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -36,8 +37,8 @@ constexpr const char *kWaitAttr = "hm.wait";
 constexpr const char *kHoldAttr = "hm.hold";
 /// Where a tg.parameter or tg.state lives, and where the results of an op
 /// are placed: "host" (the host arena), "storage" (the storage arena: only
-/// optimizer states) or "device" (the default, also when absent). Set by
-/// plan-tiers.
+/// tg.parameter and tg.state, set by plan-storage) or "device" (the
+/// default, also when absent). Set by plan-tiers.
 constexpr const char *kHomeAttr = "hm.home";
 /// On the module: where constants live, "static" (the program's static
 /// data) or "arena" (placed like any value): hm-set-constants.
@@ -45,7 +46,7 @@ constexpr const char *kConstantsAttr = "hm.constants";
 /// Whether `op` (a tg.parameter, tg.state or an op with results) has
 /// hm.home = "host".
 bool isHostHomed(mlir::Operation *op);
-/// Whether `op` (a tg.state) has hm.home = "storage".
+/// Whether `op` (a tg.state or tg.parameter) has hm.home = "storage".
 bool isStorageHomed(mlir::Operation *op);
 /// The tier of `op`'s home: 0 device, 1 host, 2 storage.
 int homeTier(mlir::Operation *op);
@@ -57,29 +58,33 @@ constexpr int64_t kStorageAlignment = 4096;
 inline int64_t storageBlocks(int64_t bytes) {
   return (bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
 }
-/// On an optimizer update whose states are stored: a dictionary from each
-/// stored state's symbol name to the host arena offset of its staging copy
-/// (plan-staging), where the update finds it.
+/// On an optimizer update whose states (or parameter) are stored: a
+/// dictionary from each stored tensor's symbol name to the host arena offset
+/// of its staging copy (plan-staging), where the update finds it.
 constexpr const char *kStagedAttr = "hm.staged";
 /// On an optimizer update of stored states and on the hm.stage ops that
 /// move them: the elements [lo, hi) of the parameter it covers, an
 /// array<i64: lo, hi> (plan-staging's chunks); absent: all of it.
 constexpr const char *kChunkAttr = "hm.chunk";
-/// Chunk boundaries are multiples of chunkGranularity() of every state
+/// Chunk boundaries are multiples of chunkGranularity() of every tensor
 /// the update stages, so that each slice starts on a kStorageAlignment
-/// boundary; this is the smallest (fp32 states).
+/// boundary; this is the smallest (fp32 states and parameters).
 constexpr int64_t kChunkElements = kStorageAlignment / 4;
-/// The parameter elements whose slice of `state` (a tg.state) fills one
-/// kStorageAlignment block: 1024 for fp32 moments, 4096 for 8-bit codes,
-/// 262144 for the absmax of 256-element blocks.
+/// The parameter elements whose slice of `state` (a tg.state, or the
+/// tg.parameter itself) fills one kStorageAlignment block: 1024 for fp32
+/// moments and parameters, 4096 for 8-bit codes, 262144 for the absmax of
+/// 256-element blocks.
 int64_t chunkGranularity(mlir::Operation *state);
+/// The tensor type of `tensor`, a tg.state or a tg.parameter.
+mlir::RankedTensorType storedType(mlir::Operation *tensor);
 /// The chunk `op` covers ({lo, hi} of hm.chunk), if it has one.
 std::optional<std::pair<int64_t, int64_t>> chunkOf(mlir::Operation *op);
-/// The elements of `state` (a tg.state) that parameter elements [lo, hi)
-/// map to: the same range, or for a block-wise absmax state ("..._absmax")
-/// the entries of the 256-element blocks they touch.
+/// The elements of `state` (a tg.state or tg.parameter) that parameter
+/// elements [lo, hi) map to: the same range, or for a block-wise absmax
+/// state ("..._absmax") the entries of the 256-element blocks they touch.
 std::pair<int64_t, int64_t> stateElements(mlir::Operation *state, int64_t lo, int64_t hi);
-/// The bytes of stored state `state` that `op` (an hm.stage, or an update
+/// The bytes of stored tensor `state` (a tg.state or tg.parameter homed in
+/// storage) that `op` (an hm.stage, or an update
 /// reading it through hm.staged) moves or touches: [begin, begin + bytes)
 /// of its storage bytes, whole kStorageAlignment blocks; the whole state
 /// when `op` has no hm.chunk.
@@ -111,6 +116,9 @@ namespace hmcc::hm {
 ArenaOp arenaOfTier(mlir::ModuleOp module, llvm::StringRef tier);
 /// The slice of its state an hm.stage moves (stagedSlice of its state).
 Slice stagedSlice(StageOp stage);
+/// The tg.state or tg.parameter homed in storage that `ref` names from
+/// `from`; null for anything else.
+mlir::Operation *storedTensor(mlir::Operation *from, mlir::FlatSymbolRefAttr ref);
 } // namespace hmcc::hm
 
 #endif // HMCC_HM_HMOPS_H

@@ -61,10 +61,11 @@ def HM_ReleaseOp : HM_Op<"release"> {
 }
 
 def HM_StageOp : HM_Op<"stage", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "moves an optimizer state between storage and its host staging copy";
+  let summary = "moves an optimizer state or parameter between storage and its host staging copy";
   let description = [{
-    An optimizer state homed in storage (`hm.home = "storage"` on its
-    tg.state) is updated through host memory: `"in"` reads its bytes from
+    An optimizer state or a parameter homed in storage (`hm.home =
+    "storage"` on its tg.state or tg.parameter) is updated through host
+    memory: `"in"` reads its bytes from
     the storage arena into the host arena at `offset` (a staging buffer,
     a multiple of 4096 bytes), the update reads and writes them there (its
     `hm.staged` names the offset), and `"out"` writes them back. Runs on the

@@ -58,11 +58,14 @@ struct CheckBudgetPass : hmcc::impl::HMCheckBudgetBase<CheckBudgetPass> {
                        : ", and plan-recompute found nothing to recompute (a program without a "
                          "backward)") ||
         !check("ram", ram, m.hostArena, "host", describeHostSplit(m),
-               nvme.empty() ? "; with --nvme DIR:SIZE, optimizer states can live in storage"
-                            : "; moving optimizer states to storage (--nvme) does not bring it "
-                              "under the budget") ||
+               nvme.empty()
+                   ? "; with --nvme DIR:SIZE, optimizer states and parameters can live in storage"
+                   : "; moving optimizer states and parameters to storage (--nvme) does not "
+                     "bring it under the budget") ||
         !check("nvme", nvme, m.storageArena, "storage",
-               "optimizer states " + formatBytes(m.storageStates), ""))
+               "parameters " + formatBytes(m.storageParameters) + ", optimizer states " +
+                   formatBytes(m.storageStates),
+               ""))
       signalPassFailure();
   }
 };

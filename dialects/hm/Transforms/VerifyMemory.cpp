@@ -208,13 +208,12 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
                fn.getArgAttr(arg.getArgNumber(), "tg.role");
       return isa<ParamOp, ConstantOp>(v.getDefiningOp());
     };
-    // A staging copy of a stored state (hm.stage, an update's hm.staged)
-    // lies in the host arena over no live value.
+    // A staging copy of a stored state or parameter (hm.stage, an update's
+    // hm.staged) lies in the host arena over no live value.
     auto checkStaging = [&](Operation *op, StringRef state, int64_t offset) -> LogicalResult {
-      auto decl = SymbolTable::lookupNearestSymbolFrom<StateOp>(op, FlatSymbolRefAttr::get(
-                                                                        op->getContext(), state));
-      if (!decl || !hm::isStorageHomed(decl))
-        return fail(op) << "stages @" << state << ", which is no state in storage";
+      Operation *decl = hm::storedTensor(op, FlatSymbolRefAttr::get(op->getContext(), state));
+      if (!decl)
+        return fail(op) << "stages @" << state << ", which is no state or parameter in storage";
       if (!arenas[1])
         return fail(op) << "stages @" << state << " in the host arena, and there is none";
       int64_t bytes = hm::stagedSlice(op, decl).bytes, begin = baseOf(1) + offset;
@@ -238,6 +237,13 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
                                   cast<IntegerAttr>(entry.getValue()).getInt())))
             return failure();
       for (Value v : op->getOperands()) {
+        // A parameter in storage is not addressable: only a copy to the
+        // host arena reads it.
+        if (auto param = v.getDefiningOp<ParamOp>())
+          if (hm::storedTensor(param, param.getNameAttr()) &&
+              !(isa<IdentityOp>(op) && hm::isHostHomed(op)))
+            return fail(op) << "reads parameter @" << param.getName()
+                            << ", which is in storage, other than by a copy to the host";
         auto lifetime = liveness.lifetimes.find(v);
         bool placed = lifetime != liveness.lifetimes.end();
         if (placed ? lifetime->second.readableAt(i) : unplacedReadable(v))

@@ -30,7 +30,7 @@
 // arena larger (the staging buffers are whole pages): nothing moves, and the
 // budget check says what the host arena holds.
 // SMALL-NOT: hm.stage
-// SMALL: error: the program does not fit --ram 3.00 KiB: it needs 3.00 KiB of host memory (parameters 768 B, optimizer states 1.50 KiB, gradients 768 B at their peak); moving optimizer states to storage (--nvme) does not bring it under the budget
+// SMALL: error: the program does not fit --ram 3.00 KiB: it needs 3.00 KiB of host memory (parameters 768 B, optimizer states 1.50 KiB, gradients and copies 768 B at their peak); moving optimizer states and parameters to storage (--nvme) does not bring it under the budget
 
 // Without storage nothing can move.
 // NONVME-NOT: storage

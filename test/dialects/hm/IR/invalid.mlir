@@ -128,3 +128,23 @@ func.func @f() {
   hm.stage "in" @w.exp_avg_absmax at 4096 {hm.chunk = array<i64: 1024, 2048>} : tensor<1172xf32>
   return
 }
+
+// -----
+// A stage moves a state or a parameter homed in storage, nothing else...
+tg.parameter @w : tensor<4xf32> {hm.home = "host", source = "w"}
+func.func @f() {
+  // expected-error @+1 {{@w is not homed in storage}}
+  hm.stage "in" @w at 4096 : tensor<4xf32>
+  return
+}
+
+// -----
+// ... and no other symbol.
+func.func @g() {
+  return
+}
+func.func @f() {
+  // expected-error @+1 {{@g is not a tg.state or a tg.parameter}}
+  hm.stage "in" @g at 4096 : tensor<4xf32>
+  return
+}
