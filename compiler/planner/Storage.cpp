@@ -51,8 +51,9 @@ int64_t stagingBytes(ArrayRef<Operation *> stored, int64_t n, int64_t chunk) {
 
 /// Homes the parameters `names` (on the host, with their states in storage
 /// or none) in storage, in `fn`: each device copy of one reads a host copy
-/// made just before it from storage (a tg.identity homed on the host, on
-/// the storage_read stream).
+/// read from storage (a tg.identity homed on the host, on the storage_read
+/// stream) right after the device copy of the stored parameter before it,
+/// so that the storage link reads one ahead.
 void homeInStorage(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names) {
   auto storage = StringAttr::get(module.getContext(), "storage");
   auto host = StringAttr::get(module.getContext(), "host");
@@ -70,6 +71,16 @@ void homeInStorage(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &na
       read->setAttr(hm::kHomeAttr, host);
       use.set(read.getResult());
     }
+  }
+  Operation *previous = nullptr; // the device copy of the last read
+  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    auto read = dyn_cast<IdentityOp>(&op);
+    if (!read || !hm::isHostHomed(read) || !read.getOperand().getDefiningOp<ParamOp>() ||
+        !names.contains(read.getOperand().getDefiningOp<ParamOp>().getName()))
+      continue;
+    if (previous)
+      read->moveAfter(previous);
+    previous = *read->getUsers().begin();
   }
 }
 

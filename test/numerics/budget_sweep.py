@@ -14,8 +14,10 @@ it; the same at the smallest --vram with --ram one byte below that plan's
 host arena and --nvme (a folder of OUTDIR): optimizer states spill to the
 storage tier, which the program's file uses, and every arena is within its
 budget (and again with --chunk-size, the stored states updated chunk by
-chunk); and that checkpoints do not depend on the plan: the programs at the
-smallest budget, with and without storage, resumed from the unplanned
+chunk); again with --ram short of half the host parameters' bytes besides:
+every state and some parameters in storage; and that checkpoints do not
+depend on the plan: the programs at the smallest budget, without storage,
+with states in storage and with parameters there too, resumed from the unplanned
 program's checkpoint of step STEPS/2, go on bit-identically. Prints one
 line per budget and a closing verdict.
 
@@ -124,8 +126,34 @@ def main():
               f"{'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
               f"{'bit-identical' if same else 'DIFFER'}")
 
-    for tag, args in [(f"b{len(budgets) - 1}", []), ("spill", storage_args)]:
-        if tag == "spill" and not host:
+        # The host arena also short of half the parameters' bytes: every
+        # state in storage, then parameters too (updates in 64 KiB chunks
+        # keep the staging small; 4 KiB chunks of every parameter would make
+        # thousands of updates, slow to compile).
+        smallest_plan = json.loads((out / f"b{len(budgets) - 1}.json").read_text())
+        on_host = [t for t in smallest_plan["persistent"] if t["tier"] == "host"]
+        params_bytes = sum(t["bytes"] for t in on_host if t["kind"] == "param")
+        states_bytes = sum(t["bytes"] for t in on_host if t["kind"] == "state")
+        ram_params = host["bytes"] - states_bytes - params_bytes // 2
+        arena, rows, plan = compile_and_train(
+            hmcc, model, out, "params", smallest, steps, train_args + storage_args,
+            ["--ram", str(ram_params), "--nvme", f"{nvme}:1G", "--chunk-size", "64K"])
+        schedule = json.loads((out / "params.json").read_text())
+        stored = [t for t in schedule["persistent"] if t["tier"] == "storage"]
+        stored_params = sum(t["kind"] == "param" for t in stored)
+        fits = (arena <= smallest and schedule["host_arena"]["bytes"] <= ram_params
+                and stored_params > 0 and all(t["tier"] != "host" for t in schedule["persistent"]
+                                              if t["kind"] == "state"))
+        same = len(rows) == len(reference) and all(
+            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        failures += not (same and fits)
+        print(f"--vram {smallest} --ram {ram_params} --chunk-size 64K: {stored_params} parameters "
+              f"in storage, arenas {'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
+              f"{'bit-identical' if same else 'DIFFER'}")
+
+    for tag, args in [(f"b{len(budgets) - 1}", []), ("spill", storage_args),
+                      ("params", storage_args)]:
+        if tag != f"b{len(budgets) - 1}" and not host:
             continue
         resumed = out / f"{tag}-resumed.jsonl"
         run([out / tag / "train", "--quiet", "--steps", str(steps), "--resume",
@@ -134,7 +162,8 @@ def main():
         same = len(rows) == steps - half and all(
             a[k] == b[k] for a, b in zip(rows, reference[half:]) for k in keys)
         failures += not same
-        print(f"--vram {smallest}{' with storage' if args else ''}: resumed from the unplanned "
+        where = {"spill": " with storage", "params": " with parameters in storage"}.get(tag, "")
+        print(f"--vram {smallest}{where}: resumed from the unplanned "
               f"program's step {half}, {len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
 
     p = run([hmcc, model, "--vram", str(smallest - 1)], expect_ok=False)

@@ -57,8 +57,9 @@ cl::OptionCategory budgetCategory(
     "model) until it does, or says which budget is the smallest that fits. --ram bounds\n"
     "the host arena: past it, with --nvme, the optimizer states of parameters on the host\n"
     "live in a storage file (train --nvme DIR says where) and are updated through two\n"
-    "host staging buffers. Copies, host updates and storage run on streams of their own,\n"
-    "overlapping compute.");
+    "host staging buffers; when that is not enough, the largest of those parameters\n"
+    "follow, read from storage for each use. Copies, host updates and storage run on\n"
+    "streams of their own, overlapping compute.");
 cl::OptionCategory outputCategory("Output");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx | model.onnxtxt>"),
@@ -108,7 +109,8 @@ cl::opt<std::string> quantizeStates(
              "always (every parameter: --optimizer adamw8bit)"),
     cl::init("never"), cl::cat(budgetCategory));
 cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
-                          cl::desc("Storage for optimizer states past --ram: a directory and the "
+                          cl::desc("Storage for optimizer states (then parameters) past --ram: "
+                                   "a directory and the "
                                    "budget of the storage arena, e.g. /mnt/ssd/hm:400G (the "
                                    "size bounds the plan; train --nvme DIR places the file)"),
                           cl::cat(budgetCategory));

@@ -352,9 +352,10 @@ private:
       // released longest ago, not those the compute op before it may still
       // be reading.
       // A parameter read from storage lands on a whole block, so that
-      // the runtime can read it with O_DIRECT.
+      // the runtime can read it with O_DIRECT; like a copy to the device,
+      // it runs on its own stream.
       StringRef stream = streamOf(*step.op);
-      bool copy = stream == "host_to_device";
+      bool copy = stream == "host_to_device" || stream == "storage_read";
       int64_t align = stream == "storage_read" ? hm::kStorageAlignment : hm::kAlignment;
       for (Value v : step.born)
         offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()), copy, align);
