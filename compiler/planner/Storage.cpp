@@ -78,8 +78,12 @@ void homeInStorage(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &na
     if (!read || !hm::isHostHomed(read) || !read.getOperand().getDefiningOp<ParamOp>() ||
         !names.contains(read.getOperand().getDefiningOp<ParamOp>().getName()))
       continue;
-    if (previous)
+    // Never above the parameter's read.
+    Operation *def = read.getOperand().getDefiningOp();
+    if (previous && def->isBeforeInBlock(previous))
       read->moveAfter(previous);
+    else if (previous)
+      read->moveAfter(def);
     previous = *read->getUsers().begin();
   }
 }
