@@ -21,10 +21,11 @@ def HM_Dialect : Dialect {
     the device arena (on `--target cpu` the host memory standing in for
     it) and, when plan-tiers homed tensors there (`hm.home = "host"` on a
     tg.parameter, a tg.state or an op whose results go there), a host
-    arena, and, when plan-storage homed optimizer states in storage
-    (`hm.home = "storage"`), a storage arena: a file, reached only through
-    `hm.stage` copies to and from host staging buffers (the update names
-    them with `hm.staged`). Persistent tensors have fixed offsets in the arena of their home,
+    arena, and, when plan-storage homed optimizer states or parameters in
+    storage (`hm.home = "storage"`), a storage arena: a file, reached only
+    through `hm.stage` copies to and from host staging buffers (the update
+    names them with `hm.staged`) and, for a parameter, a `tg.identity`
+    homed on the host that reads it into a host copy. Persistent tensors have fixed offsets in the arena of their home,
     the discardable attribute `hm.offset` on `tg.parameter`, `tg.state` and
     on data-input arguments. Every other tensor that needs memory is stored
     by an `hm.place` in an arena right after the op that defines it and
