@@ -5,18 +5,24 @@
 include "mlir/Pass/PassBase.td"
 
 def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
-  let summary = "Lowers entry functions to the scheduled program: every tensor placed in one arena";
+  let summary = "Lowers entry functions to the scheduled program: every tensor placed in an arena";
   let description = [{
-    Single tier, program order, no planning yet. Declares `hm.arena @arena`
+    Program order, no planning of its own (the planner's passes decide
+    homes, order and holds before it). Declares `hm.arena @arena`
     (tier "device"); gives parameters, then optimizer states, then data
     inputs fixed offsets (`hm.offset`; inputs of the same ONNX name share
     one across functions); then, per function, places each tensor that
-    needs memory (`hm.place`, first fit; a copy to the device, which runs on
-    its own stream, takes the fitting free bytes released longest ago, so
-    it does not wait for the op that read them last) right after the op
-    that defines it
+    needs memory (`hm.place`, first fit; a copy to the device or a read
+    from storage, which run on streams of their own, take the fitting free
+    bytes released longest ago, so they do not wait for the op that read
+    them last; a read from storage lands on a 4096-byte block, for
+    O_DIRECT) right after the op that defines it, in the arena of the op's
+    home (`hm.home`: a host arena, and a storage arena for what plan-storage
+    homed there, are declared when anything lives there),
     and releases it (`hm.release`) right after its last reader, so later
-    tensors reuse the memory. A result never shares memory with an operand
+    tensors reuse the memory: a reader with `hm.hold = N` keeps it N ops
+    longer, and bytes last read by one with `hm.soft_hold = N` go to a new
+    value within those N ops only when no other free bytes fit. A result never shares memory with an operand
     of its op, except a view (reshape, flatten, squeeze, unsqueeze,
     identity) of a value it reads for the last time: the operand is released
     and the result placed in its bytes, so the copy it stands for vanishes.

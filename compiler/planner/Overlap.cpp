@@ -115,28 +115,45 @@ void applyMoves(ArrayRef<Operation *> ops, const Moves &m) {
     m.fetches[i]->moveBefore(ops[m.to[i]]);
 }
 
-/// Gives each op of `fn` on another stream than compute an hm.hold: the
-/// ops after it whose predicted compute adds up to its own predicted time
-/// (scaled by `scale`), so that what it reads is not reused before it ends.
-void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale) {
+/// Whether and how the ops of other streams than compute hold what they
+/// read: hm.hold, hm.soft_hold (a preference of the placement) or not.
+enum class Holds { None, Hard, Soft };
+
+/// Gives each op of `fn` on another stream than compute an hm.hold (or,
+/// `soft`, an hm.soft_hold): the ops after it whose predicted compute
+/// covers the time until it ends (scaled by `scale`), so that what it reads
+/// is not reused before then. It ends after its own predicted time, from
+/// when compute issues it or, if later, when the op before it on its
+/// stream ends (copies queue on their link).
+void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, bool soft) {
   SymbolLookupScope symbols;
   SmallVector<Operation *> ops;
   for (Operation &op : fn.getBody().front())
     ops.push_back(&op);
+  // The predicted compute time before each op, and each stream's end.
+  SmallVector<double> clock(ops.size() + 1, 0.0);
+  for (unsigned k = 0; k < ops.size(); ++k)
+    clock[k + 1] = clock[k] + (runsInProgram(*ops[k]) && streamOf(*ops[k]) == "compute"
+                                   ? predictSeconds(ops[k], profile)
+                                   : 0.0);
+  llvm::StringMap<double> streamEnd;
   Builder b(fn.getContext());
   for (unsigned k = 0; k < ops.size(); ++k) {
     if (!runsInProgram(*ops[k]))
       continue;
     auto [stream, seconds] = streamSeconds(*ops[k], profile);
-    if (stream == "compute" || ops[k]->getNumOperands() == 0)
+    if (stream == "compute")
       continue;
-    double covered = 0;
+    double &end = streamEnd[stream];
+    end = std::max(end, clock[k]) + seconds;
+    if (ops[k]->getNumOperands() == 0)
+      continue;
+    double until = clock[k] + scale * (end - clock[k]);
     unsigned j = k + 1;
-    for (; j + 1 < ops.size() && covered < scale * seconds; ++j)
-      if (streamOf(*ops[j]) == "compute")
-        covered += predictSeconds(ops[j], profile);
+    while (j + 1 < ops.size() && clock[j] < until)
+      ++j;
     if (j > k + 1)
-      ops[k]->setAttr(hm::kHoldAttr, b.getI64IntegerAttr(j - k - 1));
+      ops[k]->setAttr(soft ? hm::kSoftHoldAttr : hm::kHoldAttr, b.getI64IntegerAttr(j - k - 1));
   }
 }
 
@@ -176,9 +193,9 @@ void moveUpdatesUp(func::FuncOp fn) {
 }
 
 /// The moves of the fetches of `fn` (those of at most `maxBytes`) by their
-/// distances times `scale`; with `apply`, made, and with `holds`, the ops
-/// of other streams given their hm.hold.
-Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, bool holds,
+/// distances times `scale`; with `apply`, made, and the ops of other
+/// streams given their holds as `holds` says.
+Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, Holds holds,
                   int64_t maxBytes = INT64_MAX, bool apply = true) {
   SmallVector<Operation *> ops;
   DenseMap<Operation *, unsigned> index;
@@ -190,8 +207,8 @@ Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, b
   if (!apply)
     return m;
   applyMoves(ops, m);
-  if (holds)
-    setHolds(fn, profile, std::min(scale, 1.0));
+  if (holds != Holds::None)
+    setHolds(fn, profile, std::min(scale, 1.0), holds == Holds::Soft);
   return m;
 }
 
@@ -236,7 +253,7 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
       moveUpdatesUp(fn);
     // With "max", as far as their operands allow. The holds first with the
     // full distances; then without, the distances halved until it fits.
-    auto tryScale = [&](double scale, bool holds) {
+    auto tryScale = [&](double scale, Holds holds) {
       auto change = [&](func::FuncOp f) { moveFetches(f, profile, scale, holds); };
       if (!fitsWith(module, fn, budget, change))
         return false;
@@ -244,7 +261,7 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
       return true;
     };
     double scale = force == "max" ? 1e30 : 1.0;
-    if (tryScale(scale, /*holds=*/true))
+    if (tryScale(scale, Holds::Hard))
       return;
     // Not all at their distance: the candidates that fit are all of them
     // at shorter distances (the longest that fits), and the fetches up to
@@ -258,13 +275,13 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     };
     std::optional<Candidate> best;
     auto consider = [&](double s, int64_t maxBytes) {
-      double exposed = moveFetches(fn, profile, s, false, maxBytes, /*apply=*/false).exposed;
+      double exposed = moveFetches(fn, profile, s, Holds::None, maxBytes, /*apply=*/false).exposed;
       if (!best || exposed < best->exposed)
         best = Candidate{s, maxBytes, exposed};
     };
     auto fits = [&](double s, int64_t maxBytes) {
       return fitsWith(module, fn, budget, [&](func::FuncOp f) {
-        moveFetches(f, profile, s, /*holds=*/false, maxBytes);
+        moveFetches(f, profile, s, Holds::None, maxBytes);
       });
     };
     for (double s = scale; s >= scale / 32; s /= 2)
@@ -290,10 +307,16 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     }
     if (!best)
       return;
-    // With the holds if they fit too.
-    bool holds = fitsWith(module, fn, budget, [&](func::FuncOp f) {
-      moveFetches(f, profile, best->scale, /*holds=*/true, best->maxBytes);
-    });
+    // With the holds if they fit too, else as the placement's preference
+    // if that fits.
+    Holds holds = Holds::None;
+    for (Holds h : {Holds::Hard, Holds::Soft})
+      if (fitsWith(module, fn, budget, [&](func::FuncOp f) {
+            moveFetches(f, profile, best->scale, h, best->maxBytes);
+          })) {
+        holds = h;
+        break;
+      }
     moveFetches(fn, profile, best->scale, holds, best->maxBytes);
   }
 };

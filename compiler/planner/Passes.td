@@ -139,8 +139,10 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
 
     Holds: each op of another stream than compute gets `hm.hold = N`: what
     it reads stays in memory for the N ops after it whose predicted compute
-    covers its own predicted time, so that hm-place-buffers does not hand
-    those bytes to an op that would have to wait for it.
+    covers the time until it ends (its own predicted time, from when compute
+    issues it or, if later, when the op before it on its stream ends), so
+    that hm-place-buffers does not hand those bytes to an op that would have
+    to wait for it.
 
     Moved copies and holds keep bytes longer and moved updates change when
     gradients are freed: under `vram`, the program is placed after the
@@ -151,7 +153,9 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     size, the largest size that fits (a bisection over the fetches' sizes),
     the others staying. The candidate whose copies the compute before their
     readers covers best (the least copy time left uncovered, summed) wins,
-    with the holds when they fit too; updates move only when that fits. `force`:
+    with the holds when they fit too, else with them as `hm.soft_hold`
+    (hm-place-buffers then gives those bytes to a new value only when no
+    other free bytes fit) when that fits; updates move only when that fits. `force`:
     "none" moves nothing, "max" moves each copy as far up as its operand
     allows (within the budget, as above), "fetches" moves only the fetches.
   }];

@@ -56,7 +56,8 @@ bool needsMemory(Value v, bool constantsInArena = false) {
 }
 
 /// First fit over [base, ...) with a free list; each free block remembers
-/// the step at which its bytes were last released.
+/// the step at which its bytes were last released, and the step until
+/// which a reader on another stream may still read them (hm.soft_hold).
 class Allocator {
 public:
   explicit Allocator(int64_t base) : top(base) {}
@@ -64,57 +65,69 @@ public:
   /// the first (for a copy on another stream: bytes just released may still
   /// be read by the op before it, which the copy would then wait for). The
   /// offset is a multiple of `align` (a power of two, a multiple of the
-  /// arena's alignment); the bytes skipped to get there stay free.
-  int64_t allocate(int64_t size, bool leastRecent = false, int64_t align = hm::kAlignment) {
+  /// arena's alignment); the bytes skipped to get there stay free. Blocks
+  /// still busy at step `now` are taken only when no other fits.
+  int64_t allocate(int64_t size, bool leastRecent = false, int64_t align = hm::kAlignment,
+                   int64_t now = 0) {
     auto alignUp = [&](int64_t at) { return (at + align - 1) / align * align; };
-    auto pick = free.end();
+    auto pick = free.end(), busy = free.end();
     for (auto it = free.begin(); it != free.end(); ++it) {
       if (alignUp(it->first) + size > it->first + it->second.size)
         continue;
+      if (it->second.busyUntil > now) {
+        if (busy == free.end())
+          busy = it;
+        continue;
+      }
       if (pick == free.end() || (leastRecent && it->second.freedAt < pick->second.freedAt))
         pick = it;
       if (!leastRecent)
         break;
     }
+    if (pick == free.end())
+      pick = busy;
     if (pick != free.end()) {
       int64_t start = pick->first, offset = alignUp(start);
       int64_t rest = start + pick->second.size - (offset + size);
-      int64_t when = pick->second.freedAt;
+      Block left = pick->second;
       free.erase(pick);
       if (offset > start)
-        free[start] = {offset - start, when};
+        free[start] = {offset - start, left.freedAt, left.busyUntil};
       if (rest)
-        free[offset + size] = {rest, when};
+        free[offset + size] = {rest, left.freedAt, left.busyUntil};
       return offset;
     }
     // Out of free blocks that fit: grow from the last free block when it
     // ends at the top, else from the top.
     int64_t start = top;
-    int64_t when = 0;
+    Block last{0, 0, 0};
     if (!free.empty() && free.rbegin()->first + free.rbegin()->second.size == top) {
       start = free.rbegin()->first;
-      when = free.rbegin()->second.freedAt;
+      last = free.rbegin()->second;
       free.erase(std::prev(free.end()));
     }
     int64_t offset = alignUp(start);
     if (offset > start)
-      free[start] = {offset - start, when};
+      free[start] = {offset - start, last.freedAt, last.busyUntil};
     top = offset + size;
     return offset;
   }
-  void release(int64_t offset, int64_t size, int64_t when = 0) {
-    auto it = free.emplace(offset, Block{size, when}).first;
+  void release(int64_t offset, int64_t size, int64_t when = 0, int64_t busyUntil = 0) {
+    auto it = free.emplace(offset, Block{size, when, busyUntil}).first;
+    auto merge = [](Block &into, const Block &other) {
+      into.size += other.size;
+      into.freedAt = std::max(into.freedAt, other.freedAt);
+      into.busyUntil = std::max(into.busyUntil, other.busyUntil);
+    };
     auto next = std::next(it);
     if (next != free.end() && it->first + it->second.size == next->first) {
-      it->second.size += next->second.size;
-      it->second.freedAt = std::max(it->second.freedAt, next->second.freedAt);
+      merge(it->second, next->second);
       free.erase(next);
     }
     if (it != free.begin()) {
       auto prev = std::prev(it);
       if (prev->first + prev->second.size == it->first) {
-        prev->second.size += it->second.size;
-        prev->second.freedAt = std::max(prev->second.freedAt, it->second.freedAt);
+        merge(prev->second, it->second);
         free.erase(it);
       }
     }
@@ -123,7 +136,7 @@ public:
 
 private:
   struct Block {
-    int64_t size, freedAt;
+    int64_t size, freedAt, busyUntil;
   };
   std::map<int64_t, Block> free;
 };
@@ -338,10 +351,21 @@ private:
     Allocator allocs[2] = {Allocator(bases[0]), Allocator(bases[1])};
     auto allocOf = [&](Value v) -> Allocator & { return allocs[liveness.inHost.contains(v)]; };
     DenseMap<Value, int64_t> offsets; // of each value with bytes of its own
-    int64_t now = 0; // the step being placed
+    int64_t now = 0; // the step being placed (from 1)
+    // A reader with hm.soft_hold may read for that many steps after its own.
+    DenseMap<Operation *, int64_t> stepOf;
+    for (auto [i, step] : llvm::enumerate(liveness.steps))
+      stepOf[step.op] = int64_t(i) + 1;
+    auto busyUntil = [&](Value v) {
+      int64_t until = 0;
+      for (Operation *user : v.getUsers())
+        if (auto soft = user->getAttrOfType<IntegerAttr>(hm::kSoftHoldAttr))
+          until = std::max(until, stepOf.lookup(user) + soft.getInt());
+      return until;
+    };
     auto releaseFreed = [&](const hm::LiveStep &step) {
       for (Value v : step.freed)
-        allocOf(v).release(offsets[v], hm::arenaBytes(v.getType()), now);
+        allocOf(v).release(offsets[v], hm::arenaBytes(v.getType()), now, busyUntil(v));
     };
     bool earlyRelease = testFault == "early-release";
     for (const hm::LiveStep &step : liveness.steps) {
@@ -358,7 +382,7 @@ private:
       bool copy = stream == "host_to_device" || stream == "storage_read";
       int64_t align = stream == "storage_read" ? hm::kStorageAlignment : hm::kAlignment;
       for (Value v : step.born)
-        offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()), copy, align);
+        offsets[v] = allocOf(v).allocate(hm::arenaBytes(v.getType()), copy, align, now);
       if (!earlyRelease)
         releaseFreed(step);
     }

@@ -58,10 +58,10 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << kRecomputeAttr << " must be a dictionary on the module";
     return success();
   }
-  if (attr.getName() == kHoldAttr) {
+  if (attr.getName() == kHoldAttr || attr.getName() == kSoftHoldAttr) {
     auto hold = dyn_cast<IntegerAttr>(attr.getValue());
     if (!hold || hold.getInt() < 0)
-      return op->emitOpError() << kHoldAttr << " must be an integer >= 0";
+      return op->emitOpError() << attr.getName().getValue() << " must be an integer >= 0";
     return success();
   }
   if (attr.getName() == kEventAttr) {

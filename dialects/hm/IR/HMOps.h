@@ -35,6 +35,11 @@ constexpr const char *kWaitAttr = "hm.wait";
 /// stay in memory for this many ops after it, the compute the cost model
 /// says the op takes, so that their bytes are not reused while it runs.
 constexpr const char *kHoldAttr = "hm.hold";
+/// The same as a preference where the holds do not fit the budget
+/// (plan-overlap): the bytes an op with hm.soft_hold = N reads last are
+/// freed after it as usual, but hm-place-buffers gives them to a new value
+/// within the N ops after it only when no other free bytes fit.
+constexpr const char *kSoftHoldAttr = "hm.soft_hold";
 /// Where a tg.parameter or tg.state lives, and where the results of an op
 /// are placed: "host" (the host arena), "storage" (the storage arena: only
 /// tg.parameter and tg.state, set by plan-storage) or "device" (the

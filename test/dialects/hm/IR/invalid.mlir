@@ -148,3 +148,11 @@ func.func @f() {
   hm.stage "in" @g at 4096 : tensor<4xf32>
   return
 }
+
+// -----
+// A soft hold counts ops.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{hm.soft_hold must be an integer >= 0}}
+  %0 = tg.exp %x {hm.soft_hold = -1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
