@@ -29,7 +29,10 @@
 #     the CPU (train --device cpu, which rounds the GEMM operands to bf16 as
 #     the GPU does): the losses must agree within 1e-4 relative for fp32 and
 #     1e-3 for bf16 (the sums run in another order on the GPU, and how
-#     cuBLAS rounds fp32 operands to bf16 is not documented).
+#     cuBLAS rounds fp32 operands to bf16 is not documented); and the fp32
+#     program again with every kernel waited for (HMRT_CUDA_SYNC=1): its
+#     losses and gradient norms must be bit-identical to the asynchronous
+#     run's.
 #  3. the 1.3 B GPT of the planning benchmarks (bench/gpt_shapes.py: 24
 #     layers, width 2048, 16 heads, vocabulary 50304, batch 8 x 1024;
 #     shape-only, started from seeded parameters, train --init) compiled for
@@ -198,6 +201,30 @@ PY
     fi
     echo "| GPT-2 fixture, $(precision_flags "$precision"), 20 AdamW steps, CUDA vs CPU losses | $gpt2 |"
   done
+  # Asynchronous kernels (the default) against kernels each waited for
+  # (HMRT_CUDA_SYNC=1): the same kernels in the same order, so the same
+  # bits; a missing wait between the kernels and a copy would show here.
+  local sync_status=0 async_sync
+  prog="$bundle/gpt2-fp32"
+  # shellcheck disable=SC2086
+  HMRT_CUDA_SYNC=1 "$prog/train" --state "$prog/state" --quiet --steps 20 $feed \
+    --metrics "$out/gpt2-fp32-cuda-sync.jsonl" --force >"$out/gpt2-fp32-cuda-sync.log" 2>&1 ||
+    sync_status=$?
+  if [ "$sync_status" != 0 ]; then
+    async_sync="did not run: $(tail -n 1 "$out/gpt2-fp32-cuda-sync.log")"
+    status=1
+  else
+    async_sync=$(python3 - "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-fp32-cuda-sync.jsonl" <<'PY'
+import json, sys
+a, b = ([(r["loss"], r["grad_norm"]) for r in map(json.loads, open(f))] for f in sys.argv[1:3])
+ok = len(a) == len(b) == 20 and a == b
+print(f"{'PASS' if ok else 'FAIL'}: {len(a)} and {len(b)} steps, losses and gradient norms "
+      f"{'bit-identical' if a == b else 'DIFFER'}")
+PY
+)
+    [ "${async_sync#PASS}" != "$async_sync" ] || status=1
+  fi
+  echo "| GPT-2 fixture, --precision fp32, asynchronous kernels vs HMRT_CUDA_SYNC=1 | $async_sync |"
   # The GPU's device profile, measured with the backend's own kernels and
   # copies (hmcc --device-profile reads it on the build machine).
   local measured

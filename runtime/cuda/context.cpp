@@ -13,10 +13,38 @@ hmrt_status cuda_fail(hmrt_status status, const char* fn, const char* what, cuda
               cudaGetErrorName(e));
 }
 
+namespace {
+thread_local bool t_issues_kernels = false;
+}  // namespace
+
 hmrt_status finish(const char* fn, int launch) {
+  t_issues_kernels = true;
   if (launch != 0)
     return cuda_fail(HMRT_INTERNAL, fn, "the kernel launch", static_cast<cudaError_t>(launch));
+  if (g_context->sync_each) return sync_kernels(fn);
+  return HMRT_OK;
+}
+
+hmrt_status sync_kernels(const char* fn) {
   HMRT_CUDA_CALL(fn, "the kernel", cudaStreamSynchronize(g_context->stream));
+  return HMRT_OK;
+}
+
+bool issues_kernels() { return t_issues_kernels; }
+
+hmrt_status read_device(const char* fn, const char* what, void* host, const void* dev,
+                        size_t bytes) {
+  HMRT_CUDA_CALL(fn, what,
+                 cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, g_context->stream));
+  HMRT_CUDA_CALL(fn, what, cudaStreamSynchronize(g_context->stream));
+  return HMRT_OK;
+}
+
+hmrt_status write_device(const char* fn, const char* what, void* dev, const void* host,
+                         size_t bytes) {
+  HMRT_CUDA_CALL(fn, what,
+                 cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, g_context->stream));
+  HMRT_CUDA_CALL(fn, what, cudaStreamSynchronize(g_context->stream));
   return HMRT_OK;
 }
 

@@ -4,8 +4,13 @@
 //
 // The table's entries are plain function pointers with no device argument;
 // each checks its arguments as the CPU kernel does (with its messages),
-// then locks the context, queues its kernels on the context's stream and
-// waits for them (finish): the table's functions are synchronous.
+// then locks the context and queues its kernels on the context's stream
+// (finish). The kernels run asynchronously, in the order queued: what reads
+// their results on the host first waits for them (sync_kernels; the
+// backend's copies do it for the thread that queued kernels, and an event
+// recorded on the compute stream carries the GPU's progress to the streams
+// that wait for it). With HMRT_CUDA_SYNC=1 in the environment every call
+// waits for its kernels instead (for comparisons and debugging).
 #ifndef HMRT_CUDA_CONTEXT_H
 #define HMRT_CUDA_CONTEXT_H
 
@@ -29,6 +34,7 @@ struct CudaContext {
   void* scratch = nullptr;  // index tables, partial sums, kernel descriptors
   size_t scratch_bytes = 0;
   void* blas_workspace = nullptr;  // cuBLAS's, so that it allocates none of its own
+  bool sync_each = false;          // HMRT_CUDA_SYNC: wait for every call's kernels
 };
 extern CudaContext* g_context;
 
@@ -41,9 +47,26 @@ hmrt_status cuda_fail(hmrt_status status, const char* fn, const char* what, cuda
     if (hmrt_e_ != cudaSuccess) return ::hmrt::cuda_fail(HMRT_IO_ERROR, fn, what, hmrt_e_); \
   } while (0)
 
-// Waits for the context's stream after a launch that returned `launch`
-// (a cudaError_t, 0 for success) and reports what failed.
+// Ends a table call whose launch returned `launch` (a cudaError_t, 0 for
+// success): reports a failed launch; waits for the kernels only with
+// sync_each. Marks the calling thread as one that queues kernels.
 hmrt_status finish(const char* fn, int launch);
+
+// Waits until every kernel queued on the context's stream has run, and
+// reports a failure of any.
+hmrt_status sync_kernels(const char* fn);
+
+// Whether this thread has queued kernels (called finish).
+bool issues_kernels();
+
+// `bytes` from device memory to host memory (`what` names them in errors),
+// after the kernels queued so far; returns when they are there.
+hmrt_status read_device(const char* fn, const char* what, void* host, const void* dev,
+                        size_t bytes);
+// `bytes` from host memory to device memory, in order with the kernels;
+// returns when they are there.
+hmrt_status write_device(const char* fn, const char* what, void* dev, const void* host,
+                         size_t bytes);
 
 // `p` must be memory the GPU addresses (device memory, or pinned and
 // mapped host memory), unless count is 0.

@@ -337,12 +337,9 @@ hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
     if (launch != 0) return finish(fn, launch);
   }
   std::vector<double> partial(first[count], 0.0);
-  if (!partial.empty())
-    HMRT_CUDA_CALL(fn, "reading the partial sums",
-                   cudaMemcpyAsync(partial.data(), partials,
-                                   partial.size() * sizeof(double),
-                                   cudaMemcpyDeviceToHost, g_context->stream));
-  if ((st = finish(fn, 0)) != HMRT_OK) return st;
+  if ((st = read_device(fn, "reading the partial sums", partial.data(), partials,
+                        partial.size() * sizeof(double))) != HMRT_OK)
+    return st;
   // cpu/gradnorm.cpp's order: chunks in order per buffer, buffers in order.
   double total = 0.0;
   for (int64_t b = 0; b < count; ++b) {
@@ -435,9 +432,7 @@ hmrt_status cuda_clip_coefficient(float total_norm, float max_norm, float* coef)
   HMRT_CHECK_ARG(coef != nullptr, "%s: coef is NULL", fn);
   HMRT_CHECK_GPU(fn, coef, 1);
   const float c = clip_coefficient(total_norm, max_norm);
-  HMRT_CUDA_CALL(fn, "writing the coefficient",
-                 cudaMemcpy(coef, &c, sizeof(c), cudaMemcpyHostToDevice));
-  return HMRT_OK;
+  return write_device(fn, "writing the coefficient", coef, &c, sizeof(c));
 }
 
 hmrt_status cuda_onnx_adagrad(const float* x, const float* g, const float* h, float* x_new,
@@ -614,8 +609,8 @@ hmrt_status gather_indices(const char* fn, const void* x, int32_t rank, const in
   const bool typed = idx_dtype == HMRT_DTYPE_I32 || idx_dtype == HMRT_DTYPE_I64;
   if (typed && n_idx > 0 && idx != nullptr) {  // else check_gather says what is wrong
     HMRT_CHECK_GPU(fn, idx, n_idx);
-    HMRT_CUDA_CALL(fn, "reading the indices",
-                   cudaMemcpy(host.data(), idx, host.size(), cudaMemcpyDeviceToHost));
+    hmrt_status st = read_device(fn, "reading the indices", host.data(), idx, host.size());
+    if (st != HMRT_OK) return st;
   }
   hmrt_status st = check_gather(fn, x, rank, shape, *axis, idx_dtype,
                                 idx == nullptr ? nullptr : host.data(), n_idx, y, axis, outer,
@@ -902,6 +897,37 @@ struct CudaStream : CpuStream {
   cudaStream_t cuda = nullptr;
 };
 
+// An event: the host-side marks of a CpuEvent (first, as for the stream)
+// and, when it is recorded by the thread that queues kernels on an inline
+// stream (a program's compute), a CUDA event after those kernels, which a
+// stream that waits for it waits for too: the kernels run asynchronously.
+struct CudaEvent : CpuEvent {
+  cudaEvent_t gpu = nullptr;
+  bool gpu_pending = false;  // the latest record follows queued kernels
+};
+
+CudaEvent* cuda_event(void* impl) {
+  return static_cast<CudaEvent*>(static_cast<CpuEvent*>(impl));
+}
+
+// This thread's own CUDA stream, for the blocking copies of a thread that
+// queues no kernels (a stream's worker): the copies of different workers
+// (host to device, device to host) then run at once. Never destroyed:
+// workers are few, and the CUDA runtime may be gone when a thread's
+// destructors run at exit.
+cudaStream_t thread_stream() {
+  thread_local cudaStream_t cs = nullptr;
+  if (cs == nullptr && cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking) != cudaSuccess) {
+    cudaGetLastError();
+    cs = nullptr;  // the legacy stream, then
+  }
+  return cs;
+}
+
+bool is_device(const Place& p) {
+  return p.buffer != nullptr && p.buffer->tier == HMRT_TIER_DEVICE;
+}
+
 StorageFile* file_of(const hmrt_buffer* b) { return static_cast<StorageFile*>(b->impl); }
 
 // Where a place's bytes are for cudaMemcpy (device or host), or nullptr
@@ -1012,6 +1038,73 @@ class CudaBackend final : public WorkerStreamBackend {
 
   const hmrt_kernels* kernels() const override { return &kCudaKernels; }
 
+  hmrt_status event_create(void** impl) override {
+    auto* e = new (std::nothrow) CudaEvent;
+    if (e == nullptr) return fail(HMRT_OUT_OF_MEMORY, "hmrt_event_create: cannot allocate the event");
+    const cudaError_t err = cudaEventCreateWithFlags(&e->gpu, cudaEventDisableTiming);
+    if (err != cudaSuccess) {
+      delete e;
+      return cuda_fail(HMRT_INTERNAL, "hmrt_event_create", "creating a CUDA event", err);
+    }
+    *impl = static_cast<CpuEvent*>(e);
+    return HMRT_OK;
+  }
+  void event_destroy(void* impl) override {
+    CudaEvent* e = cuda_event(impl);
+    cudaEventDestroy(e->gpu);
+    delete e;
+  }
+  hmrt_status event_record(void* event, void* impl) override {
+    CudaEvent* e = cuda_event(event);
+    e->gpu_pending = stream(impl)->is_inline() && g_context != nullptr && issues_kernels();
+    if (e->gpu_pending)
+      HMRT_CUDA_CALL("hmrt_event_record", "recording the kernels' event",
+                     cudaEventRecord(e->gpu, g_context->stream));
+    return WorkerStreamBackend::event_record(event, impl);
+  }
+  hmrt_status stream_wait_event(void* impl, void* event) override {
+    hmrt_status st = WorkerStreamBackend::stream_wait_event(impl, event);
+    CudaEvent* e = cuda_event(event);
+    // An inline stream is the thread that queued those kernels: what it
+    // queues next follows them on their stream.
+    if (st != HMRT_OK || !e->gpu_pending || stream(impl)->is_inline()) return st;
+    return stream(impl)->submit_sync([e] {
+      const cudaError_t err = cudaEventSynchronize(e->gpu);
+      return err == cudaSuccess ? HMRT_OK
+                                : cuda_fail(HMRT_IO_ERROR, "hmrt_stream_wait_event",
+                                            "the kernels the event follows", err);
+    });
+  }
+  hmrt_status event_synchronize(void* event) override {
+    hmrt_status st = WorkerStreamBackend::event_synchronize(event);
+    CudaEvent* e = cuda_event(event);
+    if (st == HMRT_OK && e->gpu_pending)
+      HMRT_CUDA_CALL("hmrt_event_synchronize", "the kernels the event follows",
+                     cudaEventSynchronize(e->gpu));
+    return st;
+  }
+  hmrt_status event_query(void* event, bool* done) override {
+    hmrt_status st = WorkerStreamBackend::event_query(event, done);
+    CudaEvent* e = cuda_event(event);
+    if (st == HMRT_OK && *done && e->gpu_pending) {
+      const cudaError_t err = cudaEventQuery(e->gpu);
+      if (err == cudaErrorNotReady) {
+        cudaGetLastError();
+        *done = false;
+      } else if (err != cudaSuccess) {
+        return cuda_fail(HMRT_IO_ERROR, "hmrt_event_query", "the kernels the event follows", err);
+      }
+    }
+    return st;
+  }
+  // An inline stream's work includes the kernels its thread queued.
+  hmrt_status stream_synchronize(void* impl) override {
+    hmrt_status st = WorkerStreamBackend::stream_synchronize(impl);
+    if (st == HMRT_OK && stream(impl)->is_inline() && g_context != nullptr && issues_kernels())
+      st = sync_kernels("hmrt_stream_synchronize");
+    return st;
+  }
+
  private:
   // Copies between device or host addresses on `cs` (nullptr: the legacy
   // stream) and waits for them.
@@ -1022,10 +1115,32 @@ class CudaBackend final : public WorkerStreamBackend {
     return HMRT_OK;
   }
 
+  // The stream of a blocking copy or memset: the kernels' on the thread
+  // that queues them (in order with them), else the thread's own.
+  static cudaStream_t caller_stream() {
+    return g_context != nullptr && issues_kernels() ? g_context->stream : thread_stream();
+  }
+
   hmrt_status copy_now(const char* fn, const Place& dst, const Place& src, uint64_t bytes,
                        cudaStream_t cs) {
     uint8_t* d = address_of(dst);
     const uint8_t* s = address_of(src);
+    if (cs == nullptr) {
+      cs = caller_stream();
+      // Into device memory from device memory or the program's static
+      // data (staged by CUDA as the call returns): in order with the
+      // kernels, nothing to wait for.
+      if (g_context != nullptr && cs == g_context->stream && d != nullptr && s != nullptr &&
+          is_device(dst) && (is_device(src) || src.buffer == nullptr)) {
+        HMRT_CUDA_CALL(fn, "the copy", cudaMemcpyAsync(d, s, bytes, cudaMemcpyDefault, cs));
+        return g_context->sync_each ? sync_kernels(fn) : HMRT_OK;
+      }
+      // Storage or host memory the kernels may still be reading or writing.
+      if (g_context != nullptr && cs == g_context->stream && (d == nullptr || s == nullptr)) {
+        hmrt_status st = sync_kernels(fn);
+        if (st != HMRT_OK) return st;
+      }
+    }
     if (d != nullptr && s != nullptr) return memcpy_wait(fn, d, s, bytes, cs);
     // Storage on one side or both: host memory reads and writes the file
     // directly, device memory through a pinned bounce buffer.
@@ -1055,6 +1170,14 @@ class CudaBackend final : public WorkerStreamBackend {
 
   hmrt_status memset_now(const char* fn, const Place& dst, int value, uint64_t bytes,
                          cudaStream_t cs) {
+    if (cs == nullptr) {
+      cs = caller_stream();
+      // Host memory or storage the kernels may still be reading.
+      if (g_context != nullptr && cs == g_context->stream && !is_device(dst)) {
+        hmrt_status st = sync_kernels(fn);
+        if (st != HMRT_OK) return st;
+      }
+    }
     if (uint8_t* h = host_of(dst); h != nullptr) {
       std::memset(h, value, bytes);
       return HMRT_OK;
@@ -1114,6 +1237,8 @@ hmrt_status create_context() {
   static cublasStatus_t blas_status = CUBLAS_STATUS_SUCCESS;
   std::call_once(once, [] {
     auto* c = new CudaContext;
+    const char* sync = std::getenv("HMRT_CUDA_SYNC");
+    c->sync_each = sync != nullptr && sync[0] != '\0' && std::strcmp(sync, "0") != 0;
     cuda_error = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     // The device memory the backend holds beside the arenas, fixed
     // (hmrt/device.h): the kernels' scratch and cuBLAS's workspace.

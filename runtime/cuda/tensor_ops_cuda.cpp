@@ -112,8 +112,9 @@ hmrt_status cuda_binary_i64(hmrt_binary_op op, const int64_t* a, int32_t ra, con
   if (st != HMRT_OK || !any) return st;
   if (op == HMRT_BINARY_DIV || op == HMRT_BINARY_POW) {
     std::vector<int64_t> hb(static_cast<size_t>(nb));
-    HMRT_CUDA_CALL(fn, "reading b",
-                   cudaMemcpy(hb.data(), b, hb.size() * sizeof(int64_t), cudaMemcpyDeviceToHost));
+    if ((st = read_device(fn, "reading b", hb.data(), b, hb.size() * sizeof(int64_t))) !=
+        HMRT_OK)
+      return st;
     for (int64_t i = 0; i < nb; ++i) {
       HMRT_CHECK_ARG(op != HMRT_BINARY_DIV || hb[size_t(i)] != 0,
                      "%s: division by zero: b[%lld] is 0", fn, (long long)i);

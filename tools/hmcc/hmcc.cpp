@@ -201,7 +201,7 @@ cl::opt<std::string> precision(
     cl::desc("The arithmetic of MatMul, Gemm and fused attention: fp32, or bf16 products with "
              "fp32 sums (operands rounded to bfloat16, nearest even; a GPU's tensor cores). "
              "Softmax and every sum stay fp32, and so do tensors, master weights, "
-             "gradients and optimizer states stay fp32. Default: bf16 for --target cuda, fp32 "
+             "gradients and optimizer states. Default: bf16 for --target cuda, fp32 "
              "for --target cpu (where bf16 is an exact emulation, slower than fp32)"),
     cl::cat(outputCategory));
 cl::opt<bool> bf16Storage(
