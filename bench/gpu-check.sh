@@ -90,7 +90,7 @@ prepare() {
       -o "build-gpu/gpt2-$precision" --force
     mkdir -p "build-gpu/bundle/gpt2-$precision"
     # shellcheck disable=SC2086
-    c++ -O2 -std=c++17 -Iruntime/include "build-gpu/gpt2-$precision/model.cpp" \
+    c++ -O1 -std=c++17 -Iruntime/include "build-gpu/gpt2-$precision/model.cpp" \
       build-gpu/libhmrt_driver.a -Wl,--whole-archive build-gpu/libhmrt_cuda.a \
       -Wl,--no-whole-archive build-gpu/libhmrt.a $libs -fopenmp -lm \
       -o "build-gpu/bundle/gpt2-$precision/train"
@@ -114,7 +114,7 @@ PY
       --device-profile h200 --vram "$vram" --dump-schedule="build-gpu/bundle/gpt13/plan-$vram.json" \
       -o "build-gpu/gpt13-$vram" --force
     # shellcheck disable=SC2086
-    c++ -O2 -std=c++17 -Iruntime/include "build-gpu/gpt13-$vram/model.cpp" \
+    c++ -O1 -std=c++17 -Iruntime/include "build-gpu/gpt13-$vram/model.cpp" \
       build-gpu/libhmrt_driver.a -Wl,--whole-archive build-gpu/libhmrt_cuda.a \
       -Wl,--no-whole-archive build-gpu/libhmrt.a $libs -fopenmp -lm \
       -o "build-gpu/bundle/gpt13/train-$vram"
