@@ -2,10 +2,11 @@
 """Prediction: hmcc's predicted step against the measured one on this machine.
 
 Measures this machine's device profile (hmcc --measure-device, storage in a
-temporary directory), compiles the bundled demo model with it at four
-budgets (unplanned, half, a quarter of the unplanned arena, and the quarter
+temporary directory), compiles the bundled demo model with it at five
+budgets (unplanned, half, a quarter of the unplanned arena, the quarter
 with --ram 0.7 times that plan's host arena, so that optimizer states spill to
-storage in the temporary directory), trains each for
+storage in the temporary directory, and with --ram 0.4 times it and
+--chunk-size 64K, so that parameters spill too), trains each for
 STEPS steps and compares the median measured step (from the per-step
 elapsed times of --metrics, after the first 5 steps) with the predicted
 step and its lower bound LB (from --dump-schedule's timeline).
@@ -44,7 +45,7 @@ def main():
               f"| fastest step | fastest / predicted |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         quarter_host = 0
-        for label in ("unplanned", "1/2", "1/4", "1/4, --ram 0.7x"):
+        for label in ("unplanned", "1/2", "1/4", "1/4, --ram 0.7x", "1/4, --ram 0.4x"):
             exe, plan = work / f"exe-{len(label)}", work / "plan.json"
             cmd = [hmcc, model, "-o", exe, "--force", "--dump-schedule", plan,
                    "--device-profile", profile]
@@ -52,7 +53,10 @@ def main():
             if label != "unplanned":
                 cmd += ["--vram", str(unplanned // (2 if label == "1/2" else 4))]
             if "--ram" in label:
-                cmd += ["--ram", str(quarter_host * 7 // 10), "--nvme", f"{tmp}:1G"]
+                tenths = int(label[-2])  # 0.7x: states spill; 0.4x: parameters too
+                cmd += ["--ram", str(quarter_host * tenths // 10), "--nvme", f"{tmp}:1G"]
+                if tenths < 7:
+                    cmd += ["--chunk-size", "64K"]
                 train = ["--nvme", tmp]
             subprocess.run(cmd, check=True, capture_output=True)
             schedule = json.loads(plan.read_text())

@@ -173,6 +173,8 @@ std::optional<DeviceProfile> loadDeviceProfile(llvm::StringRef spec, std::string
       return fail(std::string("field 'links.") + key + "' is missing");
     *field = it->second;
   }
+  if (auto it = links.find("storage_latency"); it != links.end())
+    p.storageLatency = it->second;
   for (auto &[kind, value] : p.efficiency)
     if (value > 1)
       return fail("field 'efficiency." + kind + "' must be at most 1");
@@ -187,6 +189,8 @@ std::string toJson(const DeviceProfile &p) {
   j["links"] = {{"host_to_device", p.hostToDevice},    {"device_to_host", p.deviceToHost},
                 {"both_directions", p.bothDirections}, {"storage_read", p.storageRead},
                 {"storage_write", p.storageWrite},     {"host_copy", p.hostCopy}};
+  if (p.storageLatency > 0)
+    j["links"]["storage_latency"] = p.storageLatency;
   j["host_optimizer"] = p.hostOptimizer;
   j["launch_overhead"] = p.launchOverhead;
   j["efficiency"] = p.efficiency;

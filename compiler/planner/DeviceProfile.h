@@ -29,6 +29,9 @@ struct DeviceProfile {
   double hostToDevice = 0, deviceToHost = 0;
   double bothDirections = 0; ///< host<->device, both ways at once, in total
   double storageRead = 0, storageWrite = 0;
+  /// Seconds each storage transfer takes besides its bytes (links.
+  /// storage_latency; optional, 0 when absent).
+  double storageLatency = 0;
   double hostCopy = 0;
   /// Host optimizer throughput, parameters/s, by state format ("f32",
   /// "8bit"), all host cores.

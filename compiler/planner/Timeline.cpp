@@ -21,8 +21,9 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
   StringRef stream = streamOf(op);
   if (auto stage = dyn_cast<hm::StageOp>(op)) {
     int64_t bytes = hm::stagedSlice(stage).bytes;
-    return {stream, transferSeconds(bytes, stage.getDirection() == "in" ? p.storageRead
-                                                                        : p.storageWrite)};
+    return {stream, p.storageLatency + transferSeconds(bytes, stage.getDirection() == "in"
+                                                                  ? p.storageRead
+                                                                  : p.storageWrite)};
   }
   if (stream == "host_to_device" || stream == "device_to_host") {
     int64_t bytes = tensorBytes(op.getResult(0).getType());
@@ -30,7 +31,8 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
                                                                         : p.deviceToHost)};
   }
   if (stream == "storage_read") // a parameter in storage, read to the host
-    return {stream, transferSeconds(tensorBytes(op.getResult(0).getType()), p.storageRead)};
+    return {stream, p.storageLatency +
+                        transferSeconds(tensorBytes(op.getResult(0).getType()), p.storageRead)};
   if (stream == "host_optimizer") {
     double elements = double(cast<RankedTensorType>(op.getOperand(0).getType()).getNumElements());
     return {stream, hostUpdateSeconds(elements * chunkShare(&op),

@@ -86,9 +86,11 @@ void note(const char* what, double value, const char* unit) {
 /// tier (a storage buffer in `dir`, as a program's storage arena; O_DIRECT
 /// and io_uring where the runtime can, with its notice where not), in
 /// requests of 64 MiB from a host buffer, as plan-staging's copies are;
-/// bytes per second each way.
+/// bytes per second each way. Then the fixed cost of one transfer: reads
+/// and writes of 64 KiB (a small parameter's or chunk's slice), each the
+/// time its bytes take at those rates plus `latency` seconds.
 void storage(hmrt_device* dev, const std::string& dir, uint64_t bytes, double* write_bw,
-             double* read_bw) {
+             double* read_bw, double* latency) {
   ::setenv("HMRT_STORAGE_DIR", dir.c_str(), 1);
   const uint64_t block = std::min<uint64_t>(bytes, uint64_t{64} << 20);
   hmrt_buffer* file = nullptr;
@@ -105,6 +107,19 @@ void storage(hmrt_device* dev, const std::string& dir, uint64_t bytes, double* w
   };
   *write_bw = pass(true);
   *read_bw = pass(false);
+  const uint64_t small = 64 << 10;
+  const int count = int(std::min<uint64_t>(256, bytes / small));
+  auto each = [&](bool write) {
+    const double start = now();
+    for (int i = 0; i < count; ++i)
+      check(write ? hmrt_copy(file, i * small, host, 0, small)
+                  : hmrt_copy(host, 0, file, i * small, small),
+            write ? "storage write" : "storage read");
+    return (now() - start) / std::max(count, 1);
+  };
+  const double w = each(true) - double(small) / *write_bw;
+  const double r = each(false) - double(small) / *read_bw;
+  *latency = std::max(0.0, (w + r) / 2);
   hmrt_buffer_free(host);
   hmrt_buffer_free(file);
 }
@@ -376,12 +391,13 @@ int main(int argc, char** argv) {
   note("links.device_to_host", d2h / 1e9, "GB/s");
   note("links.both_directions", both / 1e9, "GB/s");
   note("links.host_copy", hostCopy / 1e9, "GB/s");
-  double storageWrite = 0.8e9, storageRead = 1.0e9;
+  double storageWrite = 0.8e9, storageRead = 1.0e9, storageLatency = 0;
   if (!dir.empty()) {
     storage(device, dir, quick ? (uint64_t{64} << 20) : (uint64_t{1} << 30), &storageWrite,
-            &storageRead);
+            &storageRead, &storageLatency);
     note("links.storage_write", storageWrite / 1e9, "GB/s");
     note("links.storage_read", storageRead / 1e9, "GB/s");
+    note("links.storage_latency", storageLatency * 1e6, "us");
   } else {
     std::fprintf(stderr, "  storage not measured (no --storage DIR): the cpu built-in's "
                          "figures\n");
@@ -389,6 +405,8 @@ int main(int argc, char** argv) {
   j["links"] = {{"host_to_device", h2d},       {"device_to_host", d2h},
                 {"both_directions", both},     {"host_copy", hostCopy},
                 {"storage_read", storageRead}, {"storage_write", storageWrite}};
+  if (storageLatency > 0)  // a profile's links are positive
+    j["links"]["storage_latency"] = storageLatency;
 
   // The host optimizer, as a program runs it: a task on a stream of its own
   // (on the CPU backend, a worker thread that computes alone).

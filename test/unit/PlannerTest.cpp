@@ -12,6 +12,7 @@
 #include "compiler/planner/DeviceProfile.h"
 #include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Recompute.h"
+#include "compiler/planner/Timeline.h"
 #include "hm/IR/HMDialect.h"
 #include "tg/IR/TGDialect.h"
 
@@ -192,6 +193,46 @@ TEST(CostModel, HostReadsOverTheLink) {
   EXPECT_DOUBLE_EQ(predictSeconds(norm, p), 1e-6 + 4096 / 1e6);
   p.sharedHost = true;
   EXPECT_LT(predictSeconds(norm, p), 1e-5);
+}
+
+// A storage transfer (a parameter read into a host copy, a staging copy)
+// takes the profile's storage latency besides its bytes at the link's rate,
+// and the latency goes through a profile file (and stays out of it at 0).
+TEST(Timeline, StorageTransfersPayTheirLatency) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
+    tg.parameter @w : tensor<1024xf32> {hm.home = "storage", source = "w"}
+    tg.state @w.m : tensor<1024xf32> {hm.home = "storage", kind = "momentum_buffer", param = @w}
+    func.func @f() -> tensor<1024xf32> {
+      %w = tg.param @w : tensor<1024xf32>
+      %h = tg.identity %w {hm.home = "host"} : tensor<1024xf32>
+      hm.stage "out" @w.m at 4096 : tensor<1024xf32>
+      return %h : tensor<1024xf32>
+    })mlir");
+  ASSERT_TRUE(module);
+  DeviceProfile p;
+  p.storageRead = 1e6;
+  p.storageWrite = 5e5;
+  p.storageLatency = 1e-4;
+  SmallVector<Operation *> ops = opsOfF(*module);
+  auto [readStream, read] = streamSeconds(*ops[1], p);
+  EXPECT_EQ(readStream, "storage_read");
+  EXPECT_DOUBLE_EQ(read, 1e-4 + 4096 / 1e6);
+  auto [writeStream, write] = streamSeconds(*ops[2], p);
+  EXPECT_EQ(writeStream, "storage_write");
+  EXPECT_DOUBLE_EQ(write, 1e-4 + 4096 / 5e5);
+
+  std::string error;
+  auto h200 = loadDeviceProfile("h200", error);
+  ASSERT_TRUE(h200);
+  EXPECT_EQ(h200->storageLatency, 0.0);
+  EXPECT_EQ(toJson(*h200).find("storage_latency"), std::string::npos);
+  h200->storageLatency = 3e-5;
+  std::string path = writeTemp(toJson(*h200));
+  auto back = loadDeviceProfile(path, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->storageLatency, 3e-5);
+  llvm::sys::fs::remove(path);
 }
 
 // plan-tiers' candidates: largest first, unless a parameter's slack (compute
