@@ -122,6 +122,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   storage.ram = o.ram;
   storage.nvme = o.nvme;
   storage.chunkSize = o.chunkSize;
+  storage.deviceProfile = o.deviceProfile;
   pm.addPass(createPlanStorage(storage));
   PlanQuantizeTrafficOptions traffic;
   traffic.mode = o.quantizeStates;

@@ -274,11 +274,16 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
     parameters on the host follow (`hm.home = "storage"` on their
     tg.parameter), largest first, the fewest that fit, each count judged by
     placing a copy of the program: each device copy of such a parameter
-    (plan-tiers' fetches) reads a host copy read from storage just before
-    it (a `tg.identity` homed on the host, on the storage_read stream,
-    placed on a 4096-byte block so that it moves with O_DIRECT), and its
-    update stages the parameter with its states (plan-staging). Only
-    parameters read by nothing but their device copies move.
+    (plan-tiers' fetches) reads a host copy read from storage (a
+    `tg.identity` homed on the host, on the storage_read stream, placed on
+    a 4096-byte block so that it moves with O_DIRECT), and its update
+    stages the parameter with its states (plan-staging). Device copies of
+    one parameter share a read when the compute between them
+    (`device-profile`'s cost model) is no longer than reading it again
+    would take (a layer's recomputed forward and its backward, say); each
+    read goes right after the device copy that follows the stored
+    parameter read before it, so that the storage link reads one ahead.
+    Only parameters read by nothing but their device copies move.
 
     When moving everything is not enough, all move if that makes the host
     arena smaller (small states need not: storage moves whole pages), none
@@ -297,6 +302,8 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
            "For tests: all, or parameters on the host whose states go to storage">,
     Option<"forceParams", "force-params", "std::string", /*default=*/"\"\"",
            "For tests: all, or parameters on the host that go to storage themselves">,
+    Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
+           "cpu, h200 or a JSON profile: whether fetches of a stored parameter share a read">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }

@@ -9,9 +9,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/TGToHM/PlaceBuffers.h"
+#include "compiler/planner/CostModel.h"
 #include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Memory.h"
+#include "tg/Analysis/Cost.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
@@ -50,41 +52,68 @@ int64_t stagingBytes(ArrayRef<Operation *> stored, int64_t n, int64_t chunk) {
 }
 
 /// Homes the parameters `names` (on the host, with their states in storage
-/// or none) in storage, in `fn`: each device copy of one reads a host copy
+/// or none) in storage, in `fn`: the device copies of one read a host copy
 /// read from storage (a tg.identity homed on the host, on the storage_read
-/// stream) right after the device copy of the stored parameter before it,
-/// so that the storage link reads one ahead.
-void homeInStorage(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names) {
+/// stream), one read shared by consecutive device copies while the compute
+/// between them (`profile`) is no longer than reading it again; each read
+/// goes right after the first device copy of the read before it, so that
+/// the storage link reads one ahead.
+void homeInStorage(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names,
+                   const planner::DeviceProfile &profile) {
   auto storage = StringAttr::get(module.getContext(), "storage");
   auto host = StringAttr::get(module.getContext(), "host");
   for (auto p : module.getOps<ParameterOp>())
     if (names.contains(p.getSymName()))
       p->setAttr(hm::kHomeAttr, storage);
+  // The predicted compute time before each op.
+  SymbolLookupScope symbols;
+  DenseMap<Operation *, double> clock;
+  double now = 0;
+  for (Operation &op : fn.getBody().front()) {
+    clock[&op] = now;
+    if (!isa<ParamOp>(op) && streamOf(op) == "compute")
+      now += planner::predictSeconds(&op, profile);
+  }
   OpBuilder b(module.getContext());
+  SmallVector<Operation *> reads;
   for (auto param : llvm::make_early_inc_range(fn.getOps<ParamOp>())) {
     if (!names.contains(param.getName()))
       continue;
-    for (OpOperand &use : llvm::make_early_inc_range(param.getResult().getUses())) {
-      Operation *fetch = use.getOwner();
-      b.setInsertionPoint(fetch);
-      auto read = IdentityOp::create(b, fetch->getLoc(), param.getType(), param.getResult());
-      read->setAttr(hm::kHomeAttr, host);
-      use.set(read.getResult());
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : param.getResult().getUses())
+      uses.push_back(&use);
+    llvm::sort(uses, [](OpOperand *x, OpOperand *y) {
+      return x->getOwner()->isBeforeInBlock(y->getOwner());
+    });
+    double again = profile.storageLatency +
+                   planner::transferSeconds(tensorBytes(param.getType()), profile.storageRead);
+    Value read;
+    Operation *last = nullptr;
+    for (OpOperand *use : uses) {
+      Operation *fetch = use->getOwner();
+      if (!read || clock.lookup(fetch) - clock.lookup(last) > again) {
+        b.setInsertionPoint(fetch);
+        auto copy = IdentityOp::create(b, fetch->getLoc(), param.getType(), param.getResult());
+        copy->setAttr(hm::kHomeAttr, host);
+        read = copy.getResult();
+        reads.push_back(copy);
+      }
+      use->set(read);
+      last = fetch;
     }
   }
-  Operation *previous = nullptr; // the device copy of the last read
-  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-    auto read = dyn_cast<IdentityOp>(&op);
-    if (!read || !hm::isHostHomed(read) || !read.getOperand().getDefiningOp<ParamOp>() ||
-        !names.contains(read.getOperand().getDefiningOp<ParamOp>().getName()))
-      continue;
-    // Never above the parameter's read.
-    Operation *def = read.getOperand().getDefiningOp();
+  // One ahead, never above the parameter's tg.param.
+  llvm::sort(reads, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  Operation *previous = nullptr; // the first device copy of the read before
+  for (Operation *read : reads) {
+    Operation *def = read->getOperand(0).getDefiningOp();
     if (previous && def->isBeforeInBlock(previous))
       read->moveAfter(previous);
     else if (previous)
       read->moveAfter(def);
-    previous = *read->getUsers().begin();
+    previous = *llvm::min_element(read->getUsers(), [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
   }
 }
 
@@ -126,7 +155,8 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         fn ? storableParameters(module, fn) : SmallVector<std::pair<int64_t, StringRef>>();
 
     auto chunkBytes = planner::budgetOption(module, "plan-storage", "chunk-size", chunkSize);
-    if (failed(chunkBytes))
+    auto profile = planner::profileOption(module, "plan-storage", deviceProfile);
+    if (failed(chunkBytes) || failed(profile))
       return signalPassFailure();
     const int64_t chunk = *chunkBytes ? planner::chunkElements(**chunkBytes) : 0;
     // The states of the parameters `chosen` to storage in `m` (the module
@@ -147,7 +177,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         return signalPassFailure();
       storeStates(module, chosen);
       if (!params.empty())
-        homeInStorage(module, fn, params);
+        homeInStorage(module, fn, params, *profile);
       return;
     }
 
@@ -195,7 +225,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
           int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
           slots = std::max(slots, stagingBytes(stored, n, chunk));
         }
-        homeInStorage(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), names);
+        homeInStorage(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), names, *profile);
         std::optional<ScheduleMemory> m = placedMemory(*copy);
         if (!m)
           return std::nullopt;
@@ -225,7 +255,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         for (auto &[bytes, name] : ArrayRef(storable).take_front(count))
           names.insert(name);
         storeStates(module, chosen);
-        homeInStorage(module, fn, names);
+        homeInStorage(module, fn, names, *profile);
         return;
       }
     }
