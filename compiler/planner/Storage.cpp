@@ -13,8 +13,8 @@
 #include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Memory.h"
-#include "tg/Analysis/Cost.h"
 #include "hm/IR/HMOps.h"
+#include "tg/Analysis/Cost.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 

@@ -928,6 +928,19 @@ bool is_device(const Place& p) {
   return p.buffer != nullptr && p.buffer->tier == HMRT_TIER_DEVICE;
 }
 
+// Whether `p` is ordinary (pageable) host memory, which cudaMemcpyAsync
+// copies into its own staging before it returns, so that the caller may
+// change it at once; pinned memory it reads later.
+bool is_pageable(const void* p) {
+  cudaPointerAttributes attr;
+  const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeUnregistered;
+}
+
 StorageFile* file_of(const hmrt_buffer* b) { return static_cast<StorageFile*>(b->impl); }
 
 // Where a place's bytes are for cudaMemcpy (device or host), or nullptr
@@ -1127,11 +1140,11 @@ class CudaBackend final : public WorkerStreamBackend {
     const uint8_t* s = address_of(src);
     if (cs == nullptr) {
       cs = caller_stream();
-      // Into device memory from device memory or the program's static
-      // data (staged by CUDA as the call returns): in order with the
-      // kernels, nothing to wait for.
+      // Into device memory from device memory or from pageable host
+      // memory such as the program's static data (staged by CUDA as the
+      // call returns): in order with the kernels, nothing to wait for.
       if (g_context != nullptr && cs == g_context->stream && d != nullptr && s != nullptr &&
-          is_device(dst) && (is_device(src) || src.buffer == nullptr)) {
+          is_device(dst) && (is_device(src) || (src.buffer == nullptr && is_pageable(s)))) {
         HMRT_CUDA_CALL(fn, "the copy", cudaMemcpyAsync(d, s, bytes, cudaMemcpyDefault, cs));
         return g_context->sync_each ? sync_kernels(fn) : HMRT_OK;
       }

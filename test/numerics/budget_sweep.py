@@ -14,14 +14,15 @@ it; the same at the smallest --vram with --ram one byte below that plan's
 host arena and --nvme (a folder of OUTDIR): optimizer states spill to the
 storage tier, which the program's file uses, and every arena is within its
 budget (and again with --chunk-size, the stored states updated chunk by
-chunk); again with --ram short of half the host parameters' bytes besides:
-every state and some parameters in storage; and that checkpoints do not
+chunk); with --params-in-storage, again with --ram short of a quarter of the
+host parameters' bytes besides: every state and some parameters in storage
+(tiny models cannot: storage moves whole pages); and that checkpoints do not
 depend on the plan: the programs at the smallest budget, without storage,
 with states in storage and with parameters there too, resumed from the unplanned
 program's checkpoint of step STEPS/2, go on bit-identically. Prints one
 line per budget and a closing verdict.
 
-usage: budget_sweep.py HMCC MODEL OUTDIR STEPS TRAIN-ARG...
+usage: budget_sweep.py HMCC MODEL OUTDIR STEPS [--params-in-storage] TRAIN-ARG...
 """
 import json
 import re
@@ -59,6 +60,9 @@ def compile_and_train(hmcc, model, out, tag, budget, steps, train_args, extra=()
 def main():
     hmcc, model, out, steps = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
     train_args = sys.argv[5:]
+    params_in_storage = "--params-in-storage" in train_args
+    if params_in_storage:
+        train_args.remove("--params-in-storage")
     out.mkdir(parents=True, exist_ok=True)
 
     unplanned, reference, _ = compile_and_train(hmcc, model, out, "free", None, steps,
@@ -126,18 +130,20 @@ def main():
               f"{'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
               f"{'bit-identical' if same else 'DIFFER'}")
 
-        # The host arena also short of half the parameters' bytes: every
-        # state in storage, then parameters too (updates in 64 KiB chunks
-        # keep the staging small; 4 KiB chunks of every parameter would make
-        # thousands of updates, slow to compile).
+    if host and params_in_storage:
+        # The host arena also short of a quarter of the parameters' bytes: every
+        # state in storage, then parameters too; updates in chunks of about
+        # a 64th of the parameters' bytes (a power of two, at least 4 KiB)
+        # keep the staging small without making thousands of updates.
         smallest_plan = json.loads((out / f"b{len(budgets) - 1}.json").read_text())
         on_host = [t for t in smallest_plan["persistent"] if t["tier"] == "host"]
         params_bytes = sum(t["bytes"] for t in on_host if t["kind"] == "param")
         states_bytes = sum(t["bytes"] for t in on_host if t["kind"] == "state")
-        ram_params = host["bytes"] - states_bytes - params_bytes // 2
+        ram_params = host["bytes"] - states_bytes - params_bytes // 4
+        chunk_kib = max(4, 1 << max(0, (params_bytes // 64 // 1024).bit_length() - 1))
         arena, rows, plan = compile_and_train(
             hmcc, model, out, "params", smallest, steps, train_args + storage_args,
-            ["--ram", str(ram_params), "--nvme", f"{nvme}:1G", "--chunk-size", "64K"])
+            ["--ram", str(ram_params), "--nvme", f"{nvme}:1G", "--chunk-size", f"{chunk_kib}K"])
         schedule = json.loads((out / "params.json").read_text())
         stored = [t for t in schedule["persistent"] if t["tier"] == "storage"]
         stored_params = sum(t["kind"] == "param" for t in stored)
@@ -147,13 +153,15 @@ def main():
         same = len(rows) == len(reference) and all(
             a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
         failures += not (same and fits)
-        print(f"--vram {smallest} --ram {ram_params} --chunk-size 64K: {stored_params} parameters "
+        print(f"--vram {smallest} --ram {ram_params} --chunk-size {chunk_kib}K: {stored_params} parameters "
               f"in storage, arenas {'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
               f"{'bit-identical' if same else 'DIFFER'}")
 
     for tag, args in [(f"b{len(budgets) - 1}", []), ("spill", storage_args),
                       ("params", storage_args)]:
         if tag != f"b{len(budgets) - 1}" and not host:
+            continue
+        if tag == "params" and not params_in_storage:
             continue
         resumed = out / f"{tag}-resumed.jsonl"
         run([out / tag / "train", "--quiet", "--steps", str(steps), "--resume",
