@@ -81,10 +81,18 @@ def main():
     budgets = [unplanned] + [smallest + (unplanned - smallest) * k // 5 for k in (4, 3, 2, 1, 0)]
     failures = 0
     keys = ("loss", "lr", "grad_norm")
+
+    def same_as_reference(rows):
+        return len(rows) == len(reference) and all(
+            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+
+    def outcome(fits, rows, same):
+        return (f"arenas {'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
+                f"{'bit-identical' if same else 'DIFFER'}")
+
     for i, budget in enumerate(budgets):
         arena, rows, plan = compile_and_train(hmcc, model, out, f"b{i}", budget, steps, train_args)
-        same = len(rows) == len(reference) and all(
-            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        same = same_as_reference(rows)
         fits = arena <= budget
         failures += not (same and fits)
         print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, {plan}, "
@@ -105,12 +113,10 @@ def main():
         stored = sum(t["tier"] == "storage" for t in schedule["persistent"])
         fits = (arena <= smallest and schedule["host_arena"]["bytes"] <= ram
                 and stored > 0 and "storage_arena" in schedule)
-        same = len(rows) == len(reference) and all(
-            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        same = same_as_reference(rows)
         failures += not (same and fits)
-        print(f"--vram {smallest} --ram {ram}: {stored} optimizer states in storage, arenas "
-              f"{'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
-              f"{'bit-identical' if same else 'DIFFER'}")
+        print(f"--vram {smallest} --ram {ram}: {stored} optimizer states in storage, "
+              f"{outcome(fits, rows, same)}")
 
         # The same with updates of stored states chunk by chunk (--chunk-size
         # 4K, the smallest: 1024 elements): smaller staging buffers, the same values.
@@ -121,14 +127,12 @@ def main():
         chunks = sum(1 for f in schedule["functions"] for op in f["ops"]
                      if "chunk" in op and op["op"] != "hm.stage")
         fits = arena <= smallest and schedule["host_arena"]["bytes"] <= ram
-        same = len(rows) == len(reference) and all(
-            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        same = same_as_reference(rows)
         # Every stored state over one chunk's slice (4 KiB) is updated in chunks.
         larger = any(t["tier"] == "storage" and t["bytes"] > 4096 for t in schedule["persistent"])
         failures += not (same and fits and (chunks > 0 or not larger))
-        print(f"--vram {smallest} --ram {ram} --chunk-size 4K: {chunks} chunk updates, arenas "
-              f"{'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
-              f"{'bit-identical' if same else 'DIFFER'}")
+        print(f"--vram {smallest} --ram {ram} --chunk-size 4K: {chunks} chunk updates, "
+              f"{outcome(fits, rows, same)}")
 
     if host and params_in_storage:
         # The host arena also short of a quarter of the parameters' bytes: every
@@ -150,12 +154,10 @@ def main():
         fits = (arena <= smallest and schedule["host_arena"]["bytes"] <= ram_params
                 and stored_params > 0 and all(t["tier"] != "host" for t in schedule["persistent"]
                                               if t["kind"] == "state"))
-        same = len(rows) == len(reference) and all(
-            a[k] == b[k] for a, b in zip(rows, reference) for k in keys)
+        same = same_as_reference(rows)
         failures += not (same and fits)
-        print(f"--vram {smallest} --ram {ram_params} --chunk-size {chunk_kib}K: {stored_params} parameters "
-              f"in storage, arenas {'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
-              f"{'bit-identical' if same else 'DIFFER'}")
+        print(f"--vram {smallest} --ram {ram_params} --chunk-size {chunk_kib}K: {stored_params} "
+              f"parameters in storage, {outcome(fits, rows, same)}")
 
     for tag, args in [(f"b{len(budgets) - 1}", []), ("spill", storage_args),
                       ("params", storage_args)]:
