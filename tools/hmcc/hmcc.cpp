@@ -116,10 +116,10 @@ cl::opt<std::string> nvme("nvme", cl::value_desc("DIR:SIZE"),
                           cl::cat(budgetCategory));
 cl::opt<std::string> chunkSize(
     "chunk-size", cl::value_desc("SIZE"),
-    cl::desc("With states in storage: update larger parameters chunk by chunk of SIZE bytes of "
-             "parameter (a multiple of 4K, at least 4K; 1M with 8-bit states), each chunk's "
-             "states staged through host memory in turn, so staging takes two chunks' states "
-             "instead of two whole parameters' (default: whole parameters)"),
+    cl::desc("With states (or parameters) in storage: update larger parameters chunk by chunk "
+             "of SIZE bytes of parameter (a multiple of 4K, at least 4K; 1M with 8-bit states), "
+             "each chunk's stored tensors staged through host memory in turn, so staging takes "
+             "two chunks' instead of two whole parameters' (default: whole parameters)"),
     cl::cat(budgetCategory));
 
 cl::opt<std::string> deviceProfile(
