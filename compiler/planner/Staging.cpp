@@ -33,13 +33,13 @@ namespace {
 
 /// The states and the parameter an update names by symbol that live in
 /// storage (none for a parameter's read, which its host copy stages).
-SmallVector<Operation *> storedTensors(Operation *op) {
+SmallVector<Operation *> storedTensors(Operation *op, SymbolTable &symbols) {
   SmallVector<Operation *> out;
   if (isa<ParamOp>(op))
     return out;
   for (NamedAttribute attr : op->getAttrs())
     if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-      if (Operation *tensor = hm::storedTensor(op, ref))
+      if (Operation *tensor = symbols.lookup(ref.getValue()); hm::isStoredTensor(tensor))
         out.push_back(tensor);
   return out;
 }
@@ -91,7 +91,7 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
     int64_t slot = 0;
     for (auto fn : module.getOps<func::FuncOp>())
       for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-        SmallVector<Operation *> states = storedTensors(&op);
+        SmallVector<Operation *> states = storedTensors(&op, symbols);
         if (states.empty())
           continue;
         if (!hm::isHostHomed(&op)) {

@@ -234,11 +234,8 @@ LogicalResult StageOp::verify() {
   return success();
 }
 
-Operation *hmcc::hm::storedTensor(Operation *from, FlatSymbolRefAttr ref) {
-  Operation *decl = SymbolTable::lookupNearestSymbolFrom(from, ref);
-  return decl && isa<hmcc::tg::StateOp, hmcc::tg::ParameterOp>(decl) && isStorageHomed(decl)
-             ? decl
-             : nullptr;
+bool hmcc::hm::isStoredTensor(Operation *decl) {
+  return decl && isa<hmcc::tg::StateOp, hmcc::tg::ParameterOp>(decl) && isStorageHomed(decl);
 }
 
 LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbols) {

@@ -121,9 +121,9 @@ namespace hmcc::hm {
 ArenaOp arenaOfTier(mlir::ModuleOp module, llvm::StringRef tier);
 /// The slice of its state an hm.stage moves (stagedSlice of its state).
 Slice stagedSlice(StageOp stage);
-/// The tg.state or tg.parameter homed in storage that `ref` names from
-/// `from`; null for anything else.
-mlir::Operation *storedTensor(mlir::Operation *from, mlir::FlatSymbolRefAttr ref);
+/// Whether `decl` is a tg.state or tg.parameter homed in storage (false for
+/// null).
+bool isStoredTensor(mlir::Operation *decl);
 } // namespace hmcc::hm
 
 #endif // HMCC_HM_HMOPS_H

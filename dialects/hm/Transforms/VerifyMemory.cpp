@@ -210,9 +210,10 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
     };
     // A staging copy of a stored state or parameter (hm.stage, an update's
     // hm.staged) lies in the host arena over no live value.
+    SymbolTable symbols(fn->getParentOfType<ModuleOp>());
     auto checkStaging = [&](Operation *op, StringRef state, int64_t offset) -> LogicalResult {
-      Operation *decl = hm::storedTensor(op, FlatSymbolRefAttr::get(op->getContext(), state));
-      if (!decl)
+      Operation *decl = symbols.lookup(state);
+      if (!hm::isStoredTensor(decl))
         return fail(op) << "stages @" << state << ", which is no state or parameter in storage";
       if (!arenas[1])
         return fail(op) << "stages @" << state << " in the host arena, and there is none";
@@ -240,7 +241,7 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         // A parameter in storage is not addressable: only a copy to the
         // host arena reads it.
         if (auto param = v.getDefiningOp<ParamOp>())
-          if (hm::storedTensor(param, param.getNameAttr()) &&
+          if (hm::isStoredTensor(symbols.lookup(param.getName())) &&
               !(isa<IdentityOp>(op) && hm::isHostHomed(op)))
             return fail(op) << "reads parameter @" << param.getName()
                             << ", which is in storage, other than by a copy to the host";
