@@ -32,18 +32,10 @@ hmrt_status sync_kernels(const char* fn) {
 
 bool issues_kernels() { return t_issues_kernels; }
 
-hmrt_status read_device(const char* fn, const char* what, void* host, const void* dev,
-                        size_t bytes) {
+hmrt_status copy_with_kernels(const char* fn, const char* what, void* dst, const void* src,
+                              size_t bytes) {
   HMRT_CUDA_CALL(fn, what,
-                 cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, g_context->stream));
-  HMRT_CUDA_CALL(fn, what, cudaStreamSynchronize(g_context->stream));
-  return HMRT_OK;
-}
-
-hmrt_status write_device(const char* fn, const char* what, void* dev, const void* host,
-                         size_t bytes) {
-  HMRT_CUDA_CALL(fn, what,
-                 cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, g_context->stream));
+                 cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, g_context->stream));
   HMRT_CUDA_CALL(fn, what, cudaStreamSynchronize(g_context->stream));
   return HMRT_OK;
 }

@@ -59,14 +59,11 @@ hmrt_status sync_kernels(const char* fn);
 // Whether this thread has queued kernels (called finish).
 bool issues_kernels();
 
-// `bytes` from device memory to host memory (`what` names them in errors),
-// after the kernels queued so far; returns when they are there.
-hmrt_status read_device(const char* fn, const char* what, void* host, const void* dev,
-                        size_t bytes);
-// `bytes` from host memory to device memory, in order with the kernels;
-// returns when they are there.
-hmrt_status write_device(const char* fn, const char* what, void* dev, const void* host,
-                         size_t bytes);
+// Copies `bytes` between device and host memory (`what` names them in
+// errors) after the kernels queued so far, in order with them; returns when
+// they are there.
+hmrt_status copy_with_kernels(const char* fn, const char* what, void* dst, const void* src,
+                              size_t bytes);
 
 // `p` must be memory the GPU addresses (device memory, or pinned and
 // mapped host memory), unless count is 0.

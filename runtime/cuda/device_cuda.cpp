@@ -337,7 +337,7 @@ hmrt_status cuda_global_norm(const float* const* buffers, const int64_t* sizes,
     if (launch != 0) return finish(fn, launch);
   }
   std::vector<double> partial(first[count], 0.0);
-  if ((st = read_device(fn, "reading the partial sums", partial.data(), partials,
+  if ((st = copy_with_kernels(fn, "reading the partial sums", partial.data(), partials,
                         partial.size() * sizeof(double))) != HMRT_OK)
     return st;
   // cpu/gradnorm.cpp's order: chunks in order per buffer, buffers in order.
@@ -432,7 +432,7 @@ hmrt_status cuda_clip_coefficient(float total_norm, float max_norm, float* coef)
   HMRT_CHECK_ARG(coef != nullptr, "%s: coef is NULL", fn);
   HMRT_CHECK_GPU(fn, coef, 1);
   const float c = clip_coefficient(total_norm, max_norm);
-  return write_device(fn, "writing the coefficient", coef, &c, sizeof(c));
+  return copy_with_kernels(fn, "writing the coefficient", coef, &c, sizeof(c));
 }
 
 hmrt_status cuda_onnx_adagrad(const float* x, const float* g, const float* h, float* x_new,
@@ -609,7 +609,7 @@ hmrt_status gather_indices(const char* fn, const void* x, int32_t rank, const in
   const bool typed = idx_dtype == HMRT_DTYPE_I32 || idx_dtype == HMRT_DTYPE_I64;
   if (typed && n_idx > 0 && idx != nullptr) {  // else check_gather says what is wrong
     HMRT_CHECK_GPU(fn, idx, n_idx);
-    hmrt_status st = read_device(fn, "reading the indices", host.data(), idx, host.size());
+    hmrt_status st = copy_with_kernels(fn, "reading the indices", host.data(), idx, host.size());
     if (st != HMRT_OK) return st;
   }
   hmrt_status st = check_gather(fn, x, rank, shape, *axis, idx_dtype,
@@ -1053,7 +1053,8 @@ class CudaBackend final : public WorkerStreamBackend {
 
   hmrt_status event_create(void** impl) override {
     auto* e = new (std::nothrow) CudaEvent;
-    if (e == nullptr) return fail(HMRT_OUT_OF_MEMORY, "hmrt_event_create: cannot allocate the event");
+    if (e == nullptr)
+      return fail(HMRT_OUT_OF_MEMORY, "hmrt_event_create: cannot allocate the event");
     const cudaError_t err = cudaEventCreateWithFlags(&e->gpu, cudaEventDisableTiming);
     if (err != cudaSuccess) {
       delete e;

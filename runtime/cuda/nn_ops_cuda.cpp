@@ -145,7 +145,7 @@ hmrt_status read_back(const char* fn, const char* what, const T* dev, int64_t co
                       std::vector<T>* host) {
   host->resize(size_t(count));
   if (count == 0) return HMRT_OK;
-  return read_device(fn, what, host->data(), dev, size_t(count) * sizeof(T));
+  return copy_with_kernels(fn, what, host->data(), dev, size_t(count) * sizeof(T));
 }
 
 // The shape, the pointers, and the labels (with the class weights) read to
@@ -172,7 +172,7 @@ hmrt_status check_sce_on_gpu(const char* fn, const float* scores, int32_t rank,
 }
 
 hmrt_status write_scalar(const char* fn, float* dev, float v) {
-  return write_device(fn, "writing the loss", dev, &v, sizeof(v));
+  return copy_with_kernels(fn, "writing the loss", dev, &v, sizeof(v));
 }
 
 hmrt_status cuda_sce_loss_f32(const float* scores, int32_t rank, const int64_t* shape,

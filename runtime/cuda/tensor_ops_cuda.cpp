@@ -112,7 +112,7 @@ hmrt_status cuda_binary_i64(hmrt_binary_op op, const int64_t* a, int32_t ra, con
   if (st != HMRT_OK || !any) return st;
   if (op == HMRT_BINARY_DIV || op == HMRT_BINARY_POW) {
     std::vector<int64_t> hb(static_cast<size_t>(nb));
-    if ((st = read_device(fn, "reading b", hb.data(), b, hb.size() * sizeof(int64_t))) !=
+    if ((st = copy_with_kernels(fn, "reading b", hb.data(), b, hb.size() * sizeof(int64_t))) !=
         HMRT_OK)
       return st;
     for (int64_t i = 0; i < nb; ++i) {
