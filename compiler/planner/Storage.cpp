@@ -51,29 +51,38 @@ int64_t stagingBytes(ArrayRef<Operation *> stored, int64_t n, int64_t chunk) {
   return most;
 }
 
+/// The predicted compute time (`profile`) before each op of `fn`, by the
+/// op's position in its body.
+std::vector<double> computeClock(func::FuncOp fn, const planner::DeviceProfile &profile) {
+  SymbolLookupScope symbols;
+  std::vector<double> clock;
+  double now = 0;
+  for (Operation &op : fn.getBody().front()) {
+    clock.push_back(now);
+    if (!isa<ParamOp>(op) && streamOf(op) == "compute")
+      now += planner::predictSeconds(&op, profile);
+  }
+  return clock;
+}
+
 /// Homes the parameters `names` (on the host, with their states in storage
 /// or none) in storage, in `fn`: the device copies of one read a host copy
 /// read from storage (a tg.identity homed on the host, on the storage_read
 /// stream), one read shared by consecutive device copies while the compute
-/// between them (`profile`) is no longer than reading it again; each read
-/// goes right after the first device copy of the read before it, so that
-/// the storage link reads one ahead.
+/// between them (`clockAt`: computeClock of `fn` or of the function it is a
+/// copy of) is no longer than reading it again (`profile`); each read goes
+/// right after the first device copy of the read before it, so that the
+/// storage link reads one ahead.
 void homeInStorage(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names,
-                   const planner::DeviceProfile &profile) {
+                   const planner::DeviceProfile &profile, ArrayRef<double> clockAt) {
   auto storage = StringAttr::get(module.getContext(), "storage");
   auto host = StringAttr::get(module.getContext(), "host");
   for (auto p : module.getOps<ParameterOp>())
     if (names.contains(p.getSymName()))
       p->setAttr(hm::kHomeAttr, storage);
-  // The predicted compute time before each op.
-  SymbolLookupScope symbols;
   DenseMap<Operation *, double> clock;
-  double now = 0;
-  for (Operation &op : fn.getBody().front()) {
-    clock[&op] = now;
-    if (!isa<ParamOp>(op) && streamOf(op) == "compute")
-      now += planner::predictSeconds(&op, profile);
-  }
+  for (auto [op, at] : llvm::zip(fn.getBody().front(), clockAt))
+    clock[&op] = at;
   OpBuilder b(module.getContext());
   SmallVector<Operation *> reads;
   for (auto param : llvm::make_early_inc_range(fn.getOps<ParamOp>())) {
@@ -177,7 +186,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         return signalPassFailure();
       storeStates(module, chosen);
       if (!params.empty())
-        homeInStorage(module, fn, params, *profile);
+        homeInStorage(module, fn, params, *profile, computeClock(fn, *profile));
       return;
     }
 
@@ -212,6 +221,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
       // parameters follow, largest first, as few as fit (each count placed
       // for real: the host copies their fetches read take transient host
       // bytes), else all of them if that is smaller.
+      const std::vector<double> clock = computeClock(fn, *profile);
       auto arenaWithParams = [&](size_t count) -> std::optional<int64_t> {
         OwningOpRef<ModuleOp> copy(module.clone());
         storeStates(*copy, chosen);
@@ -225,7 +235,8 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
           int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
           slots = std::max(slots, stagingBytes(stored, n, chunk));
         }
-        homeInStorage(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), names, *profile);
+        homeInStorage(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), names, *profile,
+                      clock);
         std::optional<ScheduleMemory> m = placedMemory(*copy);
         if (!m)
           return std::nullopt;
@@ -255,7 +266,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         for (auto &[bytes, name] : ArrayRef(storable).take_front(count))
           names.insert(name);
         storeStates(module, chosen);
-        homeInStorage(module, fn, names, *profile);
+        homeInStorage(module, fn, names, *profile, clock);
         return;
       }
     }
