@@ -45,18 +45,21 @@ def main():
               f"| fastest step | fastest / predicted |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         quarter_host = 0
-        for label in ("unplanned", "1/2", "1/4", "1/4, --ram 0.7x", "1/4, --ram 0.4x"):
-            exe, plan = work / f"exe-{len(label)}", work / "plan.json"
+        # (label, fraction of the unplanned arena for --vram, tenths of the
+        # 1/4 plan's host arena for --ram, further flags): at 0.7x the
+        # optimizer states spill to storage, at 0.4x parameters too.
+        budgets = [("unplanned", None, None, []), ("1/2", 2, None, []), ("1/4", 4, None, []),
+                   ("1/4, --ram 0.7x", 4, 7, []),
+                   ("1/4, --ram 0.4x", 4, 4, ["--chunk-size", "64K"])]
+        for k, (label, divisor, tenths, extra) in enumerate(budgets):
+            exe, plan = work / f"exe-{k}", work / "plan.json"
             cmd = [hmcc, model, "-o", exe, "--force", "--dump-schedule", plan,
-                   "--device-profile", profile]
+                   "--device-profile", profile] + extra
             train = []
-            if label != "unplanned":
-                cmd += ["--vram", str(unplanned // (2 if label == "1/2" else 4))]
-            if "--ram" in label:
-                tenths = int(label[-2])  # 0.7x: states spill; 0.4x: parameters too
+            if divisor:
+                cmd += ["--vram", str(unplanned // divisor)]
+            if tenths:
                 cmd += ["--ram", str(quarter_host * tenths // 10), "--nvme", f"{tmp}:1G"]
-                if tenths < 7:
-                    cmd += ["--chunk-size", "64K"]
                 train = ["--nvme", tmp]
             subprocess.run(cmd, check=True, capture_output=True)
             schedule = json.loads(plan.read_text())
