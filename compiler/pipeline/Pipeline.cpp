@@ -96,6 +96,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   PlanTiersOptions tiers;
   tiers.vram = o.vram;
   tiers.deviceProfile = o.deviceProfile;
+  tiers.chunkSize = o.chunkSize;
   tiers.force = o.tiers == "auto" ? std::string() : std::string(o.tiers);
   PlanQuantizeDeviceOptions device;
   device.mode = o.quantizeStates;

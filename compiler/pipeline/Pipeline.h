@@ -18,7 +18,7 @@
 //   tg-input-roles          (tokens / targets, for the driver's loader)
 //   tg-fuse-elementwise     (fuse=all|elementwise)
 //   plan-quantize-device    (quantize-states, vram, device-profile, recompute)
-//   plan-tiers              (vram, device-profile, host-params)
+//   plan-tiers              (vram, device-profile, host-params, chunk-size)
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
 //   plan-quantize           (quantize-states, ram)

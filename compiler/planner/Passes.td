@@ -32,13 +32,27 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     largest parameter's bytes (planner::prefetchHeadroom: room for
     plan-overlap to fetch ahead, on a profile whose copies do not share
     the host's cores), and for the whole budget only where that fails.
+    With `chunk-size`, the last of those parameters is then split into
+    chunks of its rows (of about that many bytes; where it has 4096 elements
+    or more, whole 256-element blocks, so that 8-bit moments split exactly)
+    and only the fewest last chunks that fit go to the host, judged the same
+    way: the parameter becomes two pieces (`name#0` on the device, `name#1`
+    on the host, `hm.whole = "name"` on both and on their optimizer states,
+    which split alike), each reader reads a `tg.concat` of the two made just
+    before it, and each piece's update reads its rows of the gradient
+    (`tg.slice`), which the norm still reads whole: the same values again.
+    Checkpoints and the program's descriptor know the whole.
     Programs whose updates are the model's own (ONNX training_info) are left
     as they are. `force` replaces the choice: "none", "all", or parameter
-    names separated by commas.
+    names separated by commas, one of which may be NAME:ROWS, its last ROWS
+    rows.
   }];
   let options = [
     Option<"vram", "vram", "std::string", /*default=*/"\"\"",
            "Device memory budget, e.g. 24G (empty: no bound, nothing moved)">,
+    Option<"chunkSize", "chunk-size", "std::string", /*default=*/"\"\"",
+           "Split the last parameter for the host into chunks of about this size (empty: "
+           "whole parameters)">,
     Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
            "cpu, h200 or a JSON profile (for plan-recompute's search)">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",

@@ -76,6 +76,170 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
   }
 }
 
+/// Why parameter `decl` cannot be split after `rows` rows (see
+/// splitParameter) in `fn`; empty when it can.
+std::string splitProblem(ModuleOp module, func::FuncOp fn, ParameterOp decl, int64_t rows) {
+  auto type = cast<RankedTensorType>(decl.getType());
+  if (type.getRank() == 0 || rows <= 0 || rows >= type.getDimSize(0))
+    return "it has no rows " + std::to_string(rows) + " and after";
+  if (decl.getInitialValueAttr() || decl->hasAttr(hm::kWholeAttr))
+    return "its initial value is computed, or it is a piece already";
+  int64_t inner = type.getNumElements() / type.getDimSize(0);
+  if (type.getNumElements() >= kMin8bitElements &&
+      ((rows * inner) % k8bitBlock != 0 || rows * inner < kMin8bitElements ||
+       type.getNumElements() - rows * inner < kMin8bitElements))
+    return "8-bit moments need pieces of whole 256-element blocks and at least 4096 elements";
+  int updates = 0;
+  for (Operation &op : fn.getBody().front()) {
+    if (auto [ref, grad] = optimizerUpdate(&op); ref && ref.getValue() == decl.getSymName())
+      ++updates;
+    if (auto param = dyn_cast<ParamOp>(op); param && param.getName() == decl.getSymName())
+      for (Operation *user : param->getUsers())
+        if (isa<func::ReturnOp>(user))
+          return "the function returns it";
+  }
+  if (updates != 1)
+    return "it has no single optimizer update of hmcc's";
+  for (auto s : module.getOps<StateOp>())
+    if (s.getParam() == decl.getSymName()) {
+      auto st = cast<RankedTensorType>(s.getType());
+      bool rowsAlike = st.getRank() == type.getRank() && st.getShape() == type.getShape();
+      bool blocks = st.getRank() == 1 && s.getKind().ends_with("_absmax");
+      if (!rowsAlike && !blocks)
+        return ("its state '" + s.getSymName() + "' is not split like it").str();
+    }
+  return "";
+}
+
+/// `type` with `extent` as its first dimension.
+RankedTensorType withRows(RankedTensorType type, int64_t extent) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = extent;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// Splits parameter `name` after its first `rows` rows, where splitProblem
+/// finds nothing against it: `name#0` holds rows [0, rows) and `name#1` the
+/// rest (hm.whole names `name` on both), each with its optimizer states
+/// split alike (block-wise absmax states by blocks) and its own update of
+/// its rows of the gradient (tg.slice); every reader reads a tg.concat of
+/// the two made just before it. The gradient's sum of squares for the norm
+/// still reads the whole gradient, and every piece's update computes what
+/// the whole's did on its elements, so the program computes the same values.
+/// Returns the second piece's name.
+std::string splitParameter(ModuleOp module, func::FuncOp fn, StringRef name, int64_t rows) {
+  SymbolTable symbols(module);
+  auto decl = symbols.lookup<ParameterOp>(name);
+  auto type = cast<RankedTensorType>(decl.getType());
+  int64_t inner = type.getNumElements() / type.getDimSize(0);
+  RankedTensorType pieceType[2] = {withRows(type, rows),
+                                   withRows(type, type.getDimSize(0) - rows)};
+  int64_t rowsBytes[2] = {tensorBytes(pieceType[0]), tensorBytes(pieceType[1])};
+  auto fresh = [&](std::string base) {
+    while (symbols.lookup(base))
+      base += "'";
+    return base;
+  };
+  std::string wholeName = name.str();
+  std::string pieceName[2] = {fresh(wholeName + "#0"), fresh(wholeName + "#1")};
+  Builder attrs(module.getContext());
+  auto whole = attrs.getStringAttr(wholeName);
+  OpBuilder b(decl);
+  for (int k = 0; k < 2; ++k) {
+    auto piece = cast<ParameterOp>(b.clone(*decl));
+    piece.setSymName(pieceName[k]);
+    piece.setType(pieceType[k]);
+    if (decl.getLength()) {
+      piece.setLength(rowsBytes[k]);
+      piece.setOffset((decl.getOffset() ? *decl.getOffset() : 0) + (k ? rowsBytes[0] : 0));
+    }
+    piece->setAttr(hm::kWholeAttr, whole);
+    symbols.insert(piece);
+  }
+  // The states, split alike; old name -> the pieces' names.
+  llvm::StringMap<std::array<std::string, 2>> stateNames;
+  for (auto s : llvm::make_early_inc_range(module.getOps<StateOp>())) {
+    if (s.getParam() != wholeName)
+      continue;
+    auto st = cast<RankedTensorType>(s.getType());
+    int64_t first = st.getRank() == type.getRank() ? rows : rows * inner / k8bitBlock;
+    RankedTensorType types[2] = {withRows(st, first), withRows(st, st.getDimSize(0) - first)};
+    b.setInsertionPoint(s);
+    std::array<std::string, 2> names;
+    for (int k = 0; k < 2; ++k) {
+      auto piece = cast<StateOp>(b.clone(*s));
+      names[k] = fresh((pieceName[k] + "." + s.getKind()).str());
+      piece.setSymName(names[k]);
+      piece.setType(types[k]);
+      piece.setParam(pieceName[k]);
+      piece->setAttr(hm::kWholeAttr, s.getSymNameAttr());
+      symbols.insert(piece);
+    }
+    stateNames[s.getSymName()] = names;
+    symbols.erase(s);
+  }
+  SmallVector<Operation *> ops;
+  for (Operation &op : fn.getBody().front())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (auto param = dyn_cast<ParamOp>(op); param && param.getName() == wholeName) {
+      for (OpOperand &use : llvm::make_early_inc_range(param.getResult().getUses())) {
+        b.setInsertionPoint(use.getOwner());
+        Value pieces[2];
+        for (int k = 0; k < 2; ++k)
+          pieces[k] = ParamOp::create(b, param.getLoc(), pieceType[k],
+                                      FlatSymbolRefAttr::get(b.getContext(), pieceName[k]));
+        use.set(ConcatOp::create(b, param.getLoc(), type, ValueRange(pieces),
+                                 b.getI64IntegerAttr(0)));
+      }
+      param.erase();
+      continue;
+    }
+    auto [ref, grad] = optimizerUpdate(op);
+    if (!ref || ref.getValue() != wholeName)
+      continue;
+    Value g = grad->get();
+    b.setInsertionPoint(op);
+    for (int k = 0; k < 2; ++k) {
+      int64_t lo = k ? rows : 0, hi = k ? type.getDimSize(0) : rows;
+      Value slice = SliceOp::create(b, op->getLoc(), pieceType[k], g,
+                                    b.getDenseI64ArrayAttr({lo}), b.getDenseI64ArrayAttr({hi}),
+                                    b.getDenseI64ArrayAttr({0}), b.getDenseI64ArrayAttr({1}));
+      Operation *update = b.clone(*op);
+      optimizerUpdate(update).second->set(slice);
+      for (NamedAttribute attr : op->getAttrs()) {
+        auto sym = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+        if (!sym)
+          continue;
+        if (sym.getValue() == wholeName)
+          update->setAttr(attr.getName(), FlatSymbolRefAttr::get(b.getContext(), pieceName[k]));
+        else if (auto it = stateNames.find(sym.getValue()); it != stateNames.end())
+          update->setAttr(attr.getName(), FlatSymbolRefAttr::get(b.getContext(), it->second[k]));
+      }
+    }
+    op->erase();
+  }
+  symbols.erase(decl);
+  return pieceName[1];
+}
+
+/// What plan-tiers homes on the host: whole parameters, and the last rows
+/// of at most one more (`split`, of which the first `rows` stay).
+struct Choice {
+  llvm::StringSet<> names;
+  std::string split;
+  int64_t rows = 0;
+};
+
+/// Applies `choice` to the training function `fn` of `module`.
+void apply(ModuleOp module, func::FuncOp fn, const Choice &choice) {
+  llvm::StringSet<> names = choice.names;
+  if (!choice.split.empty())
+    names.insert(splitParameter(module, fn, choice.split, choice.rows));
+  if (!names.empty())
+    homeOnHost(module, fn, names);
+}
+
 struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   using PlanTiersBase::PlanTiersBase;
 
@@ -84,50 +248,65 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     func::FuncOp fn = planner::trainingFunction(module);
     if (!fn)
       return; // nothing updated by hmcc's optimizers: nothing to move
-    llvm::StringSet<> names;
+    Choice choice;
     if (!force.empty()) {
-      if (failed(parseForce(module, names)))
+      if (failed(parseForce(module, fn, choice)))
         return signalPassFailure();
     } else if (!vram.empty()) {
       auto budget = planner::budgetOption(module, "plan-tiers", "vram", vram);
       auto profile = planner::profileOption(module, "plan-tiers", deviceProfile);
-      if (failed(budget) || failed(profile))
+      auto chunk = planner::budgetOption(module, "plan-tiers", "chunk-size", chunkSize);
+      if (failed(budget) || failed(profile) || failed(chunk))
         return signalPassFailure();
-      names = chooseWithRoom(module, fn.getSymName(), **budget, *profile);
+      chunkBytes = chunk->value_or(0);
+      choice = chooseWithRoom(module, fn.getSymName(), **budget, *profile);
     }
-    if (!names.empty())
-      homeOnHost(module, fn, names);
+    apply(module, fn, choice);
   }
 
-  LogicalResult parseForce(ModuleOp module, llvm::StringSet<> &names) {
+  LogicalResult parseForce(ModuleOp module, func::FuncOp fn, Choice &choice) {
     if (force == "none")
       return success();
     if (force == "all") {
       for (auto p : module.getOps<ParameterOp>())
-        names.insert(p.getSymName());
+        choice.names.insert(p.getSymName());
       return success();
     }
     SmallVector<StringRef> parts;
     StringRef(force).split(parts, ',');
     for (StringRef part : parts) {
-      if (!module.lookupSymbol<ParameterOp>(part.trim()))
-        return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << part
+      auto [name, rows] = part.trim().rsplit(':');
+      auto decl = module.lookupSymbol<ParameterOp>(name);
+      if (!decl)
+        return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << name
                                   << "' is not a parameter";
-      names.insert(part.trim());
+      if (rows.empty()) {
+        choice.names.insert(name);
+        continue;
+      }
+      // NAME:ROWS, its last ROWS rows.
+      auto type = cast<RankedTensorType>(decl.getType());
+      int64_t last = 0;
+      if (!choice.split.empty() || rows.getAsInteger(10, last) || type.getRank() == 0)
+        return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << part
+                                  << "': NAME:ROWS takes a count of rows, for one parameter";
+      if (std::string why = splitProblem(module, fn, decl, type.getDimSize(0) - last);
+          !why.empty())
+        return module.emitError() << "plan-tiers: force (hmcc --host-params): cannot home the last "
+                                  << last << " rows of '" << name << "' on the host: " << why;
+      choice.split = name.str();
+      choice.rows = type.getDimSize(0) - last;
     }
     return success();
   }
 
-  /// Whether the program with the first `count` parameters of `order` on the host
-  /// fits `budget` with what plan-recompute can do.
-  bool fits(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order, size_t count,
-            int64_t budget, const planner::DeviceProfile &profile) {
+  /// Whether the program with `choice` applied fits `budget` with what
+  /// plan-recompute can do.
+  bool fits(ModuleOp module, StringRef fnName, const Choice &choice, int64_t budget,
+            const planner::DeviceProfile &profile) {
     OwningOpRef<ModuleOp> copy(module.clone());
     auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
-    llvm::StringSet<> names;
-    for (StringRef name : order.take_front(count))
-      names.insert(name);
-    homeOnHost(*copy, fn, names);
+    apply(*copy, fn, choice);
     // What plan-recompute will do with the module so tiered: its own
     // search, without its exhaustive fallback (plan-recompute runs that once
     // on the result).
@@ -135,10 +314,18 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     return search.planned && search.fit(budget, /*thorough=*/false).has_value();
   }
 
+  /// The first `count` parameters of `order`, whole.
+  static Choice first(ArrayRef<StringRef> order, size_t count) {
+    Choice choice;
+    for (StringRef name : order.take_front(count))
+      choice.names.insert(name);
+    return choice;
+  }
+
   /// The parameters for the host under `budget` (none when the program
   /// fits without), leaving the prefetch headroom free when that fits.
-  llvm::StringSet<> chooseWithRoom(ModuleOp module, StringRef fnName, int64_t budget,
-                                   const planner::DeviceProfile &profile) {
+  Choice chooseWithRoom(ModuleOp module, StringRef fnName, int64_t budget,
+                        const planner::DeviceProfile &profile) {
     auto fn = module.lookupSymbol<func::FuncOp>(fnName);
     planner::RecomputeSearch untiered(module, fn, profile);
     if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
@@ -146,20 +333,63 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     SmallVector<StringRef> order = planner::hostCandidates(module, fn, profile);
     int64_t room = planner::prefetchHeadroom(module, profile);
     if (room > 0 && room < budget) {
-      llvm::StringSet<> names = choose(module, fnName, order, untiered, budget - room, profile);
-      if (fits(module, fnName, order, names.size(), budget - room, profile))
-        return names;
+      size_t count = choose(module, fnName, order, untiered, budget - room, profile);
+      if (fits(module, fnName, first(order, count), budget - room, profile))
+        return refine(module, fnName, order, count, budget - room, profile);
     }
-    return choose(module, fnName, order, untiered, budget, profile);
+    size_t count = choose(module, fnName, order, untiered, budget, profile);
+    return refine(module, fnName, order, count, budget, profile);
   }
 
-  /// The fewest first parameters of `order` (planner::hostCandidates) for
-  /// the host under `budget`, which the program placed as it is
-  /// (`untiered`) exceeds.
-  llvm::StringSet<> choose(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order,
-                           planner::RecomputeSearch &untiered, int64_t budget,
-                           const planner::DeviceProfile &profile) {
-    llvm::StringSet<> names;
+  /// With a chunk size: the last of the `count` parameters of `order`
+  /// that fit (seen not to fit without it) split into chunks of its rows,
+  /// the fewest last chunks on the host that fit (a bisection, each count
+  /// judged as `choose` judges), the first ones staying on the device.
+  Choice refine(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order, size_t count,
+                int64_t budget, const planner::DeviceProfile &profile) {
+    Choice whole = first(order, count);
+    if (chunkBytes <= 0 || count == 0)
+      return whole;
+    auto fn = module.lookupSymbol<func::FuncOp>(fnName);
+    auto decl = module.lookupSymbol<ParameterOp>(order[count - 1]);
+    auto type = cast<RankedTensorType>(decl.getType());
+    if (type.getRank() == 0)
+      return whole;
+    int64_t rows = type.getDimSize(0);
+    int64_t chunkRows = std::max<int64_t>(1, chunkBytes / (tensorBytes(type) / rows));
+    // The rows that may stay on the device, fewest host rows first.
+    SmallVector<int64_t> stay;
+    for (int64_t host = chunkRows; host < rows; host += chunkRows)
+      if (splitProblem(module, fn, decl, rows - host).empty())
+        stay.push_back(rows - host);
+    auto with = [&](size_t k) {
+      Choice choice = first(order, count - 1);
+      choice.split = decl.getSymName().str();
+      choice.rows = stay[k];
+      return choice;
+    };
+    // stay[k] fits or not; none on the device (all of it on the host)
+    // fits, as the whole on the device does not.
+    size_t lo = 0, hi = stay.size();
+    if (stay.empty() || !fits(module, fnName, with(stay.size() - 1), budget, profile))
+      return whole;
+    hi = stay.size() - 1;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (fits(module, fnName, with(mid), budget, profile))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return with(hi);
+  }
+
+  /// How many first parameters of `order` (planner::hostCandidates), the
+  /// fewest, the host takes under `budget`, which the program placed as it
+  /// is (`untiered`) exceeds.
+  size_t choose(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order,
+                planner::RecomputeSearch &untiered, int64_t budget,
+                const planner::DeviceProfile &profile) {
     // A first guess: the bytes over the budget with the least activations
     // the model predicts, moved in that order, each parameter taking its
     // optimizer states and its gradient with it.
@@ -172,6 +402,9 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     size_t count = 0;
     for (int64_t moved = 0; count < order.size() && moved < over; ++count)
       moved += movable.lookup(order[count]);
+    auto fitsCount = [&](size_t n) {
+      return fits(module, fnName, first(order, n), budget, profile);
+    };
     // Then the fewest that fit: a galloping search from the guess (which is
     // close: with the least activations, fewer cannot fit) for a count
     // seen to fail below one that fits (all, when nothing else does), then
@@ -179,11 +412,11 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     size_t lo = 0, hi = order.size();
     if (count >= hi) {
       lo = hi - 1;
-    } else if (fits(module, fnName, order, count, budget, profile)) {
+    } else if (fitsCount(count)) {
       hi = count;
       for (size_t step = 1; hi > 0; step *= 2) {
         size_t below = hi > step ? hi - step : 0;
-        if (!fits(module, fnName, order, below, budget, profile)) {
+        if (!fitsCount(below)) {
           lo = below;
           break;
         }
@@ -192,7 +425,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     } else {
       lo = count;
       for (size_t step = 1; lo + step < order.size(); step *= 2) {
-        if (fits(module, fnName, order, lo + step, budget, profile)) {
+        if (fitsCount(lo + step)) {
           hi = lo + step;
           break;
         }
@@ -201,12 +434,12 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     }
     while (lo + 1 < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      (fits(module, fnName, order, mid, budget, profile) ? hi : lo) = mid;
+      (fitsCount(mid) ? hi : lo) = mid;
     }
-    for (StringRef name : order.take_front(hi))
-      names.insert(name);
-    return names;
+    return hi;
   }
+
+  int64_t chunkBytes = 0;
 };
 
 } // namespace

@@ -1,5 +1,6 @@
 // The execution context of generated programs (hmrt/program.h): the device,
 // one arena buffer per tier and the streams.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -63,6 +64,34 @@ hmrt_status event_at(const char* fn, hmrt_exec* x, int32_t index,
   *out = x->events[i];
   return HMRT_OK;
 }
+
+// The pieces of `d`: its own, or the one (tier, offset) when it is whole.
+std::vector<hmrt_tensor_piece> pieces_of(const hmrt_tensor_desc& d) {
+  if (d.num_pieces <= 0) return {{0, d.bytes, d.tier, d.offset}};
+  return std::vector<hmrt_tensor_piece>(d.pieces, d.pieces + d.num_pieces);
+}
+
+// Runs visit(tier, arena offset, offset in [at, at + n), bytes) over the
+// pieces of `d` that bytes [at, at + n) of the tensor touch.
+template <class F>
+hmrt_status each_piece(const char* fn, const hmrt_tensor_desc* d, uint64_t at,
+                       uint64_t n, F&& visit) {
+  if (d == nullptr)
+    return hmrt::fail(HMRT_INVALID_ARGUMENT, "%s: desc is NULL", fn);
+  if (at > d->bytes || n > d->bytes - at)
+    return hmrt::fail(HMRT_OUT_OF_RANGE,
+                      "%s: bytes [%llu, %llu) of '%s' are past its %llu bytes",
+                      fn, (unsigned long long)at, (unsigned long long)(at + n),
+                      d->name ? d->name : "?", (unsigned long long)d->bytes);
+  for (const hmrt_tensor_piece& p : pieces_of(*d)) {
+    const uint64_t lo = std::max(at, p.at), hi = std::min(at + n, p.at + p.bytes);
+    if (lo >= hi) continue;
+    const hmrt_status st = visit(p.tier, p.offset + (lo - p.at), lo - at, hi - lo);
+    if (st != HMRT_OK) return st;
+  }
+  return HMRT_OK;
+}
+
 
 }  // namespace
 
@@ -153,6 +182,78 @@ uint8_t* hmrt_exec_base(hmrt_exec* exec, int32_t tier) {
                "address its %s arena",
                hmrt_device_backend(exec->device), hmrt_tier_name(tier));
   return nullptr;
+}
+
+
+hmrt_status hmrt_tensor_check_placed(const hmrt_tensor_desc* d,
+                                     const uint64_t tier_bytes[HMRT_TIER_COUNT]) {
+  const char* fn = "hmrt_tensor_check_placed";
+  if (d == nullptr || tier_bytes == nullptr)
+    return hmrt::fail(HMRT_INVALID_ARGUMENT, "%s: NULL argument", fn);
+  const char* name = d->name ? d->name : "?";
+  if (d->num_pieces < 0 || (d->num_pieces > 0 && d->pieces == nullptr))
+    return hmrt::fail(HMRT_INVALID_ARGUMENT, "'%s' has an invalid list of %d pieces",
+                      name, d->num_pieces);
+  uint64_t next = 0;
+  const std::vector<hmrt_tensor_piece> pieces = pieces_of(*d);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const hmrt_tensor_piece& p = pieces[i];
+    std::string which = pieces.size() == 1 ? std::string("'") + name + "'"
+                                           : std::string("piece ") + std::to_string(i) +
+                                                 " of '" + name + "'";
+    if (p.tier < 0 || p.tier >= HMRT_TIER_COUNT)
+      return hmrt::fail(HMRT_INVALID_ARGUMENT, "%s has unknown tier %d",
+                        which.c_str(), p.tier);
+    if (p.at != next || p.bytes > d->bytes - next)
+      return hmrt::fail(HMRT_INVALID_ARGUMENT,
+                        "%s (its bytes [%llu, %llu)) does not follow the piece "
+                        "before it within the tensor's %llu bytes",
+                        which.c_str(), (unsigned long long)p.at,
+                        (unsigned long long)(p.at + p.bytes),
+                        (unsigned long long)d->bytes);
+    next += p.bytes;
+    const uint64_t size = tier_bytes[p.tier];
+    if (p.offset > size || p.bytes > size - p.offset)
+      return hmrt::fail(HMRT_OUT_OF_RANGE,
+                        "%s (bytes [%llu, %llu)) lies outside the %s arena of "
+                        "%llu bytes",
+                        which.c_str(), (unsigned long long)p.offset,
+                        (unsigned long long)(p.offset + p.bytes),
+                        hmrt_tier_name(p.tier), (unsigned long long)size);
+  }
+  if (next != d->bytes)
+    return hmrt::fail(HMRT_INVALID_ARGUMENT,
+                      "the pieces of '%s' hold %llu of its %llu bytes", name,
+                      (unsigned long long)next, (unsigned long long)d->bytes);
+  return HMRT_OK;
+}
+
+hmrt_status hmrt_exec_copy_tensor(const hmrt_exec* exec, const hmrt_tensor_desc* desc,
+                                  uint64_t at, hmrt_buffer* buffer,
+                                  uint64_t buffer_offset, uint64_t n,
+                                  int32_t into_tensor) {
+  const char* fn = "hmrt_exec_copy_tensor";
+  if (exec == nullptr || buffer == nullptr)
+    return hmrt::fail(HMRT_INVALID_ARGUMENT, "%s: NULL argument", fn);
+  return each_piece(fn, desc, at, n,
+                    [&](int32_t tier, uint64_t offset, uint64_t from, uint64_t len) {
+                      hmrt_buffer* arena = hmrt_exec_arena(exec, tier);
+                      return into_tensor
+                                 ? hmrt_copy(arena, offset, buffer, buffer_offset + from, len)
+                                 : hmrt_copy(buffer, buffer_offset + from, arena, offset, len);
+                    });
+}
+
+hmrt_status hmrt_exec_write_tensor(const hmrt_exec* exec, const hmrt_tensor_desc* desc,
+                                   uint64_t at, const void* src, uint64_t n) {
+  const char* fn = "hmrt_exec_write_tensor";
+  if (exec == nullptr || (src == nullptr && n > 0))
+    return hmrt::fail(HMRT_INVALID_ARGUMENT, "%s: NULL argument", fn);
+  return each_piece(fn, desc, at, n,
+                    [&](int32_t tier, uint64_t offset, uint64_t from, uint64_t len) {
+                      return hmrt_copy_from_host(hmrt_exec_arena(exec, tier), offset,
+                                                 static_cast<const uint8_t*>(src) + from, len);
+                    });
 }
 
 hmrt_status hmrt_exec_copy(hmrt_exec* exec, void* dst, const void* src,

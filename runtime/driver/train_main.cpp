@@ -413,7 +413,7 @@ uint64_t tier_bytes(const hmrt_program* p, int32_t tier) {
 }
 
 void check_descs(const hmrt_program* p, const char* what, int32_t n,
-                 const hmrt_tensor_desc* descs) {
+                 const hmrt_tensor_desc* descs, bool pieces = false) {
   if (n < 0 || (n > 0 && descs == nullptr))
     die("the program's %s list is invalid (%d entries)", what, n);
   for (int32_t i = 0; i < n; ++i) {
@@ -437,18 +437,15 @@ void check_descs(const hmrt_program* p, const char* what, int32_t n,
           "%llu bytes",
           what, d.name, type_str(d).c_str(),
           (unsigned long long)(count * elem), (unsigned long long)d.bytes);
-    if (d.tier < 0 || d.tier >= HMRT_TIER_COUNT)
-      die("the program's %s '%s' has unknown tier %d", what, d.name, d.tier);
-    const uint64_t arena = tier_bytes(p, d.tier);
-    if (d.offset > arena || d.bytes > arena - d.offset)
-      die("the program's %s '%s' (bytes [%llu, %llu)) lies outside its %s"
-          "arena of %llu bytes",
-          what, d.name, (unsigned long long)d.offset,
-          (unsigned long long)(d.offset + d.bytes),
-          d.tier == HMRT_TIER_DEVICE
-              ? ""
-              : (std::string(hmrt_tier_name(d.tier)) + " ").c_str(),
-          (unsigned long long)arena);
+    if (d.num_pieces != 0 && !pieces)
+      die("the program's %s '%s' lies in pieces, which only parameters and "
+          "states may",
+          what, d.name);
+    uint64_t arenas[HMRT_TIER_COUNT];
+    for (int32_t tier = 0; tier < HMRT_TIER_COUNT; ++tier)
+      arenas[tier] = tier_bytes(p, tier);
+    if (hmrt_tensor_check_placed(&d, arenas) != HMRT_OK)
+      die("the program's %s %s", what, std::string(hmrt_last_error()).c_str());
   }
 }
 
@@ -460,8 +457,8 @@ void check_program(const hmrt_program* p) {
         p->abi_version, HMRT_PROGRAM_ABI_VERSION);
   check_descs(p, "input", p->num_inputs, p->inputs);
   check_descs(p, "output", p->num_outputs, p->outputs);
-  check_descs(p, "parameter", p->num_params, p->params);
-  check_descs(p, "optimizer state", p->num_states, p->states);
+  check_descs(p, "parameter", p->num_params, p->params, /*pieces=*/true);
+  check_descs(p, "optimizer state", p->num_states, p->states, /*pieces=*/true);
 }
 
 const char* role_name(int32_t role) {
@@ -945,7 +942,6 @@ void Trainer::init_parameters() {
     uint64_t key = 1469598103934665603ull;  // FNV-1a of the name, then the seed
     for (unsigned char c : std::string(d.name)) key = (key ^ c) * 1099511628211ull;
     key = hmrt::splitmix(o_.init, key);
-    hmrt_buffer* arena = hmrt_exec_arena(exec_.get(), d.tier);
     for (int64_t at = 0; at < n; at += kPiece) {
       const int64_t len = std::min(kPiece, n - at);
       piece.assign(size_t(len), fill);
@@ -958,8 +954,8 @@ void Trainer::init_parameters() {
           piece[size_t(i)] = static_cast<float>(
               0.02 * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
         }
-      if (hmrt_copy_from_host(arena, d.offset + uint64_t(at) * sizeof(float), piece.data(),
-                              uint64_t(len) * sizeof(float)) != HMRT_OK)
+      if (hmrt_exec_write_tensor(exec_.get(), &d, uint64_t(at) * sizeof(float), piece.data(),
+                                 uint64_t(len) * sizeof(float)) != HMRT_OK)
         die("--init: cannot write parameter '%s': %s", d.name, last_error().c_str());
     }
   }
@@ -1025,14 +1021,13 @@ void Trainer::load_weights() {
           (unsigned long long)(src.offset + src.length));
     if (!hmrt::io::seek(f.get(), int64_t(src.offset)))
       die("%s: cannot seek in %s: %s", flag, path.c_str(), hmrt::io::errno_text().c_str());
-    hmrt_buffer* arena = hmrt_exec_arena(exec_.get(), d.tier);
     for (uint64_t done = 0; done < src.length;) {
       const uint64_t len = std::min(kPiece, src.length - done);
       piece.resize(size_t(len));
       if (std::fread(piece.data(), 1, size_t(len), f.get()) != size_t(len))
         die("%s: cannot read %s: %s", flag, path.c_str(),
             std::ferror(f.get()) ? hmrt::io::errno_text().c_str() : "short read");
-      if (hmrt_copy_from_host(arena, d.offset + done, piece.data(), len) != HMRT_OK)
+      if (hmrt_exec_write_tensor(exec_.get(), &d, done, piece.data(), len) != HMRT_OK)
         die("%s: cannot write parameter '%s': %s", flag, d.name, last_error().c_str());
       done += len;
     }

@@ -755,10 +755,9 @@ class ExecSource final : public Source {
   uint64_t max_chunk() const override { return stage_->bytes(); }
   hmrt_status chunk(int32_t i, uint64_t offset, uint64_t n,
                     const void** data) override {
-    const hmrt_tensor_desc& d = *descs_[i];
-    hmrt_status st = hmrt_copy(stage_->buffer(), 0,
-                               hmrt_exec_arena(x_, d.tier), d.offset + offset,
-                               n);
+    hmrt_status st = hmrt_exec_copy_tensor(x_, descs_[i], offset,
+                                           stage_->buffer(), 0, n,
+                                           /*into_tensor=*/0);
     if (st != HMRT_OK)
       return fail(st, "hmrt_checkpoint_save: %s",
                   std::string(hmrt_last_error()).c_str());
@@ -789,18 +788,13 @@ hmrt_status guarded(const char* fn, F&& body) {
 // inside the context's arena of that tier.
 hmrt_status check_placed(const char* fn, const hmrt_exec* exec, int32_t kind,
                          const hmrt_tensor_desc& t) {
-  const char* name = t.name ? t.name : "?";
-  if (t.tier < 0 || t.tier >= HMRT_TIER_COUNT)
-    return fail(HMRT_INVALID_ARGUMENT, "%s: %s '%s' has unknown tier %d", fn,
-                kind_noun(kind), name, t.tier);
-  const uint64_t size = hmrt_buffer_size(hmrt_exec_arena(exec, t.tier));
-  if (t.offset > size || t.bytes > size - t.offset)
-    return fail(HMRT_OUT_OF_RANGE,
-                "%s: %s '%s' (bytes [%llu, %llu)) lies outside the %s arena "
-                "of %llu bytes",
-                fn, kind_noun(kind), name, (unsigned long long)t.offset,
-                (unsigned long long)(t.offset + t.bytes),
-                hmrt_tier_name(t.tier), (unsigned long long)size);
+  uint64_t sizes[HMRT_TIER_COUNT];
+  for (int32_t tier = 0; tier < HMRT_TIER_COUNT; ++tier)
+    sizes[tier] = hmrt_buffer_size(hmrt_exec_arena(exec, tier));
+  const hmrt_status st = hmrt_tensor_check_placed(&t, sizes);
+  if (st != HMRT_OK)
+    return fail(st, "%s: %s %s", fn, kind_noun(kind),
+                std::string(hmrt_last_error()).c_str());
   return HMRT_OK;
 }
 
@@ -1141,7 +1135,12 @@ static hmrt_status checkpoint_load(const char* dir_c,
     return fail(HMRT_INVALID_ARGUMENT,
                 "%s: the checkpoint is for model '%s', this program is '%s'", d,
                 m.meta.model, pname.c_str());
-  if (m.meta.abi_version != 0 && m.meta.abi_version != program->abi_version)
+  // Programs of ABI 3 and 4 save the same tensors (ABI 4 only lets a
+  // program keep one in pieces): their checkpoints load into each other.
+  const auto same_tensors = [](uint32_t a, uint32_t b) {
+    return a == b || (a >= 3 && a <= 4 && b >= 3 && b <= 4);
+  };
+  if (m.meta.abi_version != 0 && !same_tensors(m.meta.abi_version, program->abi_version))
     return fail(HMRT_INVALID_ARGUMENT,
                 "%s: the checkpoint was saved by a program of ABI version %u, "
                 "this program has ABI version %u",
@@ -1231,11 +1230,11 @@ static hmrt_status checkpoint_load(const char* dir_c,
   st = stage.init("hmrt_checkpoint_load", hmrt_exec_device(exec), largest);
   if (st != HMRT_OK) return st;
   for (const Job& j : jobs) {
-    hmrt_buffer* arena = hmrt_exec_arena(exec, j.desc->tier);
     st = read_tensor(f.get(), data_path, *j.entry, stage.host(), stage.bytes(),
                      [&](uint64_t at, uint64_t n) -> hmrt_status {
-                       const hmrt_status c = hmrt_copy(
-                           arena, j.desc->offset + at, stage.buffer(), 0, n);
+                       const hmrt_status c = hmrt_exec_copy_tensor(
+                           exec, j.desc, at, stage.buffer(), 0, n,
+                           /*into_tensor=*/1);
                        if (c != HMRT_OK)
                          return fail(c, "%s: %s", d,
                                      std::string(hmrt_last_error()).c_str());

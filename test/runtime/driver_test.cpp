@@ -930,7 +930,7 @@ TEST_F(Driver, ProgramChecks) {
   Result r = run_train(&p, {"--steps", "1"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(contains(r.err, "the program was generated for driver ABI "
-                              "version 99, this driver implements version 3"))
+                              "version 99, this driver implements version 4"))
       << r.err;
   r = run_train(nullptr, {"--steps", "1"});
   EXPECT_EQ(r.rc, 1);
@@ -948,7 +948,7 @@ TEST_F(Driver, ProgramChecks) {
   params[0] = progs::bigram::kParams[0];
   params[0].offset = 1900;
   r = run_train(&p, {"--steps", "1"});
-  EXPECT_TRUE(contains(r.err, "lies outside its arena of 1920 bytes")) << r.err;
+  EXPECT_TRUE(contains(r.err, "lies outside the device arena of 1920 bytes")) << r.err;
   params[0] = progs::bigram::kParams[0];
   params[0].tier = 5;
   r = run_train(&p, {"--steps", "1"});
@@ -957,7 +957,7 @@ TEST_F(Driver, ProgramChecks) {
   params[0].tier = HMRT_TIER_HOST;  // the program has no host arena
   r = run_train(&p, {"--steps", "1"});
   EXPECT_TRUE(contains(r.err, "the program's parameter 'wte' (bytes [1024, "
-                              "1280)) lies outside its host arena of 0 bytes"))
+                              "1280)) lies outside the host arena of 0 bytes"))
       << r.err;
 
   p = *progs::bigram::program();

@@ -45,19 +45,19 @@ inline const int64_t kWShape[] = {V, V};
 
 inline const hmrt_tensor_desc kInputs[] = {
     {"idx", HMRT_DTYPE_I64, 2, kTokShape, kIdx, B * T * 8, HMRT_ROLE_TOKENS,
-     HMRT_TIER_DEVICE},
+     HMRT_TIER_DEVICE, 0, nullptr},
     {"targets", HMRT_DTYPE_I64, 2, kTokShape, kTgt, B * T * 8,
-     HMRT_ROLE_TARGETS, HMRT_TIER_DEVICE},
+     HMRT_ROLE_TARGETS, HMRT_TIER_DEVICE, 0, nullptr},
 };
 inline const hmrt_tensor_desc kOutputs[] = {
-    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0, HMRT_TIER_DEVICE},
+    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0, HMRT_TIER_DEVICE, 0, nullptr},
 };
 inline const hmrt_tensor_desc kParams[] = {
-    {"wte", HMRT_DTYPE_F32, 2, kWShape, kW, V * V * 4, 0, HMRT_TIER_DEVICE},
+    {"wte", HMRT_DTYPE_F32, 2, kWShape, kW, V * V * 4, 0, HMRT_TIER_DEVICE, 0, nullptr},
 };
 inline const hmrt_tensor_desc kStates[] = {
     {"wte.momentum_buffer", HMRT_DTYPE_F32, 2, kWShape, kMom, V * V * 4, 0,
-     HMRT_TIER_DEVICE},
+     HMRT_TIER_DEVICE, 0, nullptr},
 };
 
 // Loss (and, when train, the gradient in the grad slot) of the batch.
@@ -167,17 +167,17 @@ inline const int64_t kWShape[] = {D};
 
 inline const hmrt_tensor_desc kInputs[] = {
     {"x", HMRT_DTYPE_F32, 2, kXShape, kX, N * D * 4, HMRT_ROLE_OTHER,
-     HMRT_TIER_DEVICE},
+     HMRT_TIER_DEVICE, 0, nullptr},
     {"y", HMRT_DTYPE_F32, 1, kYShape, kY, N * 4, HMRT_ROLE_OTHER,
-     HMRT_TIER_DEVICE},
+     HMRT_TIER_DEVICE, 0, nullptr},
 };
 inline const hmrt_tensor_desc kOutputs[] = {
-    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0, HMRT_TIER_DEVICE},
-    {"pred", HMRT_DTYPE_F32, 1, kYShape, kPred, N * 4, 0, HMRT_TIER_DEVICE},
+    {"loss", HMRT_DTYPE_F32, 0, nullptr, kLoss, 4, 0, HMRT_TIER_DEVICE, 0, nullptr},
+    {"pred", HMRT_DTYPE_F32, 1, kYShape, kPred, N * 4, 0, HMRT_TIER_DEVICE, 0, nullptr},
 };
 inline const hmrt_tensor_desc kParams[] = {
-    {"w", HMRT_DTYPE_F32, 1, kWShape, kWt, D * 4, 0, HMRT_TIER_DEVICE},
-    {"b", HMRT_DTYPE_F32, 0, nullptr, kB, 4, 0, HMRT_TIER_DEVICE},
+    {"w", HMRT_DTYPE_F32, 1, kWShape, kWt, D * 4, 0, HMRT_TIER_DEVICE, 0, nullptr},
+    {"b", HMRT_DTYPE_F32, 0, nullptr, kB, 4, 0, HMRT_TIER_DEVICE, 0, nullptr},
 };
 inline const hmrt_tensor_desc kHostParams[] = {
     {"w", HMRT_DTYPE_F32, 1, kWShape, kHostWt, D * 4, 0, HMRT_TIER_HOST},

@@ -746,11 +746,11 @@ struct FakeProgram {
   hmrt_program program;
   FakeProgram() {
     params[0] = {"layer.w", HMRT_DTYPE_F32, 2, w_shape, 0, 60, 0,
-                 HMRT_TIER_DEVICE};
+                 HMRT_TIER_DEVICE, 0, nullptr};
     params[1] = {"step_count", HMRT_DTYPE_I64, 0, nullptr, 64, 8, 0,
-                 HMRT_TIER_DEVICE};
+                 HMRT_TIER_DEVICE, 0, nullptr};
     states[0] = {"layer.w.m", HMRT_DTYPE_F64, 1, s_shape, 128, 56, 0,
-                 HMRT_TIER_DEVICE};
+                 HMRT_TIER_DEVICE, 0, nullptr};
     std::memset(&program, 0, sizeof(program));
     program.abi_version = HMRT_PROGRAM_ABI_VERSION;
     program.model_name = "fake";
@@ -963,7 +963,7 @@ TEST_F(IoCheckpoint, MismatchesAreNamed) {
     EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr),
               HMRT_INVALID_ARGUMENT);
     EXPECT_TRUE(contains(last_error(), "ckpt: the checkpoint was saved by a "
-                                       "program of ABI version 3, this program "
+                                       "program of ABI version 4, this program "
                                        "has ABI version 2"))
         << last_error();
     EXPECT_EQ(base_[0], 0x11);
@@ -1347,7 +1347,7 @@ TEST_F(IoCheckpoint, RefusesFormatOneAndPinsFormatTwo) {
       "  \"format_version\": 2,\n"
       "  \"model\": \"fake\",\n"
       "  \"program_identity\": \"f8cb1893ba95dd9a\",\n"
-      "  \"program_abi_version\": 3,\n"
+      "  \"program_abi_version\": 4,\n"
       "  \"optimizer\": \"adamw\",\n"
       "  \"hyperparams\": {\"lr\": 0.00100000005, \"beta1\": 0.899999976, \"beta2\": 0.949999988, \"eps\": 9.99999994e-09, \"weight_decay\": 0.100000001, \"momentum\": 0, \"clip_norm\": 1, \"min_lr\": 9.99999975e-05, \"lr_schedule\": \"cosine\", \"warmup_steps\": 10, \"decay_steps\": 100},\n"
       "  \"step\": 12,\n"
@@ -1360,7 +1360,7 @@ TEST_F(IoCheckpoint, RefusesFormatOneAndPinsFormatTwo) {
       "    {\"name\": \"step_count\", \"kind\": \"param\", \"dtype\": \"int64\", \"shape\": [], \"offset\": 64, \"bytes\": 8, \"crc32\": 3361078206},\n"
       "    {\"name\": \"layer.w.m\", \"kind\": \"state\", \"dtype\": \"float64\", \"shape\": [7], \"offset\": 128, \"bytes\": 56, \"crc32\": 892242641}\n"
       "  ],\n"
-      "  \"manifest_crc32\": 3455108576\n"
+      "  \"manifest_crc32\": 1008299589\n"
       "}\n";
   fill(1);  // the contents of the format 1 checkpoint
   const hmrt_checkpoint_meta m = meta(12);
@@ -1383,9 +1383,9 @@ TEST_F(IoCheckpoint, ManifestTypeErrorsAreMessages) {
       {"\"format_version\": 2", "\"format_version\": 2.0"},
       {"\"format_version\": 2", "\"format_version\": 99999999999999999999"},
       {"\"program_identity\": \"", "\"program_identity\": 5, \"x\": \""},
-      {"\"program_abi_version\": 3", "\"program_abi_version\": \"3\""},
-      {"\"program_abi_version\": 3", "\"program_abi_version\": 0"},
-      {"\"program_abi_version\": 3", "\"program_abi_version\": null"},
+      {"\"program_abi_version\": 4", "\"program_abi_version\": \"3\""},
+      {"\"program_abi_version\": 4", "\"program_abi_version\": 0"},
+      {"\"program_abi_version\": 4", "\"program_abi_version\": null"},
       {"\"optimizer\": \"adamw\"", "\"optimizer\": 2"},
       {"\"optimizer\": \"adamw\"", "\"optimizer\": \"lion\""},
       {"\"hyperparams\": {", "\"hyperparams\": [], \"x\": {"},
@@ -1499,6 +1499,73 @@ TEST_F(IoCheckpoint, TensorsInEveryTier) {
             HMRT_IO_ERROR);
   EXPECT_TRUE(contains(last_error(), "checksum mismatch for parameter 'layer.w'"))
       << last_error();
+}
+
+// A parameter in pieces (hmcc splits one by rows where its chunks have
+// different homes) is saved as the whole tensor and loads into a program
+// that keeps it whole, and back: checkpoints do not depend on the plan.
+TEST_F(IoCheckpoint, TensorInPieces) {
+  FakeProgram split;
+  // layer.w's first 2 rows (40 bytes) at device offset 0, its last row in
+  // the host arena at 64.
+  const hmrt_tensor_piece pieces[2] = {{0, 40, HMRT_TIER_DEVICE, 0},
+                                       {40, 20, HMRT_TIER_HOST, 64}};
+  split.params[0].num_pieces = 2;
+  split.params[0].pieces = pieces;
+  split.program.host_arena_bytes = 192;
+  hmrt::io::set_checkpoint_stage_bytes(16);  // copies that span both pieces
+  std::vector<uint8_t> w(60);
+  for (int i = 0; i < 60; ++i) w[i] = static_cast<uint8_t>(5 * i + 3);
+  hmrt_buffer* host = hmrt_exec_arena(arena_, HMRT_TIER_HOST);
+  std::memcpy(base_, w.data(), 40);
+  HMRT_ASSERT_OK(hmrt_copy_from_host(host, 64, w.data() + 40, 20));
+  const hmrt_checkpoint_meta m = meta(3);
+  HMRT_ASSERT_OK(hmrt_checkpoint_save(ckpt().c_str(), &split.program, arena_, &m));
+  hmrt_npy t;
+  HMRT_ASSERT_OK(hmrt_checkpoint_read_tensor(ckpt().c_str(), "layer.w", &t));
+  ASSERT_EQ(t.rank, 2);
+  EXPECT_EQ(std::memcmp(t.data, w.data(), 60), 0);
+  hmrt_npy_free(&t);
+  // Into the program that keeps it whole on the device.
+  std::memset(base_, 0xee, 64);
+  HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &fake_.program, arena_, nullptr));
+  EXPECT_EQ(std::vector<uint8_t>(base_, base_ + 60), w);
+  // And a checkpoint of the whole into the pieces.
+  HMRT_ASSERT_OK(hmrt_checkpoint_save((dir_ / "whole").c_str(), &fake_.program, arena_, &m));
+  std::memset(base_, 0xee, 64);
+  HMRT_ASSERT_OK(hmrt_memset(host, 0, 0xee, 192));
+  HMRT_ASSERT_OK(
+      hmrt_checkpoint_load((dir_ / "whole").c_str(), &split.program, arena_, nullptr));
+  EXPECT_EQ(std::vector<uint8_t>(base_, base_ + 40), std::vector<uint8_t>(w.begin(), w.begin() + 40));
+  EXPECT_EQ(base_[40], 0xee);
+  std::vector<uint8_t> back(20);
+  HMRT_ASSERT_OK(hmrt_copy_to_host(back.data(), host, 64, 20));
+  EXPECT_EQ(back, std::vector<uint8_t>(w.begin() + 40, w.end()));
+  // hmrt_exec_write_tensor follows the pieces too.
+  HMRT_ASSERT_OK(hmrt_exec_write_tensor(arena_, &split.params[0], 36, "abcdefgh", 8));
+  EXPECT_EQ(std::memcmp(base_ + 36, "abcd", 4), 0);
+  HMRT_ASSERT_OK(hmrt_copy_to_host(back.data(), host, 64, 4));
+  EXPECT_EQ(std::memcmp(back.data(), "efgh", 4), 0);
+  EXPECT_EQ(hmrt_exec_write_tensor(arena_, &split.params[0], 56, "abcdefgh", 8),
+            HMRT_OUT_OF_RANGE);
+
+  // Pieces that leave a gap, or lie outside their arena, are refused.
+  const hmrt_tensor_piece gap[2] = {{0, 40, HMRT_TIER_DEVICE, 0},
+                                    {44, 16, HMRT_TIER_HOST, 64}};
+  split.params[0].pieces = gap;
+  EXPECT_EQ(hmrt_checkpoint_save((dir_ / "x").c_str(), &split.program, arena_, &m),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_save: parameter piece 1 of 'layer.w' (its bytes "
+                          "[44, 60)) does not follow the piece before it within the "
+                          "tensor's 60 bytes");
+  const hmrt_tensor_piece outside[2] = {{0, 40, HMRT_TIER_DEVICE, 0},
+                                        {40, 20, HMRT_TIER_HOST, 184}};
+  split.params[0].pieces = outside;
+  EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &split.program, arena_, nullptr),
+            HMRT_OUT_OF_RANGE);
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_load: parameter piece 1 of 'layer.w' (bytes "
+                          "[184, 204)) lies outside the host arena of 192 bytes");
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
 // Descriptors that do not fit the context are errors before anything is

@@ -53,6 +53,14 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << kHomeAttr << " must be \"host\", \"storage\" or \"device\"";
     return success();
   }
+  if (attr.getName() == kWholeAttr) {
+    StringRef kind = op->getName().getStringRef();
+    auto whole = dyn_cast<StringAttr>(attr.getValue());
+    if (!whole || whole.getValue().empty() || (kind != "tg.parameter" && kind != "tg.state"))
+      return op->emitOpError() << kWholeAttr
+                               << " must name the whole tensor of a tg.parameter or tg.state";
+    return success();
+  }
   if (attr.getName() == kRecomputeAttr) {
     if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError() << kRecomputeAttr << " must be a dictionary on the module";

@@ -45,6 +45,13 @@ constexpr const char *kSoftHoldAttr = "hm.soft_hold";
 /// tg.parameter and tg.state, set by plan-storage) or "device" (the
 /// default, also when absent). Set by plan-tiers.
 constexpr const char *kHomeAttr = "hm.home";
+/// On a tg.parameter or tg.state that is a piece of a larger tensor: the
+/// symbol name of the whole, as checkpoints, the initial state and the
+/// program's descriptor name it. plan-tiers splits a parameter by rows
+/// where its chunks have different homes; the pieces of one whole, with
+/// their optimizer states split alike, are declared one after the other,
+/// in order, and together hold its bytes in row-major order.
+constexpr const char *kWholeAttr = "hm.whole";
 /// On the module: where constants live, "static" (the program's static
 /// data) or "arena" (placed like any value): hm-set-constants.
 constexpr const char *kConstantsAttr = "hm.constants";

@@ -12,9 +12,10 @@
  * checkpoints by copying the parameter and state ranges out of the arenas,
  * all through the device interface.
  *
- * ABI 3 (this header): step() and forward() take the execution context
- * instead of the device arena's base pointer; the program names its backend;
- * arena sizes per tier; a tier per tensor.
+ * ABI 3: step() and forward() take the execution context instead of the
+ * device arena's base pointer; the program names its backend; arena sizes
+ * per tier; a tier per tensor.  ABI 4 (this header): a parameter or state
+ * may lie in pieces in several tiers (hmrt_tensor_piece).
  *
  * Plain C (C99), usable from C++.
  */
@@ -28,7 +29,7 @@
 extern "C" {
 #endif
 
-#define HMRT_PROGRAM_ABI_VERSION 3u
+#define HMRT_PROGRAM_ABI_VERSION 4u
 
 /* Element types, numbered as ONNX's TensorProto.DataType.  Storage is
  * little-endian; F16 is IEEE 754 binary16 and BF16 is bfloat16 (the top 16
@@ -56,6 +57,16 @@ typedef enum hmrt_input_role {
   HMRT_ROLE_TARGETS = 2  /* [B, T] next tokens: window t+1..t+T+1 */
 } hmrt_input_role;
 
+/* A piece of a parameter or optimizer state that lies in several places
+ * (hmcc splits a parameter by rows where its chunks have different homes):
+ * bytes [at, at + bytes) of the tensor, at `offset` of the arena of `tier`. */
+typedef struct hmrt_tensor_piece {
+  uint64_t at;
+  uint64_t bytes;
+  int32_t tier;    /* hmrt_tier */
+  uint64_t offset; /* in its tier's arena, 64-byte aligned */
+} hmrt_tensor_piece;
+
 typedef struct hmrt_tensor_desc {
   const char* name;     /* the ONNX name (parameters: the initializer's) */
   int32_t dtype;        /* hmrt_dtype */
@@ -64,7 +75,14 @@ typedef struct hmrt_tensor_desc {
   uint64_t offset;      /* byte offset in its tier's arena, 64-byte aligned */
   uint64_t bytes;       /* element count times element size */
   int32_t role;         /* hmrt_input_role, for data inputs; 0 otherwise */
-  int32_t tier;         /* hmrt_tier of the arena holding it; 0 (device) today */
+  int32_t tier;         /* hmrt_tier of the arena holding it */
+  /* 0: the tensor lies whole at (tier, offset).  Otherwise (parameters and
+   * states only) its pieces, in order, each starting where the one before
+   * ends, the first at 0 and the last ending at `bytes`; tier and offset
+   * are the first's.  hmrt_exec_copy_tensor and hmrt_exec_write_tensor
+   * follow them. */
+  int32_t num_pieces;
+  const hmrt_tensor_piece* pieces;
 } hmrt_tensor_desc;
 
 typedef enum hmrt_optimizer {
@@ -217,6 +235,24 @@ hmrt_status hmrt_exec_copy(hmrt_exec* exec, void* dst, const void* src,
                            uint64_t bytes);
 hmrt_status hmrt_exec_read(hmrt_exec* exec, void* dst, const void* src,
                            uint64_t bytes);
+
+/* Checks that the tensor `desc` describes lies inside arenas of
+ * tier_bytes[tier] bytes, whole or in pieces that cover it in order.
+ * HMRT_OUT_OF_RANGE or HMRT_INVALID_ARGUMENT, with a message naming the
+ * tensor (and the piece) for hmrt_last_error, when not. */
+hmrt_status hmrt_tensor_check_placed(const hmrt_tensor_desc* desc,
+                                     const uint64_t tier_bytes[HMRT_TIER_COUNT]);
+/* Copies bytes [at, at + n) of the tensor `desc` describes (a parameter or
+ * state of the program `exec` runs, whole or in pieces) from or into
+ * `buffer` at `buffer_offset`: into the tensor when `into_tensor` is
+ * non-zero.  hmrt_exec_write_tensor writes them from ordinary host memory.
+ * Blocking; the ranges are checked. */
+hmrt_status hmrt_exec_copy_tensor(const hmrt_exec* exec, const hmrt_tensor_desc* desc,
+                                  uint64_t at, hmrt_buffer* buffer,
+                                  uint64_t buffer_offset, uint64_t n,
+                                  int32_t into_tensor);
+hmrt_status hmrt_exec_write_tensor(const hmrt_exec* exec, const hmrt_tensor_desc* desc,
+                                   uint64_t at, const void* src, uint64_t n);
 
 /* What generated code calls to run its ops on the context's streams, in
  * program order from the thread that calls step() or forward():
