@@ -8,16 +8,21 @@
 #include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "compiler/planner/Recompute.h"
+#include "compiler/planner/Timeline.h"
+#include "compiler/conversion/TGToHM/PlaceBuffers.h"
 #include "hm/IR/HMOps.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace hmcc {
 #define GEN_PASS_DEF_PLANTIERS
@@ -81,7 +86,8 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
 std::string splitProblem(ModuleOp module, func::FuncOp fn, ParameterOp decl, int64_t rows) {
   auto type = cast<RankedTensorType>(decl.getType());
   if (type.getRank() == 0 || rows <= 0 || rows >= type.getDimSize(0))
-    return "it has no rows " + std::to_string(rows) + " and after";
+    return "a split after row " + std::to_string(rows) + " of its " +
+           std::to_string(type.getRank() ? type.getDimSize(0) : 0) + " leaves a piece empty";
   if (decl.getInitialValueAttr() || decl->hasAttr(hm::kWholeAttr))
     return "its initial value is computed, or it is a piece already";
   int64_t inner = type.getNumElements() / type.getDimSize(0);
@@ -314,6 +320,37 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     return search.planned && search.fit(budget, /*thorough=*/false).has_value();
   }
 
+  /// The predicted step of the program with `choice` applied and planned
+  /// on by the passes after this one that shape the step (plan-recompute
+  /// and plan-overlap under `budget`, placement, plan-streams), on a copy;
+  /// none when that fails.
+  std::optional<double> predictedStep(ModuleOp module, StringRef fnName, const Choice &choice,
+                                      int64_t budget) {
+    OwningOpRef<ModuleOp> copy(module.clone());
+    auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
+    apply(*copy, fn, choice);
+    ScopedDiagnosticHandler quiet(module.getContext(), [](Diagnostic &) { return success(); });
+    PassManager pm(module.getContext());
+    PlanRecomputeOptions recompute;
+    recompute.vram = std::to_string(budget);
+    recompute.deviceProfile = deviceProfile;
+    pm.addPass(createPlanRecompute(recompute));
+    PlanOverlapOptions overlap;
+    overlap.vram = std::to_string(budget);
+    overlap.deviceProfile = deviceProfile;
+    pm.addPass(createPlanOverlap(overlap));
+    if (failed(pm.run(*copy)) || failed(placeBuffers(*copy, {})))
+      return std::nullopt;
+    PassManager streams(module.getContext());
+    streams.addPass(createPlanStreams());
+    if (failed(streams.run(*copy)))
+      return std::nullopt;
+    auto profile = planner::profileOption(*copy, "plan-tiers", deviceProfile);
+    if (failed(profile))
+      return std::nullopt;
+    return planner::predictTimeline(copy->lookupSymbol<func::FuncOp>(fnName), *profile).step;
+  }
+
   /// The first `count` parameters of `order`, whole.
   static Choice first(ArrayRef<StringRef> order, size_t count) {
     Choice choice;
@@ -355,8 +392,12 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     auto type = cast<RankedTensorType>(decl.getType());
     if (type.getRank() == 0)
       return whole;
-    int64_t rows = type.getDimSize(0);
+    int64_t rows = type.getDimSize(0), inner = type.getNumElements() / rows;
+    // Chunks of whole rows, and of whole 256-element blocks where 8-bit
+    // moments could split with them (splitProblem).
+    int64_t unit = type.getNumElements() >= kMin8bitElements ? k8bitBlock / std::gcd(inner, k8bitBlock) : 1;
     int64_t chunkRows = std::max<int64_t>(1, chunkBytes / (tensorBytes(type) / rows));
+    chunkRows = (chunkRows + unit - 1) / unit * unit;
     // The rows that may stay on the device, fewest host rows first.
     SmallVector<int64_t> stay;
     for (int64_t host = chunkRows; host < rows; host += chunkRows)
@@ -381,7 +422,15 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       else
         lo = mid + 1;
     }
-    return with(hi);
+    // Split only where the step planned on predicts faster than with the
+    // whole on the host: the device keeps the first rows, but every reader
+    // then waits for a concatenation, and less room may mean more
+    // recompute.
+    std::optional<double> split = predictedStep(module, fnName, with(hi), budget);
+    std::optional<double> unsplit = predictedStep(module, fnName, whole, budget);
+    if (split && unsplit && *split < *unsplit)
+      return with(hi);
+    return whole;
   }
 
   /// How many first parameters of `order` (planner::hostCandidates), the

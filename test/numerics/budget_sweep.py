@@ -19,8 +19,11 @@ host parameters' bytes besides: every state and some parameters in storage
 (tiny models cannot: storage moves whole pages); and that checkpoints do not
 depend on the plan: the programs at the smallest budget, without storage,
 with states in storage and with parameters there too, resumed from the unplanned
-program's checkpoint of step STEPS/2, go on bit-identically. Prints one
-line per budget and a closing verdict.
+program's checkpoint of step STEPS/2, go on bit-identically; and the
+unplanned program with its largest matrix split in two pieces, the first
+rows on the device and the rest on the host (--host-params NAME:ROWS), the
+same losses, with checkpoints both ways between it and the unplanned
+program. Prints one line per budget and a closing verdict.
 
 usage: budget_sweep.py HMCC MODEL OUTDIR STEPS [--params-in-storage] TRAIN-ARG...
 """
@@ -97,6 +100,46 @@ def main():
         failures += not (same and fits)
         print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, {plan}, "
               f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
+
+    # A parameter in pieces: the largest matrix's last half of its rows
+    # (whole 256-element blocks) homed on the host, the first half on the
+    # device; the same losses, and checkpoints both ways between it and the
+    # unplanned program.
+    free_plan = json.loads((out / "free.json").read_text())
+    matrices = [(t["bytes"], t["name"], [int(d) for d in t["type"][7:-1].split("x")[:-1]])
+                for t in free_plan["persistent"] if t["kind"] == "param" and t["type"].count("x") >= 2]
+    _, name, dims = max(matrices)
+    inner = 1
+    for d in dims[1:]:
+        inner *= d
+    unit = 1
+    while (unit * inner) % 256:
+        unit += 1
+    last = dims[0] // 2 // unit * unit
+    split_args = ["--host-params", f"{name}:{last}"]
+    arena, rows, _ = compile_and_train(hmcc, model, out, "pieces", None, steps, train_args,
+                                       split_args)
+    schedule = json.loads((out / "pieces.json").read_text())
+    pieces = [t for t in schedule["persistent"] if t.get("whole") == name]
+    placed = ([t["tier"] for t in pieces] == ["device", "host"]
+              and sum(t["bytes"] for t in pieces) == max(matrices)[0])
+    same = same_as_reference(rows)
+    failures += not (same and placed)
+    print(f"--host-params {name}:{last}: in pieces {'device and host' if placed else 'WRONG'}, "
+          f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
+    run([out / "pieces" / "train", "--quiet", "--steps", str(half), "--save",
+         out / "pieces-checkpoint", "--force"] + train_args)
+    for tag, ckpt in [("pieces", checkpoint), ("free", out / "pieces-checkpoint")]:
+        resumed = out / f"{tag}-from-pieces.jsonl"
+        run([out / tag / "train", "--quiet", "--steps", str(steps), "--resume", ckpt,
+             "--metrics", resumed, "--force"] + train_args)
+        rows = [json.loads(line) for line in resumed.read_text().splitlines()]
+        same = len(rows) == steps - half and all(
+            a[k] == b[k] for a, b in zip(rows, reference[half:]) for k in keys)
+        failures += not same
+        what = ("in pieces: resumed from the unplanned program's" if tag == "pieces"
+                else "unplanned: resumed from the pieces program's")
+        print(f"{what} step {half}, {len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
 
     # The smallest budget again, with the host arena one byte too small:
     # optimizer states spill to storage.

@@ -43,6 +43,32 @@ std::string cStringLiteral(StringRef text) {
   return out + "\"";
 }
 
+std::vector<WholeTensor> wholeTensors(ModuleOp module, bool states) {
+  std::vector<WholeTensor> out;
+  auto add = [&](Operation *decl, StringRef name, Type type) {
+    auto t = cast<RankedTensorType>(type);
+    auto whole = decl->getAttrOfType<StringAttr>(hm::kWholeAttr);
+    if (whole && !out.empty() && out.back().name == whole.getValue() &&
+        out.back().pieces.size() > 0 &&
+        out.back().pieces.front()->getAttrOfType<StringAttr>(hm::kWholeAttr)) {
+      WholeTensor &w = out.back();
+      SmallVector<int64_t> shape(w.type.getShape());
+      shape[0] += t.getDimSize(0);
+      w.type = RankedTensorType::get(shape, w.type.getElementType());
+      w.pieces.push_back(decl);
+      return;
+    }
+    out.push_back({whole ? whole.getValue().str() : name.str(), t, {decl}});
+  };
+  if (states)
+    for (auto s : module.getOps<StateOp>())
+      add(s, s.getSymName(), s.getType());
+  else
+    for (auto p : module.getOps<ParameterOp>())
+      add(p, p.getSymName(), p.getType());
+  return out;
+}
+
 LogicalResult checkScheduled(ModuleOp module, func::FuncOp train, func::FuncOp eval) {
   if (module.getOps<hm::ArenaOp>().empty())
     return module.emitError("codegen: the module is not scheduled (run hm-place-buffers)");
@@ -96,21 +122,20 @@ public:
         outputs.push_back(tensor(name, v.getType(), *hm::placedOffset(v)));
       }
     }
-    for (auto p : module.getOps<ParameterOp>())
-      params.push_back(tensor(p.getSymName(), p.getType(), symbolOffsets.lookup(p.getSymName()),
-                              "HMRT_ROLE_OTHER", hm::homeTier(p)));
-    for (auto st : module.getOps<StateOp>())
-      states.push_back(tensor(st.getSymName(), st.getType(), symbolOffsets.lookup(st.getSymName()),
-                              "HMRT_ROLE_OTHER", hm::homeTier(st)));
-
     std::string text;
     llvm::raw_string_ostream os(text);
+    std::vector<WholeTensor> wholeParams = wholeTensors(module, false);
+    for (const WholeTensor &w : wholeParams)
+      params.push_back(declared(w, os));
+    for (const WholeTensor &w : wholeTensors(module, true))
+      states.push_back(declared(w, os));
+
     auto list = [&](const char *name, const std::vector<std::string> &items) {
       os << "static const hmrt_tensor_desc " << name << "[] = {\n";
       for (const std::string &item : items)
         os << "  " << item << ",\n";
       if (items.empty())
-        os << "  {nullptr, 0, 0, nullptr, 0, 0, 0, 0},\n";
+        os << "  {nullptr, 0, 0, nullptr, 0, 0, 0, 0, 0, nullptr},\n";
       os << "};\n";
     };
     list("kInputs", inputs);
@@ -129,16 +154,23 @@ public:
     // data (train --weights reads it there), in kParams' order.
     os << "static const hmrt_weight_source kWeightSources[] = {\n";
     size_t sources = 0;
-    for (auto p : module.getOps<ParameterOp>()) {
-      auto type = cast<RankedTensorType>(p.getType());
-      auto location = p.getLocation();
-      int64_t bytes = tg::tensorBytes(type);
-      bool raw = location && !p.getInitialValueAttr() && type.getElementType().isF32() &&
-                 (!p.getLength() || static_cast<int64_t>(*p.getLength()) == bytes);
+    for (const WholeTensor &w : wholeParams) {
+      // Raw float32 external data, its pieces' bytes one after the other.
+      auto first = cast<ParameterOp>(w.pieces.front());
+      auto location = first.getLocation();
+      int64_t start = first.getOffset() ? static_cast<int64_t>(*first.getOffset()) : 0;
+      int64_t bytes = 0;
+      bool raw = location && w.type.getElementType().isF32();
+      for (Operation *decl : w.pieces) {
+        auto p = cast<ParameterOp>(decl);
+        int64_t pieceBytes = tg::tensorBytes(p.getType());
+        raw = raw && !p.getInitialValueAttr() && p.getLocation() == location &&
+              (p.getOffset() ? static_cast<int64_t>(*p.getOffset()) : 0) == start + bytes &&
+              (!p.getLength() || static_cast<int64_t>(*p.getLength()) == pieceBytes);
+        bytes += pieceBytes;
+      }
       if (raw)
-        os << "  {" << cStringLiteral(*location) << ", "
-           << (p.getOffset() ? static_cast<int64_t>(*p.getOffset()) : 0) << "u, " << bytes
-           << "u},\n";
+        os << "  {" << cStringLiteral(*location) << ", " << start << "u, " << bytes << "u},\n";
       else
         os << "  {nullptr, 0u, 0u},\n";
       ++sources;
@@ -177,19 +209,47 @@ private:
   ModuleOp module;
   const ProgramSymbols &symbols;
   llvm::StringMap<int64_t> symbolOffsets;
+  int numPieceArrays = 0;
 
-  /// One hmrt_tensor_desc initializer, in the arena of `tier`.
+  static const char *tierName(int tier) {
+    return tier == 2 ? "HMRT_TIER_STORAGE" : tier == 1 ? "HMRT_TIER_HOST" : "HMRT_TIER_DEVICE";
+  }
+
+  /// One hmrt_tensor_desc initializer, in the arena of `tier`; `pieces`
+  /// names its array of pieces when it has `numPieces`.
   std::string tensor(StringRef name, Type type, int64_t offset,
-                     StringRef role = "HMRT_ROLE_OTHER", int tier = 0) {
+                     StringRef role = "HMRT_ROLE_OTHER", int tier = 0, size_t numPieces = 0,
+                     StringRef pieces = "nullptr") {
     auto t = cast<RankedTensorType>(type);
     std::string out;
     llvm::raw_string_ostream d(out);
     d << "{" << cStringLiteral(name) << ", " << hmrtDtypeOf(t.getElementType()) << ", "
       << t.getRank() << ", " << symbols.shapeArray(t.getShape()) << ", " << offset << "u, "
-      << tg::tensorBytes(t) << "u, " << role << ", "
-      << (tier == 2 ? "HMRT_TIER_STORAGE" : tier == 1 ? "HMRT_TIER_HOST" : "HMRT_TIER_DEVICE")
-      << "}";
+      << tg::tensorBytes(t) << "u, " << role << ", " << tierName(tier) << ", " << numPieces
+      << ", " << pieces << "}";
     return out;
+  }
+
+  /// The initializer of a declared parameter or state, whole or in pieces;
+  /// the array of its pieces, if any, is written to `os` first.
+  std::string declared(const WholeTensor &w, llvm::raw_ostream &os) {
+    auto name = [](Operation *decl) { return cast<SymbolOpInterface>(decl).getName(); };
+    Operation *first = w.pieces.front();
+    int64_t offset = symbolOffsets.lookup(name(first));
+    if (w.pieces.size() == 1)
+      return tensor(w.name, w.type, offset, "HMRT_ROLE_OTHER", hm::homeTier(first));
+    std::string array = "kPieces" + std::to_string(numPieceArrays++);
+    os << "static const hmrt_tensor_piece " << array << "[] = {\n";
+    int64_t at = 0;
+    for (Operation *decl : w.pieces) {
+      int64_t bytes = tg::tensorBytes(hm::storedType(decl));
+      os << "  {" << at << "u, " << bytes << "u, " << tierName(hm::homeTier(decl)) << ", "
+         << symbolOffsets.lookup(name(decl)) << "u},\n";
+      at += bytes;
+    }
+    os << "};\n";
+    return tensor(w.name, w.type, offset, "HMRT_ROLE_OTHER", hm::homeTier(first),
+                  w.pieces.size(), array);
   }
 
   /// The hmrt_hyperparams initializer (programHyperparams).

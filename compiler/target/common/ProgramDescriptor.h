@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hmcc {
 
@@ -32,6 +33,20 @@ struct ProgramSymbols {
   /// The name of a static int64 array holding `dims` (a tensor's shape).
   llvm::function_ref<std::string(llvm::ArrayRef<int64_t>)> shapeArray;
 };
+
+/// A parameter or optimizer state as checkpoints and the driver know it:
+/// one declaration, or the pieces of a whole (hm.whole: plan-tiers splits a
+/// parameter by rows where its chunks have different homes), declared one
+/// after the other in order.
+struct WholeTensor {
+  std::string name;
+  mlir::RankedTensorType type; ///< the whole's
+  llvm::SmallVector<mlir::Operation *, 2> pieces; ///< its declarations, in order
+};
+
+/// The tg.parameter (`states` false) or tg.state declarations of `module`
+/// as wholes, in declaration order.
+std::vector<WholeTensor> wholeTensors(mlir::ModuleOp module, bool states);
 
 /// The precondition of code generation for any target: `module` is a
 /// scheduled program (hm-place-buffers ran) and every result of `train` and

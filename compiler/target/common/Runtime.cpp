@@ -1,5 +1,6 @@
 //===- Runtime.cpp - what every target shares about the runtime -----------===//
 #include "compiler/target/common/Runtime.h"
+#include "compiler/target/common/ProgramDescriptor.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
@@ -90,14 +91,15 @@ bool writeInitialState(ModuleOp module, bool training, const TensorMap &values,
     tensors.push_back({nullptr, kind, hmrtDtypeOf(t.getElementType()),
                        static_cast<int32_t>(t.getRank()), nullptr, nullptr});
   };
-  for (auto p : module.getOps<tg::ParameterOp>()) {
-    auto it = values.find(p.getSymName().str());
+  // Whole tensors, also where the program keeps one in pieces.
+  for (const WholeTensor &w : wholeTensors(module, /*states=*/false)) {
+    auto it = values.find(w.name);
     if (it == values.end()) {
-      error = ("no initial value for parameter '" + p.getSymName() + "'").str();
+      error = "no initial value for parameter '" + w.name + "'";
       return false;
     }
-    add(p.getSymName(), p.getType(), HMRT_KIND_PARAM);
-    Type element = cast<RankedTensorType>(p.getType()).getElementType();
+    add(w.name, w.type, HMRT_KIND_PARAM);
+    Type element = w.type.getElementType();
     const std::vector<double> &v = it->second.values;
     if (element.isF32())
       std::copy(v.begin(), v.end(), reinterpret_cast<float *>(storage.back().data()));
@@ -108,14 +110,13 @@ bool writeInitialState(ModuleOp module, bool training, const TensorMap &values,
     else if (element.isInteger(32))
       std::copy(v.begin(), v.end(), reinterpret_cast<int32_t *>(storage.back().data()));
     else {
-      error = ("parameter '" + p.getSymName() + "' has element type " + debugString(element) +
-               "; the CPU target keeps parameters in f32, f64, i32 or i64")
-                  .str();
+      error = "parameter '" + w.name + "' has element type " + debugString(element) +
+              "; the CPU target keeps parameters in f32, f64, i32 or i64";
       return false;
     }
   }
-  for (auto st : module.getOps<tg::StateOp>())
-    add(st.getSymName(), st.getType(), HMRT_KIND_STATE);
+  for (const WholeTensor &w : wholeTensors(module, /*states=*/true))
+    add(w.name, w.type, HMRT_KIND_STATE);
   for (size_t i = 0; i < tensors.size(); ++i) {
     tensors[i].name = names[i].c_str();
     tensors[i].shape = shapes[i].data();

@@ -17,12 +17,16 @@ SmallVector<PersistentTensor> persistentTensors(ModuleOp module) {
     auto offset = op->getAttrOfType<IntegerAttr>(kOffsetAttr);
     return offset ? offset.getInt() : -1;
   };
+  auto wholeOf = [](Operation *op) {
+    auto whole = op->getAttrOfType<StringAttr>(kWholeAttr);
+    return whole ? whole.getValue() : StringRef();
+  };
   for (auto p : module.getOps<tg::ParameterOp>())
     tensors.push_back({"param", p.getSymName(), cast<RankedTensorType>(p.getType()), offsetOf(p),
-                       homeTier(p)});
+                       homeTier(p), wholeOf(p)});
   for (auto s : module.getOps<tg::StateOp>())
     tensors.push_back({"state", s.getSymName(), cast<RankedTensorType>(s.getType()), offsetOf(s),
-                       homeTier(s)});
+                       homeTier(s), wholeOf(s)});
   llvm::DenseSet<int64_t> inputOffsets;
   for (auto fn : module.getOps<func::FuncOp>())
     for (unsigned k = 0; k < fn.getNumArguments(); ++k) {

@@ -29,6 +29,7 @@ struct PersistentTensor {
   mlir::RankedTensorType type;
   int64_t offset = -1; ///< its hm.offset; -1 where there is none
   int tier = 0; ///< the arena: 0 device, 1 host, 2 storage (hm::homeTier)
+  llvm::StringRef whole; ///< of a piece (hm.whole): the whole tensor's name
 };
 
 /// The persistent tensors of `module`: parameters, then states, then the

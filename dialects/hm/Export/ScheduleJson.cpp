@@ -136,6 +136,8 @@ private:
       j.attribute("offset", t.offset);
       j.attribute("bytes", bytes);
       j.attribute("type", debugString(t.type));
+      if (!t.whole.empty())
+        j.attribute("whole", t.whole);
     });
   }
 
