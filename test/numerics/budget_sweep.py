@@ -101,28 +101,36 @@ def main():
         print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, {plan}, "
               f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
 
-    # A parameter in pieces: the largest matrix's last half of its rows
-    # (whole 256-element blocks) homed on the host, the first half on the
-    # device; the same losses, and checkpoints both ways between it and the
+    # A parameter in pieces: the largest matrix that can split, about the
+    # last half of its rows homed on the host and the rest on the device;
+    # the same losses, and checkpoints both ways between it and the
     # unplanned program.
     free_plan = json.loads((out / "free.json").read_text())
-    matrices = [(t["bytes"], t["name"], [int(d) for d in t["type"][7:-1].split("x")[:-1]])
-                for t in free_plan["persistent"] if t["kind"] == "param" and t["type"].count("x") >= 2]
-    _, name, dims = max(matrices)
-    inner = 1
-    for d in dims[1:]:
-        inner *= d
-    unit = 1
-    while (unit * inner) % 256:
-        unit += 1
-    last = dims[0] // 2 // unit * unit
+
+    def splits(dims):
+        """The counts of last rows a matrix may home apart, as plan-tiers
+        allows them: pieces of 4096 elements or more and whole 256-element
+        blocks where the matrix could have 8-bit moments."""
+        rows, inner = dims[0], 1
+        for d in dims[1:]:
+            inner *= d
+        big = rows * inner >= 4096
+        return [last for last in range(1, rows)
+                if not big or ((rows - last) * inner % 256 == 0
+                               and min(last, rows - last) * inner >= 4096)]
+
+    matrices = sorted(((t["bytes"], t["name"], [int(d) for d in t["type"][7:-1].split("x")[:-1]])
+                       for t in free_plan["persistent"]
+                       if t["kind"] == "param" and t["type"].count("x") >= 2), reverse=True)
+    whole_bytes, name, dims = next(m for m in matrices if splits(m[2]))
+    last = min(splits(dims), key=lambda n: abs(n - dims[0] // 2))
     split_args = ["--host-params", f"{name}:{last}"]
     arena, rows, _ = compile_and_train(hmcc, model, out, "pieces", None, steps, train_args,
                                        split_args)
     schedule = json.loads((out / "pieces.json").read_text())
     pieces = [t for t in schedule["persistent"] if t.get("whole") == name]
     placed = ([t["tier"] for t in pieces] == ["device", "host"]
-              and sum(t["bytes"] for t in pieces) == max(matrices)[0])
+              and sum(t["bytes"] for t in pieces) == whole_bytes)
     same = same_as_reference(rows)
     failures += not (same and placed)
     print(f"--host-params {name}:{last}: in pieces {'device and host' if placed else 'WRONG'}, "

@@ -119,7 +119,9 @@ cl::opt<std::string> chunkSize(
     cl::desc("With states (or parameters) in storage: update larger parameters chunk by chunk "
              "of SIZE bytes of parameter (a multiple of 4K, at least 4K; 1M with 8-bit states), "
              "each chunk's stored tensors staged through host memory in turn, so staging takes "
-             "two chunks' instead of two whole parameters' (default: whole parameters)"),
+             "two chunks' instead of two whole parameters'; and where parameters must leave the "
+             "device for --vram, the last of them split into chunks of rows, the fewest last "
+             "chunks on the host, when that predicts a faster step (default: whole parameters)"),
     cl::cat(budgetCategory));
 
 cl::opt<std::string> deviceProfile(
@@ -132,7 +134,8 @@ cl::opt<std::string> hostParams(
     "host-params", cl::value_desc("auto|none|all|NAMES"),
     cl::desc("Which parameters live in host memory with their gradients and optimizer states, "
              "fetched to the device where read: auto (what --vram needs, default), none, all, "
-             "or parameter names separated by commas"),
+             "or parameter names separated by commas, one of which may be NAME:ROWS (its last "
+             "ROWS rows on the host, the rest on the device)"),
     cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<bool> measureDevice(
     "measure-device",

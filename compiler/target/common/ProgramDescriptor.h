@@ -1,7 +1,7 @@
 //===- ProgramDescriptor.h - hmcc_program() for every target ----*- C++ -*-===//
 //
 // The descriptor the runtime's driver reads (runtime/include/hmrt/program.h,
-// ABI 3): inputs with their loader roles, outputs, parameters and states at
+// ABI 4): inputs with their loader roles, outputs, parameters and states at
 // their arena offsets, arena sizes per tier, hyper-parameters and the
 // learning-rate schedule, the entry points and the names of the ops they
 // run. Every target writes it as the same C++ text; a target only says how

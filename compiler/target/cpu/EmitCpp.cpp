@@ -429,7 +429,7 @@ private:
     }
     Block *entry = func.addEntryBlock();
     b.setInsertionPointToStart(entry);
-    // The device arena's base address, once (program ABI 3).
+    // The device arena's base address, once (program ABI 4).
     loc = fn.getLoc();
     arena = emitCall("hmrt_exec_base", {val(entry->getArgument(0)), lit("HMRT_TIER_DEVICE")},
                      {pointer("uint8_t")})

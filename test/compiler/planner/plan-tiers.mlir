@@ -5,6 +5,10 @@
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="vram=1M" | FileCheck %s --check-prefix=FITS
 // RUN: not hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=w3" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: hmcc-opt %s -tg-autodiff -tg-select-entries=functions=forward_backward -plan-tiers="force=all" | FileCheck %s --check-prefix=NOOPT
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=w1:3" | FileCheck %s --check-prefix=SPLIT
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=w1:3" -hm-place-buffers -hm-verify-memory | FileCheck %s --check-prefix=SPLITPLACED
+// RUN: not hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=w1:8" 2>&1 | FileCheck %s --check-prefix=SPLITBAD
+// RUN: not hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-tiers="force=w1:2,w2:3" 2>&1 | FileCheck %s --check-prefix=SPLITTWO
 // plan-tiers: parameters homed on the host with their states; fetches before readers, gradients copied to the host, updates on the host; the choice under a budget.
 
 // Forced @w1: it and its states are homed on the host; its one forward
@@ -48,6 +52,32 @@
 // FITS-NOT: hm.home
 
 // BAD: error: plan-tiers: force (hmcc --host-params): 'w3' is not a parameter
+
+// Forced w1:3: the last 3 of @w1's 8 rows on the host, the first 5 on the
+// device, as two pieces naming their whole, with their states split alike;
+// the reader reads their concatenation (the host piece fetched just
+// before), the norm reads the whole gradient, and each piece's update reads
+// its rows of it (the host piece's copied to the host).
+// SPLIT: tg.parameter @"w1#0" : tensor<5x16xf32> {hm.whole = "w1", source = "w1"}
+// SPLIT-NEXT: tg.parameter @"w1#1" : tensor<3x16xf32> {hm.home = "host", hm.whole = "w1", source = "w1"}
+// SPLIT: tg.state @"w1#0.exp_avg" : tensor<5x16xf32> {hm.whole = "w1.exp_avg", kind = "exp_avg", param = @"w1#0"}
+// SPLIT-NEXT: tg.state @"w1#1.exp_avg" : tensor<3x16xf32> {hm.home = "host", hm.whole = "w1.exp_avg", kind = "exp_avg", param = @"w1#1"}
+// SPLIT: %[[P0:.*]] = tg.param @"w1#0" : tensor<5x16xf32>
+// SPLIT-NEXT: %[[P1:.*]] = tg.param @"w1#1" : tensor<3x16xf32>
+// SPLIT-NEXT: %[[F:.*]] = tg.identity %[[P1]] : tensor<3x16xf32>
+// SPLIT-NEXT: %[[C:.*]] = tg.concat %[[P0]], %[[F]] {axis = 0 : i64} : (tensor<5x16xf32>, tensor<3x16xf32>) -> tensor<8x16xf32>
+// SPLIT-NEXT: tg.matmul %arg0, %[[C]]
+// SPLIT: %[[G:.*]] = tg.matmul %arg0, %{{.*}} {transA} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+// SPLIT-NEXT: tg.sum_squares %[[G]], %{{.*}} : tensor<8x16xf32>
+// SPLIT: %[[G0:.*]] = tg.slice %[[G]] {axes = array<i64: 0>, ends = array<i64: 5>, starts = array<i64: 0>, steps = array<i64: 1>}
+// SPLIT-NEXT: tg.adamw_update @"w1#0", %[[G0]], {{.*}}exp_avg = @"w1#0.exp_avg", exp_avg_sq = @"w1#0.exp_avg_sq"
+// SPLIT-NEXT: %[[G1:.*]] = tg.slice %[[G]] {axes = array<i64: 0>, ends = array<i64: 8>, starts = array<i64: 5>, steps = array<i64: 1>}
+// SPLIT-NEXT: %[[H:.*]] = tg.identity %[[G1]] {hm.home = "host"}
+// SPLIT-NEXT: tg.adamw_update @"w1#1", %[[H]], {{.*}}hm.home = "host"
+// SPLITPLACED: tg.parameter @"w1#0" : tensor<5x16xf32> {hm.offset = {{[0-9]+}} : i64, hm.whole = "w1"
+// SPLITPLACED: tg.parameter @"w1#1" : tensor<3x16xf32> {hm.home = "host", hm.offset = 0 : i64, hm.whole = "w1"
+// SPLITBAD: error: plan-tiers: force (hmcc --host-params): cannot home the last 8 rows of 'w1' on the host: a split after row 0 of its 8 leaves a piece empty
+// SPLITTWO: error: plan-tiers: force (hmcc --host-params): 'w2:3': NAME:ROWS takes a count of rows, for one parameter
 
 // Without hmcc's optimizer there is no update to run on the host: nothing moves.
 // NOOPT-NOT: hm.home

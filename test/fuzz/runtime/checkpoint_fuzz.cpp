@@ -25,11 +25,11 @@ namespace {
 const int64_t kWShape[] = {2, 3};
 const int64_t kBShape[] = {3};
 const hmrt_tensor_desc kParams[] = {
-    {"w", HMRT_DTYPE_F32, 2, kWShape, 0, 24, 0, HMRT_TIER_DEVICE},
-    {"b", HMRT_DTYPE_F32, 1, kBShape, 64, 12, 0, HMRT_TIER_DEVICE},
+    {"w", HMRT_DTYPE_F32, 2, kWShape, 0, 24, 0, HMRT_TIER_DEVICE, 0, nullptr},
+    {"b", HMRT_DTYPE_F32, 1, kBShape, 64, 12, 0, HMRT_TIER_DEVICE, 0, nullptr},
 };
 const hmrt_tensor_desc kStates[] = {
-    {"w.m", HMRT_DTYPE_F32, 2, kWShape, 128, 24, 0, HMRT_TIER_DEVICE},
+    {"w.m", HMRT_DTYPE_F32, 2, kWShape, 128, 24, 0, HMRT_TIER_DEVICE, 0, nullptr},
 };
 hmrt_program make_program() {
   hmrt_program p;
