@@ -100,7 +100,11 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
     module.walk([&](AdamWUpdateOp u) {
       auto param = module.lookupSymbol<ParameterOp>(u.getParam());
       auto type = cast<RankedTensorType>(param.getType());
-      if (hm::isHostHomed(param) && type.getNumElements() >= kMin8bitElements)
+      // A piece of a split parameter keeps the format its whole had (as
+      // plan-quantize-device decided it): pieces of one tensor in two
+      // formats would not make one tensor in checkpoints.
+      if (hm::isHostHomed(param) && type.getNumElements() >= kMin8bitElements &&
+          !param->hasAttr(hm::kWholeAttr))
         updates.push_back(u);
     });
     auto size = [&](AdamWUpdateOp u) {
@@ -247,8 +251,9 @@ struct PlanQuantizeTrafficPass
       loads["storage_write"] += planner::transferSeconds(bytes, profile->storageWrite);
       auto update = dyn_cast<AdamWUpdateOp>(op);
       auto type = update ? cast<RankedTensorType>(update.getGrad().getType()) : nullptr;
-      if (!update || type.getNumElements() < kMin8bitElements || stored.size() != 2)
-        continue;
+      if (!update || type.getNumElements() < kMin8bitElements || stored.size() != 2 ||
+          module.lookupSymbol<ParameterOp>(update.getParam())->hasAttr(hm::kWholeAttr))
+        continue; // see plan-quantize on pieces
       int64_t n = type.getNumElements();
       int64_t codes = tensorBytes(adamw8bitCodesType(type));
       int64_t absmax = tensorBytes(adamw8bitAbsmaxType(type));
