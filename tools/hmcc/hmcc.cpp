@@ -459,16 +459,29 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
       os << "   " << note;
     os << "\n";
   };
+  // Tensors as the model has them: a parameter split between device and
+  // host (its pieces name their whole) counts once, as one in part.
   unsigned params = 0, hostParams = 0;
-  for (const hmcc::hm::PersistentTensor &t : hmcc::hm::persistentTensors(module))
-    if (t.kind == "param") {
-      ++params;
-      hostParams += t.tier == 1;
+  std::string split;
+  for (const hmcc::hm::PersistentTensor &t : hmcc::hm::persistentTensors(module)) {
+    if (t.kind != "param")
+      continue;
+    if (!t.whole.empty()) {
+      if (t.tier != 0)
+        split = t.whole.str();
+      continue;
     }
+    ++params;
+    hostParams += t.tier == 1;
+  }
+  if (!split.empty())
+    ++params;
   os << "  " << left_justify("", 18) << right_justify("device", 11) << right_justify("host", 11)
      << "\n";
   row("parameters", m.parameters, m.hostParameters,
-      (Twine(hostParams) + " of " + Twine(params) + " tensors on the host").str());
+      (Twine(hostParams) + " of " + Twine(params) + " tensors on the host" +
+       (split.empty() ? "" : ", and the last rows of " + split))
+          .str());
   row("optimizer states", m.states, m.hostStates);
   if (train)
     row("gradients", std::nullopt, m.hostArena ? std::optional<int64_t>(m.hostTransient) : std::nullopt,
