@@ -36,12 +36,15 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     chunks of its rows (of about that many bytes; where it has 4096 elements
     or more, whole 256-element blocks, so that 8-bit moments split exactly)
     and only the fewest last chunks that fit go to the host, judged the same
-    way: the parameter becomes two pieces (`name#0` on the device, `name#1`
+    way, where the step planned on (plan-recompute, plan-overlap, placement
+    and plan-streams run on a copy) predicts faster than with all of it on
+    the host: the parameter becomes two pieces (`name#0` on the device, `name#1`
     on the host, `hm.whole = "name"` on both and on their optimizer states,
     which split alike), each reader reads a `tg.concat` of the two made just
     before it, and each piece's update reads its rows of the gradient
     (`tg.slice`), which the norm still reads whole: the same values again.
-    Checkpoints and the program's descriptor know the whole.
+    Checkpoints and the program's descriptor know the whole. The later
+    quantization passes leave a split parameter's states as they are.
     Programs whose updates are the model's own (ONNX training_info) are left
     as they are. `force` replaces the choice: "none", "all", or parameter
     names separated by commas, one of which may be NAME:ROWS, its last ROWS

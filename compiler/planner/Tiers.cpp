@@ -381,7 +381,9 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   /// With a chunk size: the last of the `count` parameters of `order`
   /// that fit (seen not to fit without it) split into chunks of its rows,
   /// the fewest last chunks on the host that fit (a bisection, each count
-  /// judged as `choose` judges), the first ones staying on the device.
+  /// judged as `choose` judges), the first ones staying on the device,
+  /// where the step planned on predicts faster than with all of it on the
+  /// host; else the `count` whole.
   Choice refine(ModuleOp module, StringRef fnName, ArrayRef<StringRef> order, size_t count,
                 int64_t budget, const planner::DeviceProfile &profile) {
     Choice whole = first(order, count);
@@ -395,7 +397,8 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     int64_t rows = type.getDimSize(0), inner = type.getNumElements() / rows;
     // Chunks of whole rows, and of whole 256-element blocks where 8-bit
     // moments could split with them (splitProblem).
-    int64_t unit = type.getNumElements() >= kMin8bitElements ? k8bitBlock / std::gcd(inner, k8bitBlock) : 1;
+    int64_t unit =
+        type.getNumElements() >= kMin8bitElements ? k8bitBlock / std::gcd(inner, k8bitBlock) : 1;
     int64_t chunkRows = std::max<int64_t>(1, chunkBytes / (tensorBytes(type) / rows));
     chunkRows = (chunkRows + unit - 1) / unit * unit;
     // The rows that may stay on the device, fewest host rows first.
@@ -409,12 +412,11 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       choice.rows = stay[k];
       return choice;
     };
-    // stay[k] fits or not; none on the device (all of it on the host)
-    // fits, as the whole on the device does not.
-    size_t lo = 0, hi = stay.size();
+    // The more rows stay, the less likely the program fits: bisect for the
+    // most that do, when even the fewest do.
     if (stay.empty() || !fits(module, fnName, with(stay.size() - 1), budget, profile))
       return whole;
-    hi = stay.size() - 1;
+    size_t lo = 0, hi = stay.size() - 1;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
       if (fits(module, fnName, with(mid), budget, profile))

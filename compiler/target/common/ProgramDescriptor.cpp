@@ -48,9 +48,9 @@ std::vector<WholeTensor> wholeTensors(ModuleOp module, bool states) {
   auto add = [&](Operation *decl, StringRef name, Type type) {
     auto t = cast<RankedTensorType>(type);
     auto whole = decl->getAttrOfType<StringAttr>(hm::kWholeAttr);
-    if (whole && !out.empty() && out.back().name == whole.getValue() &&
-        out.back().pieces.size() > 0 &&
-        out.back().pieces.front()->getAttrOfType<StringAttr>(hm::kWholeAttr)) {
+    // The next piece of the whole before it (a whole's name is no other
+    // declaration's).
+    if (whole && !out.empty() && out.back().name == whole.getValue()) {
       WholeTensor &w = out.back();
       SmallVector<int64_t> shape(w.type.getShape());
       shape[0] += t.getDimSize(0);
