@@ -22,10 +22,12 @@
 #     kernels, casts and gradient norm; within the fp32 dot-product bound
 #     for cuBLAS's GEMMs);
 #  2. the GPT-2 fixture compiled with --target cuda (prepare needs hmcc,
-#     make build) three times, --precision fp32, bf16 (bf16 products in the
-#     GEMMs, the CUDA default) and bf16 with --bf16-storage (GEMM operands
+#     make build) four times, --precision fp32, bf16 (bf16 products in the
+#     GEMMs, the CUDA default), bf16 with --bf16-storage (GEMM operands
 #     rounded by casts of their own and kept in bf16: the bf16-operand
-#     GEMMs), 20 AdamW steps on the GPU and, with the same executable, on
+#     GEMMs) and fp32 with a parameter in pieces (--host-params NAME:ROWS:
+#     its last rows in pinned host memory, updated by the host optimizer),
+#     20 AdamW steps on the GPU and, with the same executable, on
 #     the CPU (train --device cpu, which rounds the GEMM operands to bf16 as
 #     the GPU does): the losses must agree within 1e-4 relative for fp32 and
 #     1e-3 for bf16 (the sums run in another order on the GPU, and how
@@ -55,6 +57,9 @@ mode=${1:-}
 precision_flags() {
   case "$1" in
     bf16-storage) echo "--precision bf16 --bf16-storage" ;;
+    # A parameter in pieces: its last rows in pinned host memory, updated
+    # there, the first on the GPU; read as their concatenation.
+    pieces) echo "--precision fp32 --host-params h.0.attn.c_attn.weight:48" ;;
     *) echo "--precision $1" ;;
   esac
 }
@@ -83,7 +88,7 @@ prepare() {
   local libs precision
   libs=$(grep -h '^HMRT_LINK_SYSTEM_LIBS:INTERNAL=\|^HMRT_CUDA_LINK_LIBS:INTERNAL=' build-gpu/CMakeCache.txt |
     sed 's/^[^=]*=//' | tr ';' ' ')
-  for precision in fp32 bf16 bf16-storage; do
+  for precision in fp32 bf16 bf16-storage pieces; do
     # shellcheck disable=SC2046
     build/bin/hmcc test/fixtures/gpt2/model.onnx --target cuda $(precision_flags "$precision") \
       --optimizer adamw --lr 1e-3 --betas 0.9,0.999 --eps 1e-8 --weight-decay 0.01 \
@@ -168,9 +173,9 @@ run() {
   # The GPT-2 fixture on the GPU and, with the same executable, on the CPU.
   local feed="--feed idx=test/fixtures/gpt2/inputs/idx.npy --feed targets=test/fixtures/gpt2/inputs/targets.npy"
   local precision tol gpu_status cpu_status gpt2 prog
-  for precision in fp32 bf16 bf16-storage; do
+  for precision in fp32 bf16 bf16-storage pieces; do
     tol=1e-4
-    [ "$precision" != fp32 ] && tol=1e-3
+    [ "${precision#bf16}" != "$precision" ] && tol=1e-3
     prog="$bundle/gpt2-$precision"
     gpu_status=0
     cpu_status=0

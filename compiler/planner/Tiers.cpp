@@ -94,7 +94,12 @@ std::string splitProblem(ModuleOp module, func::FuncOp fn, ParameterOp decl, int
   if (type.getNumElements() >= kMin8bitElements &&
       ((rows * inner) % k8bitBlock != 0 || rows * inner < kMin8bitElements ||
        type.getNumElements() - rows * inner < kMin8bitElements))
-    return "8-bit moments need pieces of whole 256-element blocks and at least 4096 elements";
+    return "a parameter of " + std::to_string(kMin8bitElements) +
+           " elements or more splits into pieces of whole " + std::to_string(k8bitBlock) +
+           "-element blocks, each of " + std::to_string(kMin8bitElements) +
+           " elements or more (so that 8-bit moments split exactly): a split after a multiple "
+           "of " +
+           std::to_string(k8bitBlock / std::gcd(inner, k8bitBlock)) + " rows";
   int updates = 0;
   for (Operation &op : fn.getBody().front()) {
     if (auto [ref, grad] = optimizerUpdate(&op); ref && ref.getValue() == decl.getSymName())
@@ -293,7 +298,8 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       // NAME:ROWS, its last ROWS rows.
       auto type = cast<RankedTensorType>(decl.getType());
       int64_t last = 0;
-      if (!choice.split.empty() || rows.getAsInteger(10, last) || type.getRank() == 0)
+      if (!choice.split.empty() || rows.getAsInteger(10, last) || last <= 0 ||
+          type.getRank() == 0)
         return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << part
                                   << "': NAME:ROWS takes a count of rows, for one parameter";
       if (std::string why = splitProblem(module, fn, decl, type.getDimSize(0) - last);
