@@ -198,16 +198,15 @@ hmrt_status hmrt_tensor_check_placed(const hmrt_tensor_desc* d,
   const std::vector<hmrt_tensor_piece> pieces = pieces_of(*d);
   for (size_t i = 0; i < pieces.size(); ++i) {
     const hmrt_tensor_piece& p = pieces[i];
-    std::string which = pieces.size() == 1 ? std::string("'") + name + "'"
-                                           : std::string("piece ") + std::to_string(i) +
-                                                 " of '" + name + "'";
+    std::string which = std::string("'") + name + "'";
+    if (pieces.size() > 1) which += " piece " + std::to_string(i);
     if (p.tier < 0 || p.tier >= HMRT_TIER_COUNT)
       return hmrt::fail(HMRT_INVALID_ARGUMENT, "%s has unknown tier %d",
                         which.c_str(), p.tier);
     if (p.at != next || p.bytes > d->bytes - next)
       return hmrt::fail(HMRT_INVALID_ARGUMENT,
-                        "%s (its bytes [%llu, %llu)) does not follow the piece "
-                        "before it within the tensor's %llu bytes",
+                        "%s (its bytes [%llu, %llu) of the tensor) does not follow "
+                        "the piece before it within the tensor's %llu bytes",
                         which.c_str(), (unsigned long long)p.at,
                         (unsigned long long)(p.at + p.bytes),
                         (unsigned long long)d->bytes);
@@ -223,7 +222,7 @@ hmrt_status hmrt_tensor_check_placed(const hmrt_tensor_desc* d,
   }
   if (next != d->bytes)
     return hmrt::fail(HMRT_INVALID_ARGUMENT,
-                      "the pieces of '%s' hold %llu of its %llu bytes", name,
+                      "'%s': its pieces hold %llu of its %llu bytes", name,
                       (unsigned long long)next, (unsigned long long)d->bytes);
   return HMRT_OK;
 }

@@ -959,6 +959,25 @@ TEST_F(Driver, ProgramChecks) {
   EXPECT_TRUE(contains(r.err, "the program's parameter 'wte' (bytes [1024, "
                               "1280)) lies outside the host arena of 0 bytes"))
       << r.err;
+  // Pieces: only parameters and states lie in pieces, and those cover
+  // their tensor.
+  params[0] = progs::bigram::kParams[0];
+  const hmrt_tensor_piece short_pieces[1] = {{0, 128, HMRT_TIER_DEVICE, 1024}};
+  params[0].num_pieces = 1;
+  params[0].pieces = short_pieces;
+  r = run_train(&p, {"--steps", "1"});
+  EXPECT_TRUE(contains(r.err, "the program's parameter 'wte': its pieces hold 128 of "
+                              "its 256 bytes"))
+      << r.err;
+  params[0] = progs::bigram::kParams[0];
+  hmrt_tensor_desc inputs[2] = {progs::bigram::kInputs[0], progs::bigram::kInputs[1]};
+  inputs[0].num_pieces = 1;
+  inputs[0].pieces = short_pieces;
+  p.inputs = inputs;
+  r = run_train(&p, {"--steps", "1"});
+  EXPECT_TRUE(contains(r.err, "the program's input 'idx' lies in pieces, which only "
+                              "parameters and states may"))
+      << r.err;
 
   p = *progs::bigram::program();
   p.backend = "tpu";

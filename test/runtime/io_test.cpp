@@ -1555,15 +1555,15 @@ TEST_F(IoCheckpoint, TensorInPieces) {
   split.params[0].pieces = gap;
   EXPECT_EQ(hmrt_checkpoint_save((dir_ / "x").c_str(), &split.program, arena_, &m),
             HMRT_INVALID_ARGUMENT);
-  EXPECT_EQ(last_error(), "hmrt_checkpoint_save: parameter piece 1 of 'layer.w' (its bytes "
-                          "[44, 60)) does not follow the piece before it within the "
-                          "tensor's 60 bytes");
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_save: parameter 'layer.w' piece 1 (its bytes "
+                          "[44, 60) of the tensor) does not follow the piece before it "
+                          "within the tensor's 60 bytes");
   const hmrt_tensor_piece outside[2] = {{0, 40, HMRT_TIER_DEVICE, 0},
                                         {40, 20, HMRT_TIER_HOST, 184}};
   split.params[0].pieces = outside;
   EXPECT_EQ(hmrt_checkpoint_load(ckpt().c_str(), &split.program, arena_, nullptr),
             HMRT_OUT_OF_RANGE);
-  EXPECT_EQ(last_error(), "hmrt_checkpoint_load: parameter piece 1 of 'layer.w' (bytes "
+  EXPECT_EQ(last_error(), "hmrt_checkpoint_load: parameter 'layer.w' piece 1 (bytes "
                           "[184, 204)) lies outside the host arena of 192 bytes");
   EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
