@@ -16,6 +16,7 @@
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -137,6 +138,8 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
       ok &= addSymbol(p, "parameter", p.getSymName(), p.getType());
     for (auto s : module.getOps<StateOp>())
       ok &= addSymbol(s, "state", s.getSymName(), s.getType());
+    ok &= succeeded(verifyPieces(module.getOps<ParameterOp>())) &&
+          succeeded(verifyPieces(module.getOps<StateOp>()));
     // Inputs: one interval per distinct (offset, name, type); functions
     // share them.
     std::map<int64_t, std::pair<std::string, Type>> inputs;
@@ -184,6 +187,42 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
       if (arenas[tier] && arenas[tier].getSymName() == place.getArena())
         return {baseOf(tier) + place.getByteOffset(), arenas[tier]};
     return {0, hm::ArenaOp()};
+  }
+
+  /// Pieces of one whole (hm.whole) are declared one after the other and
+  /// make one tensor: the same element type and dimensions but the first,
+  /// and no declaration has the whole's name.
+  template <class Decls> LogicalResult verifyPieces(Decls decls) {
+    llvm::StringSet<> names, done;
+    for (auto d : decls)
+      names.insert(d.getSymName());
+    StringRef current;
+    RankedTensorType first;
+    for (auto d : decls) {
+      auto whole = d->template getAttrOfType<StringAttr>(hm::kWholeAttr);
+      auto type = cast<RankedTensorType>(d.getType());
+      if (!whole) {
+        current = StringRef();
+        continue;
+      }
+      auto fail = [&](const Twine &why) {
+        return d->emitError() << "hm-verify-memory: @" << d.getSymName() << ", a piece of '"
+                              << whole.getValue() << "', " << why;
+      };
+      if (names.contains(whole.getValue()))
+        return fail("names a whole that is declared itself");
+      if (whole.getValue() != current) {
+        if (!done.insert(whole.getValue()).second)
+          return fail("does not follow the other pieces of its whole");
+        current = whole.getValue();
+        first = type;
+        continue;
+      }
+      if (type.getRank() == 0 || type.getElementType() != first.getElementType() ||
+          type.getShape().drop_front() != first.getShape().drop_front())
+        return fail("differs from the first piece in more than its first dimension");
+    }
+    return success();
   }
 
   LogicalResult verifyFunction(func::FuncOp fn, const std::vector<Interval> &fixed) {
