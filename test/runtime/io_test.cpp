@@ -967,6 +967,15 @@ TEST_F(IoCheckpoint, MismatchesAreNamed) {
                                        "has ABI version 2"))
         << last_error();
     EXPECT_EQ(base_[0], 0x11);
+    // ABI 3 programs saved the same tensors as ABI 4 ones: either loads
+    // the other's checkpoint.
+    other.program.abi_version = 3;
+    HMRT_ASSERT_OK(hmrt_checkpoint_load(ckpt().c_str(), &other.program, arena_, nullptr));
+    const hmrt_checkpoint_meta m3 = meta(4);
+    HMRT_ASSERT_OK(hmrt_checkpoint_save((dir_ / "abi3").c_str(), &other.program, arena_, &m3));
+    HMRT_ASSERT_OK(
+        hmrt_checkpoint_load((dir_ / "abi3").c_str(), &fake_.program, arena_, nullptr));
+    std::memset(base_, 0x11, 192);  // for the refusals below
   }
   {
     FakeProgram other;
