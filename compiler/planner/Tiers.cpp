@@ -234,6 +234,9 @@ std::string splitParameter(ModuleOp module, func::FuncOp fn, StringRef name, int
   return pieceName[1];
 }
 
+/// The least share of the predicted step a split must save to be made.
+constexpr double kSplitGain = 1e-3;
+
 /// What plan-tiers homes on the host: whole parameters, and the last rows
 /// of at most one more (`split`, of which the first `rows` stay).
 struct Choice {
@@ -407,11 +410,12 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
         type.getNumElements() >= kMin8bitElements ? k8bitBlock / std::gcd(inner, k8bitBlock) : 1;
     int64_t chunkRows = std::max<int64_t>(1, chunkBytes / (tensorBytes(type) / rows));
     chunkRows = (chunkRows + unit - 1) / unit * unit;
-    // The rows that may stay on the device, fewest host rows first.
+    // The rows that may stay on the device, whole chunks from the first
+    // row, the most first.
     SmallVector<int64_t> stay;
-    for (int64_t host = chunkRows; host < rows; host += chunkRows)
-      if (splitProblem(module, fn, decl, rows - host).empty())
-        stay.push_back(rows - host);
+    for (int64_t kept = (rows - 1) / chunkRows * chunkRows; kept > 0; kept -= chunkRows)
+      if (splitProblem(module, fn, decl, kept).empty())
+        stay.push_back(kept);
     auto with = [&](size_t k) {
       Choice choice = first(order, count - 1);
       choice.split = decl.getSymName().str();
@@ -430,13 +434,13 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       else
         lo = mid + 1;
     }
-    // Split only where the step planned on predicts faster than with the
-    // whole on the host: the device keeps the first rows, but every reader
-    // then waits for a concatenation, and less room may mean more
-    // recompute.
+    // Split only where the step planned on predicts faster (by kSplitGain
+    // of it at least) than with the whole on the host: the device keeps
+    // the first rows, but every reader then waits for a concatenation, and
+    // less room may mean more recompute.
     std::optional<double> split = predictedStep(module, fnName, with(hi), budget);
     std::optional<double> unsplit = predictedStep(module, fnName, whole, budget);
-    if (split && unsplit && *split < *unsplit)
+    if (split && unsplit && *split < *unsplit * (1 - kSplitGain))
       return with(hi);
     return whole;
   }
