@@ -92,7 +92,6 @@ hmrt_status each_piece(const char* fn, const hmrt_tensor_desc* d, uint64_t at,
   return HMRT_OK;
 }
 
-
 }  // namespace
 
 extern "C" {
@@ -183,7 +182,6 @@ uint8_t* hmrt_exec_base(hmrt_exec* exec, int32_t tier) {
                hmrt_device_backend(exec->device), hmrt_tier_name(tier));
   return nullptr;
 }
-
 
 hmrt_status hmrt_tensor_check_placed(const hmrt_tensor_desc* d,
                                      const uint64_t tier_bytes[HMRT_TIER_COUNT]) {
