@@ -64,37 +64,9 @@ std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
     for (const onnx::TensorProto &t : info.algorithm().initializer())
       initializers.emplace(t.name(), &t);
 
-  // The parameters as the model declares them: a parameter the planner
-  // split into pieces by rows (attribute hm.whole, the pieces declared in
-  // order, their external data one after the other) is read whole.
-  struct Whole {
-    tg::ParameterOp param; // the first piece, or the parameter
-    std::string name;
-    RankedTensorType type;
-    int64_t length = 0;    // of its external data
-  };
-  std::vector<Whole> wholes;
-  for (auto param : module.getOps<tg::ParameterOp>()) {
-    auto type = cast<RankedTensorType>(param.getType());
-    int64_t length = param.getLength() ? static_cast<int64_t>(*param.getLength())
-                                       : tg::tensorBytes(type);
-    auto whole = param->getAttrOfType<StringAttr>("hm.whole");
-    if (whole && !wholes.empty() && wholes.back().name == whole.getValue()) {
-      Whole &w = wholes.back();
-      SmallVector<int64_t> shape(w.type.getShape());
-      shape[0] += type.getDimSize(0);
-      w.type = RankedTensorType::get(shape, type.getElementType());
-      w.length += length;
-      continue;
-    }
-    wholes.push_back({param, whole ? whole.getValue().str() : param.getSymName().str(), type,
-                      length});
-  }
-
   TensorMap values;
-  for (const Whole &whole : wholes) {
-    tg::ParameterOp param = whole.param;
-    const std::string &name = whole.name;
+  for (auto param : module.getOps<tg::ParameterOp>()) {
+    std::string name = param.getSymName().str();
     std::string what = path + ": parameter @" + name;
     if (auto initial = param.getInitialValueAttr()) {
       auto type = cast<RankedTensorType>(param.getType());
@@ -131,8 +103,12 @@ std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
       }
       llvm::SmallString<256> file(dir);
       llvm::sys::path::append(file, *location);
+      auto type = cast<RankedTensorType>(param.getType());
+      int64_t length = param.getLength()
+                           ? static_cast<int64_t>(*param.getLength())
+                           : tg::tensorBytes(type);
       int64_t offset = param.getOffset() ? static_cast<int64_t>(*param.getOffset()) : 0;
-      if (auto message = import::readFileSlice(file, offset, whole.length, bytes)) {
+      if (auto message = import::readFileSlice(file, offset, length, bytes)) {
         error = what + ": its external data '" + location->str() + "' " + *message;
         return std::nullopt;
       }
@@ -146,7 +122,8 @@ std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
       error = what + ": " + *message;
       return std::nullopt;
     }
-    std::vector<int64_t> shape(whole.type.getShape().begin(), whole.type.getShape().end());
+    auto type = cast<RankedTensorType>(param.getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     if (host.shape != shape) {
       error = what + ": the initializer's shape differs from the declared type";
       return std::nullopt;

@@ -658,11 +658,12 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
 }
 
 /// Builds DIR/model.cpp, DIR/train (compiled and linked) and DIR/state
-/// (the initial weights from the ONNX initializers, zero optimizer states)
-/// in a directory beside DIR, then swaps it in: a failure leaves a previous
-/// DIR whole.
+/// (the initial weights from the ONNX initializers of the parameters as the
+/// model declares them, `declared`, before planning split any; zero
+/// optimizer states) in a directory beside DIR, then swaps it in: a failure
+/// leaves a previous DIR whole.
 int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
-                    std::string &diagnostics) {
+                    mlir::ModuleOp declared, std::string &diagnostics) {
   // Before any work: the initial state must fit in memory.
   uint64_t need = noInitialState ? 0 : hmcc::initialStateMemory(module),
            usable = hmcc::usableMemoryBytes();
@@ -702,7 +703,7 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   }
   // The initial state: parameters from the model, optimizer states zero.
   if (!noInitialState) {
-    auto values = hmcc::loadParameters(module, inputFile, message);
+    auto values = hmcc::loadParameters(declared, inputFile, message);
     if (!values)
       return error(message);
     if (!hmcc::writeInitialState(module, static_cast<bool>(train), *values, inStaging("state"),
@@ -985,6 +986,14 @@ int run(int argc, char **argv) {
   o.deviceProfile = deviceProfile;
   o.recompute = recompute;
   o.tiers = hostParams;
+  // The parameters as the model declares them, for the initial state:
+  // planning may split one into pieces (plan-tiers).
+  mlir::OwningOpRef<mlir::ModuleOp> declared = mlir::ModuleOp::create(module->getLoc());
+  {
+    mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(declared->getBody());
+    for (auto param : module->getOps<hmcc::tg::ParameterOp>())
+      b.clone(*param);
+  }
   mlir::PassManager pm(&context);
   hmcc::buildPipeline(pm, o);
   auto failedPass = std::make_unique<FailedPass>();
@@ -1041,7 +1050,7 @@ int run(int argc, char **argv) {
     });
   if (stage == Emit::Schedule)
     return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
-  return buildExecutable(*module, trainFn, eval, diagnostics);
+  return buildExecutable(*module, trainFn, eval, *declared, diagnostics);
 }
 
 } // namespace
