@@ -173,7 +173,9 @@ std::string splitParameter(ModuleOp module, func::FuncOp fn, StringRef name, int
     if (s.getParam() != wholeName)
       continue;
     auto st = cast<RankedTensorType>(s.getType());
-    int64_t first = st.getRank() == type.getRank() ? rows : rows * inner / k8bitBlock;
+    // Shaped like the parameter (moments, 8-bit codes), or one entry per
+    // 256-element block (absmax: a 1-D parameter's is 1-D too).
+    int64_t first = st.getShape() == type.getShape() ? rows : rows * inner / k8bitBlock;
     RankedTensorType types[2] = {withRows(st, first), withRows(st, st.getDimSize(0) - first)};
     b.setInsertionPoint(s);
     std::array<std::string, 2> names;
