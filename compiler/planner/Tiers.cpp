@@ -81,25 +81,22 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
   }
 }
 
-/// Why parameter `decl` cannot be split after `rows` rows (see
+/// The rows a split of a parameter of `type` falls after a multiple of:
+/// with 4096 elements or more (which may have 8-bit moments), whole
+/// 256-element blocks, so that the moments split exactly.
+int64_t splitUnit(RankedTensorType type) {
+  int64_t inner = type.getNumElements() / type.getDimSize(0);
+  return type.getNumElements() >= kMin8bitElements ? k8bitBlock / std::gcd(inner, k8bitBlock) : 1;
+}
+
+/// Why parameter `decl` cannot be split by rows at all (see
 /// splitParameter) in `fn`; empty when it can.
-std::string splitProblem(ModuleOp module, func::FuncOp fn, ParameterOp decl, int64_t rows) {
+std::string splitProblem(ModuleOp module, func::FuncOp fn, ParameterOp decl) {
   auto type = cast<RankedTensorType>(decl.getType());
-  if (type.getRank() == 0 || rows <= 0 || rows >= type.getDimSize(0))
-    return "a split after row " + std::to_string(rows) + " of its " +
-           std::to_string(type.getRank() ? type.getDimSize(0) : 0) + " leaves a piece empty";
+  if (type.getRank() == 0 || type.getDimSize(0) < 2)
+    return "it has fewer than two rows";
   if (decl.getInitialValueAttr() || decl->hasAttr(hm::kWholeAttr))
     return "its initial value is computed, or it is a piece already";
-  int64_t inner = type.getNumElements() / type.getDimSize(0);
-  if (type.getNumElements() >= kMin8bitElements &&
-      ((rows * inner) % k8bitBlock != 0 || rows * inner < kMin8bitElements ||
-       type.getNumElements() - rows * inner < kMin8bitElements))
-    return "a parameter of " + std::to_string(kMin8bitElements) +
-           " elements or more splits into pieces of whole " + std::to_string(k8bitBlock) +
-           "-element blocks, each of " + std::to_string(kMin8bitElements) +
-           " elements or more (so that 8-bit moments split exactly): a split after a multiple "
-           "of " +
-           std::to_string(k8bitBlock / std::gcd(inner, k8bitBlock)) + " rows";
   int updates = 0;
   for (Operation &op : fn.getBody().front()) {
     if (auto [ref, grad] = optimizerUpdate(&op); ref && ref.getValue() == decl.getSymName())
@@ -114,11 +111,33 @@ std::string splitProblem(ModuleOp module, func::FuncOp fn, ParameterOp decl, int
   for (auto s : module.getOps<StateOp>())
     if (s.getParam() == decl.getSymName()) {
       auto st = cast<RankedTensorType>(s.getType());
-      bool rowsAlike = st.getRank() == type.getRank() && st.getShape() == type.getShape();
+      bool rowsAlike = st.getShape() == type.getShape();
       bool blocks = st.getRank() == 1 && s.getKind().ends_with("_absmax");
       if (!rowsAlike && !blocks)
         return ("its state '" + s.getSymName() + "' is not split like it").str();
     }
+  return "";
+}
+
+/// Why a parameter of `type` that can be split (splitProblem) cannot be
+/// after its first `rows` rows; empty when it can.
+std::string rowsProblem(RankedTensorType type, int64_t rows) {
+  int64_t all = type.getDimSize(0), inner = type.getNumElements() / all;
+  if (rows <= 0 || rows >= all)
+    return "a split after row " + std::to_string(rows) + " of its " + std::to_string(all) +
+           " leaves a piece empty";
+  if (type.getNumElements() < kMin8bitElements)
+    return "";
+  std::string rule = "a parameter of " + std::to_string(kMin8bitElements) +
+                     " elements or more splits into pieces of whole " +
+                     std::to_string(k8bitBlock) + "-element blocks, each of " +
+                     std::to_string(kMin8bitElements) +
+                     " elements or more (so that 8-bit moments split exactly): ";
+  if (int64_t unit = splitUnit(type); rows % unit != 0)
+    return rule + "a split after a multiple of " + std::to_string(unit) + " rows";
+  if (std::min(rows, all - rows) * inner < kMin8bitElements)
+    return rule + "pieces of " + std::to_string((kMin8bitElements + inner - 1) / inner) +
+           " rows or more";
   return "";
 }
 
@@ -130,7 +149,7 @@ RankedTensorType withRows(RankedTensorType type, int64_t extent) {
 }
 
 /// Splits parameter `name` after its first `rows` rows, where splitProblem
-/// finds nothing against it: `name#0` holds rows [0, rows) and `name#1` the
+/// and rowsProblem find nothing against it: `name#0` holds rows [0, rows) and `name#1` the
 /// rest (hm.whole names `name` on both), each with its optimizer states
 /// split alike (block-wise absmax states by blocks) and its own update of
 /// its rows of the gradient (tg.slice); every reader reads a tg.concat of
@@ -307,8 +326,10 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
           type.getRank() == 0)
         return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << part
                                   << "': NAME:ROWS takes a count of rows, for one parameter";
-      if (std::string why = splitProblem(module, fn, decl, type.getDimSize(0) - last);
-          !why.empty())
+      std::string why = splitProblem(module, fn, decl);
+      if (why.empty())
+        why = rowsProblem(type, type.getDimSize(0) - last);
+      if (!why.empty())
         return module.emitError() << "plan-tiers: force (hmcc --host-params): cannot home the last "
                                   << last << " rows of '" << name << "' on the host: " << why;
       choice.split = name.str();
@@ -402,21 +423,19 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       return whole;
     auto fn = module.lookupSymbol<func::FuncOp>(fnName);
     auto decl = module.lookupSymbol<ParameterOp>(order[count - 1]);
-    auto type = cast<RankedTensorType>(decl.getType());
-    if (type.getRank() == 0)
+    if (!splitProblem(module, fn, decl).empty())
       return whole;
-    int64_t rows = type.getDimSize(0), inner = type.getNumElements() / rows;
-    // Chunks of whole rows, and of whole 256-element blocks where 8-bit
-    // moments could split with them (splitProblem).
-    int64_t unit =
-        type.getNumElements() >= kMin8bitElements ? k8bitBlock / std::gcd(inner, k8bitBlock) : 1;
+    auto type = cast<RankedTensorType>(decl.getType());
+    int64_t rows = type.getDimSize(0), unit = splitUnit(type);
+    // Chunks of whole rows (of whole 256-element blocks where 8-bit
+    // moments could split with them).
     int64_t chunkRows = std::max<int64_t>(1, chunkBytes / (tensorBytes(type) / rows));
     chunkRows = (chunkRows + unit - 1) / unit * unit;
     // The rows that may stay on the device, whole chunks from the first
     // row, the most first.
     SmallVector<int64_t> stay;
     for (int64_t kept = (rows - 1) / chunkRows * chunkRows; kept > 0; kept -= chunkRows)
-      if (splitProblem(module, fn, decl, kept).empty())
+      if (rowsProblem(type, kept).empty())
         stay.push_back(kept);
     auto with = [&](size_t k) {
       Choice choice = first(order, count - 1);
