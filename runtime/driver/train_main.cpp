@@ -416,6 +416,8 @@ void check_descs(const hmrt_program* p, const char* what, int32_t n,
                  const hmrt_tensor_desc* descs, bool pieces = false) {
   if (n < 0 || (n > 0 && descs == nullptr))
     die("the program's %s list is invalid (%d entries)", what, n);
+  uint64_t arenas[HMRT_TIER_COUNT];
+  for (int32_t tier = 0; tier < HMRT_TIER_COUNT; ++tier) arenas[tier] = tier_bytes(p, tier);
   for (int32_t i = 0; i < n; ++i) {
     const hmrt_tensor_desc& d = descs[i];
     if (d.name == nullptr) die("the program's %s %d has no name", what, i);
@@ -441,9 +443,6 @@ void check_descs(const hmrt_program* p, const char* what, int32_t n,
       die("the program's %s '%s' lies in pieces, which only parameters and "
           "states may",
           what, d.name);
-    uint64_t arenas[HMRT_TIER_COUNT];
-    for (int32_t tier = 0; tier < HMRT_TIER_COUNT; ++tier)
-      arenas[tier] = tier_bytes(p, tier);
     if (hmrt_tensor_check_placed(&d, arenas) != HMRT_OK)
       die("the program's %s %s", what, std::string(hmrt_last_error()).c_str());
   }

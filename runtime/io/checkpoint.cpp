@@ -784,8 +784,8 @@ hmrt_status guarded(const char* fn, F&& body) {
   }
 }
 
-// A parameter or state descriptor of the program lies in a known tier and
-// inside the context's arena of that tier.
+// A parameter or state descriptor of the program lies, whole or in pieces,
+// inside the context's arenas (hmrt_tensor_check_placed).
 hmrt_status check_placed(const char* fn, const hmrt_exec* exec, int32_t kind,
                          const hmrt_tensor_desc& t) {
   uint64_t sizes[HMRT_TIER_COUNT];
