@@ -310,7 +310,10 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     SmallVector<StringRef> parts;
     StringRef(force).split(parts, ',');
     for (StringRef part : parts) {
-      auto [name, rows] = part.trim().rsplit(':');
+      // NAME, or NAME:ROWS (a name may hold ':' itself).
+      StringRef name = part.trim(), rows;
+      if (!module.lookupSymbol<ParameterOp>(name))
+        std::tie(name, rows) = name.rsplit(':');
       auto decl = module.lookupSymbol<ParameterOp>(name);
       if (!decl)
         return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << name
@@ -322,11 +325,13 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       // NAME:ROWS, its last ROWS rows.
       auto type = cast<RankedTensorType>(decl.getType());
       int64_t last = 0;
-      if (!choice.split.empty() || rows.getAsInteger(10, last) || last <= 0 ||
-          type.getRank() == 0)
+      if (!choice.split.empty() || rows.getAsInteger(10, last) || last <= 0)
         return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << part
                                   << "': NAME:ROWS takes a count of rows, for one parameter";
       std::string why = splitProblem(module, fn, decl);
+      if (why.empty() && last >= type.getDimSize(0))
+        why = "it has " + std::to_string(type.getDimSize(0)) + " rows (all of it: give '" +
+              name.str() + "' alone)";
       if (why.empty())
         why = rowsProblem(type, type.getDimSize(0) - last);
       if (!why.empty())

@@ -76,7 +76,7 @@
 // SPLIT-NEXT: tg.adamw_update @"w1#1", %[[H]], {{.*}}hm.home = "host"
 // SPLITPLACED: tg.parameter @"w1#0" : tensor<5x16xf32> {hm.offset = {{[0-9]+}} : i64, hm.whole = "w1"
 // SPLITPLACED: tg.parameter @"w1#1" : tensor<3x16xf32> {hm.home = "host", hm.offset = 0 : i64, hm.whole = "w1"
-// SPLITBAD: error: plan-tiers: force (hmcc --host-params): cannot home the last 8 rows of 'w1' on the host: a split after row 0 of its 8 leaves a piece empty
+// SPLITBAD: error: plan-tiers: force (hmcc --host-params): cannot home the last 8 rows of 'w1' on the host: it has 8 rows (all of it: give 'w1' alone)
 // SPLITTWO: error: plan-tiers: force (hmcc --host-params): 'w2:3': NAME:ROWS takes a count of rows, for one parameter
 
 // Without hmcc's optimizer there is no update to run on the host: nothing moves.
