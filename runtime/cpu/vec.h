@@ -23,6 +23,8 @@ inline void vstore(float* p, v4f v) { std::memcpy(p, &v, sizeof(v)); }
 inline v4f vsplat(float x) { return v4f{x, x, x, x}; }
 inline float vsum(v4f v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 inline v4f vmax(v4f a, v4f b) { return a > b ? a : b; }
+// Lane-wise fabs: the sign bit cleared (NaNs keep their payload).
+inline v4f vabs(v4f x) { return (v4f)((v4i)x & 0x7fffffff); }
 
 // Lane-wise sqrt; GCC and Clang turn this into one vector instruction
 // (sqrtps; needs -fno-math-errno) and it is correctly rounded like sqrtf.

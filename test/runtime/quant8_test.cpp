@@ -1,6 +1,10 @@
 // Block-wise 8-bit quantisation and 8-bit AdamW.
 #include <cmath>
+#include <cstring>
+#include <thread>
 
+#include "core/quant8_math.h"
+#include "cpu/quant8_table.h"
 #include "test_util.h"
 
 namespace {
@@ -36,6 +40,69 @@ TEST(DynamicMap, MatchesBitsandbytesConstruction) {
   for (int i = 1; i < 256; ++i) {
     EXPECT_LT(sm[i - 1], sm[i]) << i;
     EXPECT_LT(um[i - 1], um[i]) << i;
+  }
+}
+
+// The table's codes are nearest()'s for every float of magnitude 2^-24 to
+// 2 (each one; a state divided by its block's absmax lies within 1), and
+// for a sample of those below and above, of either sign, through the batch
+// path (AVX2 where the CPU has it) and code() alike.  One thread per sign.
+TEST(CodeTable, EveryFloatGetsNearestCode) {
+  for (bool is_signed : {true, false}) {
+    SCOPED_TRACE(testing::Message() << "signed=" << is_signed);
+    const hmrt::QuantMap& qm = hmrt::quant_map(is_signed);
+    const hmrt::CodeTable table(qm);
+    ASSERT_TRUE(table.exact());
+    // Mismatches of the floats [from, to) of `sign` taken `stride` apart,
+    // and the first of them.
+    struct Found {
+      int64_t count = 0;
+      float first = 0;
+    };
+    auto check = [&](uint32_t from, uint32_t to, uint32_t stride, uint32_t sign, Found& found) {
+      constexpr int64_t kChunk = 1 << 16;
+      std::vector<float> x(kChunk);
+      std::vector<uint8_t> codes(kChunk);
+      for (uint64_t u = from; u < to;) {
+        int64_t n = 0;
+        for (; n < kChunk && u < to; ++n, u += stride) {
+          const uint32_t bits = static_cast<uint32_t>(u) | sign;
+          std::memcpy(&x[n], &bits, 4);
+        }
+        table.codes(x.data(), n, 1.0f, codes.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const uint8_t want = qm.nearest(x[i]);
+          if (codes[i] != want || (i % 61 == 0 && table.code(x[i]) != want))
+            if (found.count++ == 0) found.first = x[i];
+        }
+      }
+    };
+    Found found[2];
+    std::vector<std::thread> threads;
+    for (int s = 0; s < 2; ++s)
+      threads.emplace_back([&, s] {
+        const uint32_t sign = s ? 0x80000000u : 0u;
+        check(0x33800000u, 0x40000000u, 1, sign, found[s]);     // 2^-24 <= |y| < 2
+        check(0u, 0x33800000u, 997, sign, found[s]);            // below: the zero code
+        check(0x40000000u, 0x7f800001u, 4099, sign, found[s]);  // above, to infinity
+      });
+    for (auto& t : threads) t.join();
+    for (const Found& f : found) EXPECT_EQ(f.count, 0) << "first at y=" << f.first;
+  }
+}
+
+// The batch path scales as the kernels do: codes(x, inv) is code(x * inv).
+TEST(CodeTable, ScaledBatchMatchesNearest) {
+  const hmrt::QuantMap& qm = hmrt::quant_map(true);
+  const hmrt::CodeTable table(qm);
+  for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{255}, int64_t{1001}}) {
+    auto x = hmrt_test::normal_vec(n, 7);
+    float absmax = 0;
+    for (float v : x) absmax = std::max(absmax, std::fabs(v));
+    const float inv = 1.0f / absmax;
+    std::vector<uint8_t> codes(n);
+    table.codes(x.data(), n, inv, codes.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(codes[i], qm.nearest(x[i] * inv)) << i;
   }
 }
 
