@@ -77,6 +77,57 @@ float block_absmax(const float* x, int64_t len) {
   return m;
 }
 
+// A block's moments decoded into m and v (code's entry times the absmax),
+// then AdamW on the block: eight lanes where the CPU has AVX2, else four.
+// The same operations per element either way (lane-wise, no fused
+// multiply-add), so the same bits.
+__attribute__((target("avx2"))) void update_block_avx2(
+    const AdamWScalars& s, const float* smap, const float* umap, const uint8_t* qm, float am,
+    const uint8_t* qv, float av, const float* g, float* p, float* m, float* v, int64_t len) {
+  const __m256 vam = _mm256_set1_ps(am), vav = _mm256_set1_ps(av);
+  const __m256 decay = _mm256_set1_ps(s.decay), beta1 = _mm256_set1_ps(s.beta1),
+               omb1 = _mm256_set1_ps(s.one_minus_beta1), beta2 = _mm256_set1_ps(s.beta2),
+               omb2 = _mm256_set1_ps(s.one_minus_beta2), bc2 = _mm256_set1_ps(s.bc2_sqrt),
+               eps = _mm256_set1_ps(s.eps), nss = _mm256_set1_ps(s.neg_step_size);
+  int64_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    __m128i cm, cv;
+    std::memcpy(&cm, qm + i, 8);
+    std::memcpy(&cv, qv + i, 8);
+    __m256 mv = _mm256_mul_ps(_mm256_i32gather_ps(smap, _mm256_cvtepu8_epi32(cm), 4), vam);
+    __m256 vv = _mm256_mul_ps(_mm256_i32gather_ps(umap, _mm256_cvtepu8_epi32(cv), 4), vav);
+    const __m256 gv = _mm256_loadu_ps(g + i);
+    __m256 pv = _mm256_mul_ps(_mm256_loadu_ps(p + i), decay);
+    mv = _mm256_add_ps(_mm256_mul_ps(mv, beta1), _mm256_mul_ps(omb1, gv));
+    vv = _mm256_add_ps(_mm256_mul_ps(vv, beta2), _mm256_mul_ps(_mm256_mul_ps(omb2, gv), gv));
+    const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vv), bc2), eps);
+    pv = _mm256_add_ps(pv, _mm256_div_ps(_mm256_mul_ps(nss, mv), denom));
+    _mm256_storeu_ps(p + i, pv);
+    _mm256_storeu_ps(m + i, mv);
+    _mm256_storeu_ps(v + i, vv);
+  }
+  for (; i < len; ++i) {
+    m[i] = smap[qm[i]] * am;
+    v[i] = umap[qv[i]] * av;
+    adamw_update(s, g[i], p[i], m[i], v[i]);
+  }
+}
+
+void update_block(const AdamWScalars& s, const float* smap, const float* umap, const uint8_t* qm,
+                  float am, const uint8_t* qv, float av, const float* g, float* p, float* m,
+                  float* v, int64_t len) {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  if (avx2) return update_block_avx2(s, smap, umap, qm, am, qv, av, g, p, m, v, len);
+  for (int64_t i = 0; i < len; ++i) {
+    m[i] = smap[qm[i]] * am;
+    v[i] = umap[qv[i]] * av;
+  }
+  adamw_update_n(s, g, p, m, v, len);
+}
+
 hmrt_status check_quant(const char* fn, const void* x, const void* codes,
                         const void* absmax, int64_t n) {
   HMRT_CHECK_SIZE(fn, n);
@@ -230,12 +281,8 @@ hmrt_status hmrt_adamw8bit_step(float* param, const float* grad,
       const int64_t base = b * kBlock, len = std::min(kBlock, n - base);
       uint8_t* qm = exp_avg_codes + base;
       uint8_t* qv = exp_avg_sq_codes + base;
-      const float am = exp_avg_absmax[b], av = exp_avg_sq_absmax[b];
-      for (int64_t i = 0; i < len; ++i) {
-        m[i] = smap.map[qm[i]] * am;
-        v[i] = umap.map[qv[i]] * av;
-      }
-      adamw_update_n(s, grad + base, param + base, m, v, len);
+      update_block(s, smap.map, umap.map, qm, exp_avg_absmax[b], qv, exp_avg_sq_absmax[b],
+                   grad + base, param + base, m, v, len);
       const float new_am = block_absmax(m, len);
       const float new_av = block_absmax(v, len);
       exp_avg_absmax[b] = new_am;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/optim_math.h"
 #include "core/quant8_math.h"
 #include "cpu/quant8_table.h"
 #include "test_util.h"
@@ -178,6 +179,38 @@ TEST(Quantize, ZeroBytesAreZeroState) {
   HMRT_ASSERT_OK(hmrt_dequantize_blockwise(q.data(), absmax.data(), 300, 1,
                                            y.data()));
   for (float v : y) EXPECT_EQ(v, 0.0f);
+}
+
+// Each step is, bit for bit: decode the moments, the scalar AdamW of
+// core/optim_math.h on each element, encode the new moments block-wise; with
+// a tail shorter than a vector and a partial last block, over five steps.
+TEST(AdamW8bit, StepIsDecodeUpdateEncode) {
+  const int64_t n = 1003, blocks = 4;
+  auto p = hmrt_test::random_vec(n, 151), want = p;
+  std::vector<uint8_t> qm(n), qv(n), want_qm(n), want_qv(n);
+  std::vector<float> am(blocks), av(blocks), want_am(blocks), want_av(blocks);
+  auto m0 = hmrt_test::normal_vec(n, 152), v0 = hmrt_test::random_vec(n, 153, 0.0f, 1e-4f);
+  HMRT_ASSERT_OK(hmrt_quantize_blockwise(m0.data(), n, 1, qm.data(), am.data()));
+  HMRT_ASSERT_OK(hmrt_quantize_blockwise(v0.data(), n, 0, qv.data(), av.data()));
+  want_qm = qm, want_qv = qv, want_am = am, want_av = av;
+  for (int64_t step = 1; step <= 5; ++step) {
+    SCOPED_TRACE(testing::Message() << "step " << step);
+    auto g = hmrt_test::normal_vec(n, 160 + step);
+    HMRT_ASSERT_OK(hmrt_adamw8bit_step(p.data(), g.data(), qm.data(), am.data(), qv.data(),
+                                       av.data(), n, 1e-3, 0.9, 0.999, 1e-8, 0.01, step));
+    std::vector<float> m(n), v(n);
+    HMRT_ASSERT_OK(hmrt_dequantize_blockwise(want_qm.data(), want_am.data(), n, 1, m.data()));
+    HMRT_ASSERT_OK(hmrt_dequantize_blockwise(want_qv.data(), want_av.data(), n, 0, v.data()));
+    const hmrt::AdamWScalars s(1e-3, 0.9, 0.999, 1e-8, 0.01, step);
+    for (int64_t i = 0; i < n; ++i) hmrt::adamw_update(s, g[i], want[i], m[i], v[i]);
+    HMRT_ASSERT_OK(hmrt_quantize_blockwise(m.data(), n, 1, want_qm.data(), want_am.data()));
+    HMRT_ASSERT_OK(hmrt_quantize_blockwise(v.data(), n, 0, want_qv.data(), want_av.data()));
+    ASSERT_TRUE(hmrt_test::bitwise_equal(p, want));
+    ASSERT_EQ(qm, want_qm);
+    ASSERT_EQ(qv, want_qv);
+    ASSERT_TRUE(hmrt_test::bitwise_equal(am, want_am));
+    ASSERT_TRUE(hmrt_test::bitwise_equal(av, want_av));
+  }
 }
 
 TEST(AdamW8bit, FirstStepEqualsFp32) {
