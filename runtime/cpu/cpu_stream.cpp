@@ -35,7 +35,8 @@ bool CpuEvent::done(uint64_t mark) {
   return completed_ >= mark;
 }
 
-CpuStream::CpuStream(bool is_inline) : inline_(is_inline) {
+CpuStream::CpuStream(bool is_inline, int kernel_threads)
+    : inline_(is_inline), kernel_threads_(kernel_threads) {
   if (!inline_) worker_ = std::thread([this] { run(); });
 }
 
@@ -62,7 +63,7 @@ hmrt_status CpuStream::enqueue(Task task, bool sync) {
 }
 
 void CpuStream::run() {
-  cap_kernel_threads_of_this_thread(1);
+  cap_kernel_threads_of_this_thread(kernel_threads_);
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     work_.wait(lock, [&] { return stop_ || !queue_.empty(); });

@@ -6,8 +6,11 @@
 //    and the other streams; or
 //  - inline: the submitting thread runs each task at once (the thread that
 //    runs a generated program's compute is its compute stream).
-// A worker runs the kernels of its tasks on its own thread alone (no
-// OpenMP team of its own to compete with the compute stream's for cores).
+// On the CPU backend a worker runs the kernels of its tasks on its own thread
+// alone (no OpenMP team of its own to compete with the compute stream's for
+// cores); the CUDA backend's workers, whose host has no compute to share
+// its cores with, run them on the runtime's threads (a host optimizer
+// update on every core).
 // A task that fails makes the stream skip the work queued after it until
 // the next synchronize, which reports the failure (status and message) on
 // the synchronizing thread and clears it.  Event records and waits are never
@@ -53,8 +56,10 @@ class CpuStream {
   using Task = std::function<hmrt_status()>;
 
   // An asynchronous stream starts its worker here (may throw
-  // std::system_error when no thread can be created).
-  explicit CpuStream(bool is_inline);
+  // std::system_error when no thread can be created); its tasks' kernels
+  // run on `kernel_threads` threads, 0 for the runtime's count
+  // (hmrt_set_num_threads).
+  explicit CpuStream(bool is_inline, int kernel_threads = 1);
   // Waits for the queued tasks, then stops the worker.
   ~CpuStream();
 
@@ -79,6 +84,7 @@ class CpuStream {
   void run();
 
   const bool inline_;
+  const int kernel_threads_;
   std::mutex mutex_;
   std::condition_variable work_, drained_;
   std::deque<Entry> queue_;

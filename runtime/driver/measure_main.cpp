@@ -409,7 +409,8 @@ int main(int argc, char** argv) {
     j["links"]["storage_latency"] = storageLatency;
 
   // The host optimizer, as a program runs it: a task on a stream of its own
-  // (on the CPU backend, a worker thread that computes alone).
+  // (on the CPU backend, a worker thread that computes alone; on CUDA's,
+  // one that computes on the runtime's threads).
   const int64_t np = quick ? (1 << 20) : (1 << 24);
   hmrt_stream* worker = nullptr;
   check(hmrt_stream_create(device, &worker), "stream");

@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "cpu/cpu_stream.h"
 #include "hmrt/trace.h"
 #include "test_util.h"
 
@@ -47,6 +48,30 @@ TEST(Threads, SetAndRestoreDefault) {
   EXPECT_EQ(hmrt_get_num_threads(), 3);
   HMRT_ASSERT_OK(hmrt_set_num_threads(0));
   EXPECT_EQ(hmrt_get_num_threads(), def);
+}
+
+// A CPU backend stream's worker runs its kernels on one thread (compute
+// shares the cores); one made as the CUDA backend makes them, on the
+// runtime's count.
+TEST(Threads, StreamWorkersKernelThreads) {
+  HMRT_ASSERT_OK(hmrt_set_num_threads(3));
+  int alone_threads = 0, all_threads = 0;
+  {
+    hmrt::CpuStream alone(/*is_inline=*/false), all(/*is_inline=*/false, /*kernel_threads=*/0);
+    HMRT_ASSERT_OK(alone.submit([&] {
+      alone_threads = hmrt_get_num_threads();
+      return HMRT_OK;
+    }));
+    HMRT_ASSERT_OK(all.submit([&] {
+      all_threads = hmrt_get_num_threads();
+      return HMRT_OK;
+    }));
+    HMRT_ASSERT_OK(alone.synchronize());
+    HMRT_ASSERT_OK(all.synchronize());
+  }
+  HMRT_ASSERT_OK(hmrt_set_num_threads(0));
+  EXPECT_EQ(alone_threads, 1);
+  EXPECT_EQ(all_threads, 3);
 }
 
 TEST(Arena, CreateAlignedExactSize) {
