@@ -40,36 +40,92 @@ HMRT_HD inline double sum_run(const float* x, int64_t len) {
   return (s0 + s1) + (s2 + s3);
 }
 
-// y's element e when y keeps x's inner dim: the reduced rows four at a time,
-// pairwise in double, as the CPU sums them.
-HMRT_HD inline void reduce_to_row_element(const ReducePlan& plan, const float* x, int64_t e,
-                                          float* y) {
-  const Plan& p = plan.p;
+// When y keeps x's inner dim, each element of y sums the reduced index
+// space in chunks of kReduceRowChunk indices: within a chunk, each run of
+// the innermost reduced dim (cut at the chunk's ends) four elements at a
+// time, pairwise, in double, from zero; then the chunks' sums in order.
+// The CPU sums whole rows of y so (cpu/tensor_ops.cpp); a GPU sums the
+// chunks on threads of their own.
+constexpr int64_t kReduceRowChunk = 256;
+
+HMRT_HD inline int64_t reduce_to_row_chunks(const ReducePlan& plan) {
+  return (plan.rp.total + kReduceRowChunk - 1) / kReduceRowChunk;
+}
+
+// The offsets in x (from y's element's own) of the reduced indices of chunk
+// k: seg(offset, len, stride) for each run, in order (cpu/tensor_ops.cpp's
+// for_runs over the chunk).
+template <class Seg>
+HMRT_HD inline void reduce_row_chunk_runs(const ReducePlan& plan, int64_t k, Seg seg) {
   const Plan& rp = plan.rp;
-  const int64_t L = p.dims[p.rank - 1];
   const int nr = rp.rank;
-  const int64_t lr = nr ? rp.dims[nr - 1] : 1, rinner = nr ? rp.st[0][nr - 1] : 0;
-  const int64_t runs = rp.total / lr;
-  {
-    const int64_t row = e / L, c = e % L;
-    int64_t xo, yo;
-    unravel_xy(p, plan.kept, plan.nk - 1, row, &xo, &yo);
-    double acc = 0.0;
-    for (int64_t q = 0; q < runs; ++q) {
-      int64_t off = 0, t = q;
-      for (int d = nr - 2; d >= 0; --d) {
-        off += (t % rp.dims[d]) * rp.st[0][d];
-        t /= rp.dims[d];
-      }
-      const float* base = x + xo + off + c;
-      int64_t k = 0;
-      for (; k + 4 <= lr; k += 4)
-        acc += (double(base[k * rinner]) + double(base[(k + 1) * rinner])) +
-               (double(base[(k + 2) * rinner]) + double(base[(k + 3) * rinner]));
-      for (; k < lr; ++k) acc += base[k * rinner];
-    }
-    y[yo + c] = static_cast<float>(acc);
+  const int64_t lo = k * kReduceRowChunk;
+  const int64_t hi = lo + kReduceRowChunk < rp.total ? lo + kReduceRowChunk : rp.total;
+  if (nr == 0) {  // nothing reduced: the element itself
+    seg(int64_t{0}, int64_t{1}, int64_t{0});
+    return;
   }
+  int64_t idx[kPlanRank], off = 0, rem = lo;
+  for (int d = nr - 1; d >= 0; --d) {
+    idx[d] = rem % rp.dims[d];
+    rem /= rp.dims[d];
+    off += idx[d] * rp.st[0][d];
+  }
+  const int64_t inner = rp.dims[nr - 1], stride = rp.st[0][nr - 1];
+  for (int64_t pos = lo; pos < hi;) {
+    const int64_t left = inner - idx[nr - 1];
+    const int64_t len = left < hi - pos ? left : hi - pos;
+    seg(off, len, stride);
+    pos += len;
+    if (pos >= hi) break;
+    off -= idx[nr - 1] * stride;
+    idx[nr - 1] = 0;
+    for (int d = nr - 2; d >= 0; --d) {
+      ++idx[d];
+      off += rp.st[0][d];
+      if (idx[d] < rp.dims[d]) break;
+      off -= rp.dims[d] * rp.st[0][d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Where y's element e (inner dim kept) and the first x element it sums are.
+HMRT_HD inline void reduce_to_row_offsets(const ReducePlan& plan, int64_t e, int64_t* xo,
+                                          int64_t* yo) {
+  const Plan& p = plan.p;
+  const int64_t L = p.dims[p.rank - 1];
+  unravel_xy(p, plan.kept, plan.nk - 1, e / L, xo, yo);
+  *xo += e % L;
+  *yo += e % L;
+}
+
+// Chunk k's sum for the element whose first summed x element is x[0].
+HMRT_HD inline double reduce_to_row_chunk(const ReducePlan& plan, const float* x, int64_t k) {
+  double acc = 0.0;
+  reduce_row_chunk_runs(plan, k, [&](int64_t off, int64_t len, int64_t stride) {
+    const float* base = x + off;
+    int64_t i = 0;
+    for (; i + 4 <= len; i += 4)
+      acc += (double(base[i * stride]) + double(base[(i + 1) * stride])) +
+             (double(base[(i + 2) * stride]) + double(base[(i + 3) * stride]));
+    for (; i < len; ++i) acc += base[i * stride];
+  });
+  return acc;
+}
+
+// y's element e when y keeps x's inner dim: its chunks' sums in order,
+// each summed here, or read from partials[k * ny + e] when given.
+HMRT_HD inline void reduce_to_row_element(const ReducePlan& plan, const float* x, int64_t e,
+                                          float* y, const double* partials = nullptr,
+                                          int64_t ny = 0) {
+  int64_t xo, yo;
+  reduce_to_row_offsets(plan, e, &xo, &yo);
+  double total = 0.0;
+  const int64_t chunks = reduce_to_row_chunks(plan);
+  for (int64_t k = 0; k < chunks; ++k)
+    total += partials ? partials[k * ny + e] : reduce_to_row_chunk(plan, x + xo, k);
+  y[yo] = static_cast<float>(total);
 }
 
 // y's element yi when x's inner dim is summed: runs of the summed index

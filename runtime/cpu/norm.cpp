@@ -1,7 +1,9 @@
 // LayerNorm and RMSNorm over the last axis, forward and backward.
 // Rows are independent and split across threads; the parameter gradients
-// are column sums over all rows, split across threads by column so each
-// column is summed in row order (deterministic), in double.
+// are column sums over all rows, split across threads by column, each
+// column summed in double in chunks of kNormRowChunk rows, each in row
+// order, then the chunks in order (deterministic, and what the CUDA backend
+// sums in parallel).
 #include <algorithm>
 #include <cmath>
 
@@ -26,18 +28,23 @@ hmrt_status check_shape(const char* fn, int64_t rows, int64_t cols) {
 }
 
 // dst[c] += sum over rows r of term(r, c), for every c in [0, cols), summed
-// in row order in double.  term(r, c0, c1, acc) adds row r's terms for
-// columns [c0, c1) into acc[0 .. c1-c0).
+// in double as core/norm_math.h says (chunks of kNormRowChunk rows).
+// term(r, c0, c1, acc) adds row r's terms for columns [c0, c1) into
+// acc[0 .. c1-c0).
 template <class Term>
 void column_sums(int64_t rows, int64_t cols, float* dst, Term term) {
   constexpr int64_t kTile = 256;
   parallel_for(ceil_div(cols, kTile), 1, [&](int64_t t0, int64_t t1) {
-    double acc[kTile];
+    double acc[kTile], total[kTile];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t c0 = t * kTile, c1 = std::min(cols, c0 + kTile);
-      std::fill(acc, acc + (c1 - c0), 0.0);
-      for (int64_t r = 0; r < rows; ++r) term(r, c0, c1, acc);
-      for (int64_t c = c0; c < c1; ++c) dst[c] += static_cast<float>(acc[c - c0]);
+      std::fill(total, total + (c1 - c0), 0.0);
+      for (int64_t r0 = 0; r0 < rows; r0 += kNormRowChunk) {
+        std::fill(acc, acc + (c1 - c0), 0.0);
+        for (int64_t r = r0; r < std::min(rows, r0 + kNormRowChunk); ++r) term(r, c0, c1, acc);
+        for (int64_t c = 0; c < c1 - c0; ++c) total[c] += acc[c];
+      }
+      for (int64_t c = c0; c < c1; ++c) dst[c] += static_cast<float>(total[c - c0]);
     }
   });
 }

@@ -1055,48 +1055,52 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
   const int64_t rcount = rp.total;
   if (p.st[1][r - 1] != 0) {
     // Inner dim kept: y rows of L columns; each task sums one block of
-    // columns over all reduced indices in lexicographic order.
+    // columns over the reduced indices in lexicographic order, in chunks
+    // (core/reduce_math.h: reduce_to_row_element's order).
     const int64_t L = p.dims[r - 1];
     constexpr int64_t kCols = 256;
     const int64_t ncol = ceil_div(L, kCols);
     const int64_t rows = ny / L;
     const int nko = nk - 1;  // kept dims without the inner one
     const int64_t rinner = rp.inner_stride(0);
-    parallel_for(rows * ncol,
-                 std::max<int64_t>(1, kGrain / (rcount * std::min(L, kCols))),
-                 [&](int64_t lo, int64_t hi) {
-                   double acc[kCols];
-                   for (int64_t t = lo; t < hi; ++t) {
-                     const int64_t row = t / ncol;
-                     const int64_t c0 = (t % ncol) * kCols;
-                     const int64_t w = std::min(L, c0 + kCols) - c0;
-                     int64_t xo, yo;
-                     unravel_xy(p, kept, nko, row, &xo, &yo);
-                     for (int64_t c = 0; c < w; ++c) acc[c] = 0.0;
-                     // Four rows at a time (pairwise, in double), so acc
-                     // is read and written once per four elements.
-                     for_runs(rp, 0, rcount, [&](const int64_t* off,
-                                                 int64_t len) {
-                       const float* base = x + xo + off[0] + c0;
-                       int64_t e = 0;
-                       for (; e + 4 <= len; e += 4) {
-                         const float* r0 = base + e * rinner;
-                         const float* r1 = r0 + rinner;
-                         const float* r2 = r1 + rinner;
-                         const float* r3 = r2 + rinner;
-                         for (int64_t c = 0; c < w; ++c)
-                           acc[c] += (double(r0[c]) + double(r1[c])) +
-                                     (double(r2[c]) + double(r3[c]));
-                       }
-                       for (; e < len; ++e) {
-                         const float* r0 = base + e * rinner;
-                         for (int64_t c = 0; c < w; ++c) acc[c] += r0[c];
-                       }
-                     });
-                     for (int64_t c = 0; c < w; ++c)
-                       y[yo + c0 + c] = static_cast<float>(acc[c]);
-                   }
-                 });
+    parallel_for(
+        rows * ncol, std::max<int64_t>(1, kGrain / (rcount * std::min(L, kCols))),
+        [&](int64_t lo, int64_t hi) {
+          double acc[kCols], total[kCols];
+          for (int64_t t = lo; t < hi; ++t) {
+            const int64_t row = t / ncol;
+            const int64_t c0 = (t % ncol) * kCols;
+            const int64_t w = std::min(L, c0 + kCols) - c0;
+            int64_t xo, yo;
+            unravel_xy(p, kept, nko, row, &xo, &yo);
+            for (int64_t c = 0; c < w; ++c) total[c] = 0.0;
+            for (int64_t k0 = 0; k0 < rcount; k0 += kReduceRowChunk) {
+              for (int64_t c = 0; c < w; ++c) acc[c] = 0.0;
+              // Four rows at a time (pairwise, in double), so acc is read
+              // and written once per four elements.
+              for_runs(rp, k0, std::min(rcount, k0 + kReduceRowChunk),
+                       [&](const int64_t* off, int64_t len) {
+                         const float* base = x + xo + off[0] + c0;
+                         int64_t e = 0;
+                         for (; e + 4 <= len; e += 4) {
+                           const float* r0 = base + e * rinner;
+                           const float* r1 = r0 + rinner;
+                           const float* r2 = r1 + rinner;
+                           const float* r3 = r2 + rinner;
+                           for (int64_t c = 0; c < w; ++c)
+                             acc[c] += (double(r0[c]) + double(r1[c])) +
+                                       (double(r2[c]) + double(r3[c]));
+                         }
+                         for (; e < len; ++e) {
+                           const float* r0 = base + e * rinner;
+                           for (int64_t c = 0; c < w; ++c) acc[c] += r0[c];
+                         }
+                       });
+              for (int64_t c = 0; c < w; ++c) total[c] += acc[c];
+            }
+            for (int64_t c = 0; c < w; ++c) y[yo + c0 + c] = static_cast<float>(total[c]);
+          }
+        });
     return HMRT_OK;
   }
   // Inner dim summed: each y element sums rcount elements of x made of

@@ -245,44 +245,150 @@ __global__ void gather_backward_kernel(const float* dy, const int64_t* first,
   }
 }
 
+// ---- LayerNorm: eight threads per row ---------------------------------------
+
+constexpr int kRowGroup = 8;                         // threads per row
+constexpr int kGroupRows = kThreads / kRowGroup;     // rows per block
+
+// reduce_sum8(n, f) (core/norm_math.h) by the eight threads of a row's
+// group, `lane` its thread: each sums its lane's accumulator (sum8_lane),
+// the shuffles combine them as sum8_combine does, lane 0 adds the tail in
+// order; the sum on every lane.  Every thread of the warp takes part.
+template <class F>
+__device__ float group8_sum(int64_t n, int lane, F f) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const float a = sum8_lane(n, lane, f);
+  const float b = a + __shfl_down_sync(kAll, a, 4, kRowGroup);        // lanes 0-3: a[l] + a[l + 4]
+  const float pair = b + __shfl_down_sync(kAll, b, 1, kRowGroup);     // lanes 0, 2: b0 + b1, b2 + b3
+  float s = pair + __shfl_down_sync(kAll, pair, 2, kRowGroup);       // lane 0: (b0 + b1) + (b2 + b3)
+  if (lane == 0)
+    for (int64_t i = n / 8 * 8; i < n; ++i) s += f(i);
+  return __shfl_sync(kAll, s, 0, kRowGroup);
+}
+
+// Rows go kGroupRows to a block, eight threads to a row, in a grid-stride
+// loop that every thread of a block runs alike (so that whole warps
+// shuffle): a thread past the last row computes on the last row and writes
+// nothing.
+unsigned row_group_blocks(int64_t rows) {
+  int64_t b = (rows + kGroupRows - 1) / kGroupRows;
+  if (b > kMaxBlocks) b = kMaxBlocks;
+  return static_cast<unsigned>(b < 1 ? 1 : b);
+}
+
+// layernorm_forward_row (core/norm_math.h), its sums and its elements shared
+// by a row's eight threads: the same bits.
 __global__ void layer_norm_kernel(const float* x, const float* scale, const float* bias,
                                   float eps, float* y, float* mean, float* rstd, int64_t rows,
                                   int64_t cols) {
-  HMRT_GRID_LOOP(r, rows) {
-    layernorm_forward_row(x + r * cols, scale, bias, eps, y + r * cols, mean ? mean + r : nullptr,
-                          rstd ? rstd + r : nullptr, cols);
+  const int lane = threadIdx.x % kRowGroup;
+  for (int64_t first = int64_t(blockIdx.x) * kGroupRows; first < rows;
+       first += int64_t(gridDim.x) * kGroupRows) {
+    const int64_t mine = first + threadIdx.x / kRowGroup;
+    const bool active = mine < rows;
+    const int64_t r = active ? mine : rows - 1;
+    const float* xr = x + r * cols;
+    const float m = group8_sum(cols, lane, [&](int64_t c) { return xr[c]; }) /
+                    static_cast<float>(cols);
+    const float s = layernorm_rstd(group8_sum(cols, lane,
+                                              [&](int64_t c) {
+                                                const float d = xr[c] - m;
+                                                return d * d;
+                                              }),
+                                   cols, eps);
+    if (!active) continue;
+    float* yr = y + r * cols;
+    for (int64_t c = lane; c < cols; c += kRowGroup)
+      yr[c] = layernorm_element(xr, scale, bias, m, s, c);
+    if (lane == 0) {
+      if (mean) mean[r] = m;
+      if (rstd) rstd[r] = s;
+    }
   }
 }
 
+struct Group8Sum {
+  int lane;
+  template <class F>
+  __device__ float operator()(int64_t n, F f) const {
+    return group8_sum(n, lane, f);
+  }
+};
+
+// layernorm_dx_row, shared by a row's eight threads as above.
 __global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale,
                                      const float* mean, const float* rstd, float* dx,
                                      int64_t rows, int64_t cols) {
-  HMRT_GRID_LOOP(r, rows) {
+  const int lane = threadIdx.x % kRowGroup;
+  for (int64_t first = int64_t(blockIdx.x) * kGroupRows; first < rows;
+       first += int64_t(gridDim.x) * kGroupRows) {
+    const int64_t mine = first + threadIdx.x / kRowGroup;
+    const bool active = mine < rows;
+    const int64_t r = active ? mine : rows - 1;
     const float* xr = x + r * cols;
     const float* dyr = dy + r * cols;
+    const float m = mean[r], s = rstd[r];
+    const LayerNormDxSums sums = layernorm_dx_sums(dyr, xr, scale, m, s, cols, Group8Sum{lane});
+    if (!active) continue;
     float* dxr = dx + r * cols;
-    layernorm_dx_row(dyr, xr, scale, mean[r], rstd[r], dxr, cols);
+    for (int64_t c = lane; c < cols; c += kRowGroup)
+      dxr[c] = layernorm_dx_element(dyr, xr, scale, m, s, sums, cols, c);
   }
 }
 
+// Each (column, chunk) on a thread of its own: 32 columns by 8 chunks a
+// block, the columns of a warp consecutive; the sums to partials[chunk][c]
+// (weight) and partials[chunks + chunk][c] (bias).
+__global__ void layer_norm_dparams_partials_kernel(const float* dy, const float* x,
+                                                   const float* mean, const float* rstd,
+                                                   int64_t rows, int64_t cols, int64_t chunks,
+                                                   double* partials) {
+  const int64_t c = int64_t(blockIdx.x) * 32 + threadIdx.x % 32;
+  const int64_t k = int64_t(blockIdx.y) * 8 + threadIdx.x / 32;
+  if (c >= cols || k >= chunks) return;
+  layernorm_dparams_chunk(dy, x, mean, rstd, rows, cols, k, c, &partials[k * cols + c],
+                           &partials[(chunks + k) * cols + c]);
+}
+
+// Then the chunks' sums in order, per column (the CPU zeroes the gradients
+// and adds the column sums).  Without partials (no scratch for them), each
+// chunk summed here.
 __global__ void layer_norm_dparams_kernel(const float* dy, const float* x, const float* mean,
-                                          const float* rstd, float* dscale, float* dbias,
-                                          int64_t rows, int64_t cols) {
+                                          const float* rstd, const double* partials,
+                                          float* dscale, float* dbias, int64_t rows,
+                                          int64_t cols, int64_t chunks) {
   HMRT_GRID_LOOP(c, cols) {
     double ds = 0.0, db = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float d = dy[r * cols + c];
-      ds += d * ((x[r * cols + c] - mean[r]) * rstd[r]);
-      db += d;
+    for (int64_t k = 0; k < chunks; ++k) {
+      double s, b;
+      if (partials) {
+        s = partials[k * cols + c];
+        b = partials[(chunks + k) * cols + c];
+      } else {
+        layernorm_dparams_chunk(dy, x, mean, rstd, rows, cols, k, c, &s, &b);
+      }
+      ds += s;
+      db += b;
     }
-    // The CPU zeroes them, then adds the column sums.
     if (dscale) dscale[c] = 0.0f + static_cast<float>(ds);
     if (dbias) dbias[c] = 0.0f + static_cast<float>(db);
   }
 }
 
-__global__ void reduce_to_rows_kernel(ReducePlan plan, const float* x, float* y, int64_t ny) {
-  HMRT_GRID_LOOP(e, ny) { reduce_to_row_element(plan, x, e, y); }
+// Chunk k of y's element e on thread k * ny + e (consecutive threads,
+// consecutive elements of y).
+__global__ void reduce_to_rows_partials_kernel(ReducePlan plan, const float* x, int64_t ny,
+                                               int64_t count, double* partials) {
+  HMRT_GRID_LOOP(t, count) {
+    int64_t xo, yo;
+    reduce_to_row_offsets(plan, t % ny, &xo, &yo);
+    partials[t] = reduce_to_row_chunk(plan, x + xo, t / ny);
+  }
+}
+
+__global__ void reduce_to_rows_kernel(ReducePlan plan, const float* x, float* y, int64_t ny,
+                                      const double* partials) {
+  HMRT_GRID_LOOP(e, ny) { reduce_to_row_element(plan, x, e, y, partials, ny); }
 }
 
 __global__ void reduce_to_runs_kernel(ReducePlan plan, const float* x, float* y, int64_t ny) {
@@ -460,31 +566,56 @@ int gather_backward(void* stream, const float* dy, const int64_t* first, const i
 int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
                float* y, float* mean, float* rstd, int64_t rows, int64_t cols) {
   if (rows == 0) return 0;
-  layer_norm_kernel<<<blocks_for(rows), kThreads, 0, as_stream(stream)>>>(
+  layer_norm_kernel<<<row_group_blocks(rows), kThreads, 0, as_stream(stream)>>>(
       x, scale, bias, eps, y, mean, rstd, rows, cols);
   return launched();
 }
 
+int64_t layer_norm_partials(int64_t rows, int64_t cols) {
+  return 2 * ((rows + kNormRowChunk - 1) / kNormRowChunk) * cols;
+}
+
 int layer_norm_backward(void* stream, const float* dy, const float* x, const float* scale,
                         const float* mean, const float* rstd, float* dx, float* dscale,
-                        float* dbias, int64_t rows, int64_t cols) {
+                        float* dbias, int64_t rows, int64_t cols, double* partials) {
   cudaStream_t s = as_stream(stream);
   if (rows > 0)
-    layer_norm_dx_kernel<<<blocks_for(rows), kThreads, 0, s>>>(dy, x, scale, mean, rstd, dx,
-                                                               rows, cols);
-  if ((dscale || dbias) && cols > 0)
-    layer_norm_dparams_kernel<<<blocks_for(cols), kThreads, 0, s>>>(dy, x, mean, rstd, dscale,
-                                                                    dbias, rows, cols);
+    layer_norm_dx_kernel<<<row_group_blocks(rows), kThreads, 0, s>>>(dy, x, scale, mean, rstd,
+                                                                     dx, rows, cols);
+  if ((dscale || dbias) && cols > 0) {
+    const int64_t chunks = (rows + kNormRowChunk - 1) / kNormRowChunk;
+    if (partials && chunks > 0) {
+      const dim3 grid(static_cast<unsigned>((cols + 31) / 32),
+                      static_cast<unsigned>((chunks + 7) / 8));
+      layer_norm_dparams_partials_kernel<<<grid, kThreads, 0, s>>>(dy, x, mean, rstd, rows,
+                                                                    cols, chunks, partials);
+    }
+    layer_norm_dparams_kernel<<<blocks_for(cols), kThreads, 0, s>>>(
+        dy, x, mean, rstd, partials, dscale, dbias, rows, cols, chunks);
+  }
   return launched();
 }
 
-int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny) {
+int64_t reduce_to_partials(const ReducePlan& plan, int64_t ny) {
+  if (plan.p.st[1][plan.p.rank - 1] == 0) return 0;  // inner dim summed: none
+  const int64_t chunks = reduce_to_row_chunks(plan);
+  return chunks > 1 ? chunks * ny : 0;
+}
+
+int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny,
+              double* partials) {
   if (ny == 0) return 0;
   cudaStream_t s = as_stream(stream);
-  if (plan.p.st[1][plan.p.rank - 1] != 0)
-    reduce_to_rows_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny);
-  else
+  if (plan.p.st[1][plan.p.rank - 1] != 0) {
+    const int64_t count = reduce_to_partials(plan, ny);
+    if (count == 0) partials = nullptr;
+    if (partials)
+      reduce_to_rows_partials_kernel<<<blocks_for(count), kThreads, 0, s>>>(plan, x, ny, count,
+                                                                            partials);
+    reduce_to_rows_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny, partials);
+  } else {
     reduce_to_runs_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny);
+  }
   return launched();
 }
 

@@ -93,18 +93,26 @@ int gather_backward(void* stream, const float* dy, const int64_t* first, const i
 // reduce_sum); scale and bias nullable (1 and 0), mean and rstd nullable.
 int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
                float* y, float* mean, float* rstd, int64_t rows, int64_t cols);
-// Its gradients: dx one thread per row; dscale and dbias (nullable,
-// overwritten) one thread per column, summed over rows in order in double.
+// Its gradients: dx eight threads per row; dscale and dbias (nullable,
+// overwritten) summed over rows in double as core/norm_math.h says, the
+// chunks of rows on threads of their own when `partials` (device memory for
+// layer_norm_partials(rows, cols) doubles) is given, else one thread per
+// column.
+int64_t layer_norm_partials(int64_t rows, int64_t cols);
 int layer_norm_backward(void* stream, const float* dy, const float* x, const float* scale,
                         const float* mean, const float* rstd, float* dx, float* dscale,
-                        float* dbias, int64_t rows, int64_t cols);
+                        float* dbias, int64_t rows, int64_t cols, double* partials);
 
 // Sum of x down to y's shape over a ReducePlan (core/plan.h) in the CPU's
-// order (cpu/tensor_ops.cpp): with y's inner dim kept, one thread per y
-// element summing the reduced rows four at a time (pairwise, in double);
-// else one thread per y element summing runs of the summed index space in
-// blocks of 65536, each run with four partial sums.  ny elements of y.
-int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny);
+// order (cpu/tensor_ops.cpp, core/reduce_math.h): with y's inner dim kept,
+// the reduced indices in chunks, each chunk of each y element on a thread
+// of its own when `partials` (device memory for reduce_to_partials(plan,
+// ny) doubles) is given, else one thread per y element; else one thread per
+// y element summing runs of the summed index space in blocks of 65536, each
+// run with four partial sums.  ny elements of y.
+int64_t reduce_to_partials(const ReducePlan& plan, int64_t ny);
+int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny,
+              double* partials);
 
 }  // namespace cuda
 }  // namespace hmrt

@@ -719,8 +719,15 @@ hmrt_status cuda_layer_norm_backward_f32(const float* dy, const float* x, int32_
   if (dscale != nullptr) HMRT_CHECK_GPU(fn, dscale, cols);
   if (dbias != nullptr) HMRT_CHECK_GPU(fn, dbias, cols);
   std::lock_guard<std::mutex> lock(g_context->mutex);
+  // The chunks' partial sums in scratch when they fit (else summed per
+  // column, the same bits more slowly).
+  void* partials = nullptr;
+  const size_t bytes = size_t(cuda::layer_norm_partials(outer, cols)) * sizeof(double);
+  if (bytes > g_context->scratch_bytes || scratch(fn, bytes, &partials) != HMRT_OK)
+    partials = nullptr;
   return finish(fn, cuda::layer_norm_backward(g_context->stream, dy, x, scale, mean, rstd, dx,
-                                              dscale, dbias, outer, cols));
+                                              dscale, dbias, outer, cols,
+                                              static_cast<double*>(partials)));
 }
 
 // Concat: each input copied into its columns of every output row.
@@ -783,7 +790,15 @@ hmrt_status cuda_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx, fl
                    cudaMemcpyAsync(y, x, sizeof(float), cudaMemcpyDefault, g_context->stream));
     return finish(fn, 0);
   }
-  return finish(fn, cuda::reduce_to(g_context->stream, plan, x, y, ny));
+  // Each chunk of the reduced rows on a thread of its own, their sums in
+  // scratch when they fit (else each element's chunks on one thread: the
+  // same bits more slowly).
+  void* partials = nullptr;
+  const size_t bytes = size_t(cuda::reduce_to_partials(plan, ny)) * sizeof(double);
+  if (bytes == 0 || bytes > g_context->scratch_bytes || scratch(fn, bytes, &partials) != HMRT_OK)
+    partials = nullptr;
+  return finish(fn, cuda::reduce_to(g_context->stream, plan, x, y, ny,
+                                    static_cast<double*>(partials)));
 }
 
 hmrt_status cuda_dropout_f32(const float* x, float* y, uint8_t* mask, int64_t n, float ratio,

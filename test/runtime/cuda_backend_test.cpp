@@ -501,14 +501,19 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
         << last_error();
   }
   // LayerNormalization over the last two dims (cols 3 * 67: a tail after
-  // the eight lanes), forward and gradients: the CPU's order, its bits.
+  // the eight lanes), forward and gradients: the CPU's order, its bits; and
+  // over 700 rows (several blocks of row groups, the last one partial, and
+  // three chunks of rows for the weight and bias gradients).
+  for (int64_t many : {0, 1})
   for (bool affine : {true, false}) {
-    const int64_t shape[3] = {9, 3, 67}, rows = 9, cols = 3 * 67;
+    const int64_t rows = many ? 700 : 9, inner = many ? 1 : 3, cols = inner * (many ? 75 : 67);
+    const int64_t shape[3] = {rows, inner, cols / inner};
     const std::vector<float> x = hmrt_test::random_vec(rows * cols, 91, -2.0f, 2.0f);
     const std::vector<float> dy = hmrt_test::random_vec(rows * cols, 92, -2.0f, 2.0f);
     const std::vector<float> w = hmrt_test::random_vec(cols, 93, 0.5f, 1.5f);
     const std::vector<float> bias = hmrt_test::random_vec(cols, 94, -1.0f, 1.0f);
-    std::vector<float> y(static_cast<size_t>(rows * cols)), mean(9), rstd(9);
+    std::vector<float> y(static_cast<size_t>(rows * cols)), mean(static_cast<size_t>(rows)),
+        rstd(static_cast<size_t>(rows));
     std::vector<float> dx(static_cast<size_t>(rows * cols)), dw(static_cast<size_t>(cols)),
         db(static_cast<size_t>(cols));
     HMRT_ASSERT_OK(hmrt_layer_norm_f32(x.data(), 3, shape, 1, affine ? w.data() : nullptr,
@@ -521,8 +526,8 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
     BufferPtr bx = upload(x, &gx), bdy = upload(dy, &gdy), bw = upload(w, &gw),
               bb = upload(bias, &gb);
     BufferPtr by = upload(std::vector<float>(y.size(), 0.0f), &gy),
-              bm = upload(std::vector<float>(9, 0.0f), &gm),
-              br = upload(std::vector<float>(9, 0.0f), &gr),
+              bm = upload(std::vector<float>(mean.size(), 0.0f), &gm),
+              br = upload(std::vector<float>(rstd.size(), 0.0f), &gr),
               bdx = upload(std::vector<float>(dx.size(), 0.0f), &gdx),
               bdw = upload(std::vector<float>(dw.size(), 3.0f), &gdw),
               bdb = upload(std::vector<float>(db.size(), 3.0f), &gdb);
@@ -530,9 +535,9 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
                                       affine ? gb : nullptr, 1e-5f, gy, gm, gr));
     HMRT_ASSERT_OK(k_->layer_norm_backward_f32(gdy, gx, 3, shape, 1, affine ? gw : nullptr, gm,
                                                gr, gdx, gdw, gdb));
-    EXPECT_TRUE(same_bits(download<float>(by.get(), y.size()), y)) << affine;
-    EXPECT_TRUE(same_bits(download<float>(bm.get(), 9), mean));
-    EXPECT_TRUE(same_bits(download<float>(br.get(), 9), rstd));
+    EXPECT_TRUE(same_bits(download<float>(by.get(), y.size()), y)) << affine << " " << rows;
+    EXPECT_TRUE(same_bits(download<float>(bm.get(), mean.size()), mean));
+    EXPECT_TRUE(same_bits(download<float>(br.get(), rstd.size()), rstd));
     EXPECT_TRUE(same_bits(download<float>(bdx.get(), dx.size()), dx));
     EXPECT_TRUE(same_bits(download<float>(bdw.get(), dw.size()), dw));
     EXPECT_TRUE(same_bits(download<float>(bdb.get(), db.size()), db));

@@ -533,6 +533,35 @@ TEST_F(Cuda, TensorOpsMatchCpu) {
       }
     }
   }
+
+  // Sums down to a broadcast shape (a bias's gradient): the CPU's order, its
+  // bits; with the inner dim kept over one chunk of reduced rows and over
+  // several (each chunk on a thread of its own), and with it summed.
+  {
+    struct Case {
+      std::vector<int64_t> sx, sy;
+    };
+    const Case cases[] = {{{5, 7, 33}, {33}},
+                          {{6, 9, 10}, {6, 1, 10}},
+                          {{3, 700, 9}, {3, 1, 9}},
+                          {{8, 128, 48}, {48}},
+                          {{2, 300, 400}, {1}}};
+    for (const Case& c : cases) {
+      int64_t nx = 1, ny = 1;
+      for (int64_t d : c.sx) nx *= d;
+      for (int64_t d : c.sy) ny *= d;
+      const std::vector<float> x = hmrt_test::random_vec(nx, 15, -2.0f, 2.0f);
+      std::vector<float> want(static_cast<size_t>(ny));
+      HMRT_ASSERT_OK(hmrt_reduce_to_f32(x.data(), int32_t(c.sx.size()), c.sx.data(), want.data(),
+                                        int32_t(c.sy.size()), c.sy.data()));
+      float *dx, *dy;
+      BufferPtr bx = upload(x, &dx), by = upload(std::vector<float>(want.size(), -1.0f), &dy);
+      HMRT_ASSERT_OK(k_->reduce_to_f32(dx, int32_t(c.sx.size()), c.sx.data(), dy,
+                                       int32_t(c.sy.size()), c.sy.data()));
+      EXPECT_TRUE(same_bits(download<float>(by.get(), want.size()), want))
+          << c.sx.size() << "-d x to " << ny << " elements";
+    }
+  }
 }
 
 }  // namespace

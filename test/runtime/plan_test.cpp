@@ -83,6 +83,8 @@ TEST(Plan, ReduceToElementsMatchTheCpuKernel) {
       {{5, 7, 33}, {33}},          {{5, 7, 33}, {7, 1}},       {{5, 7, 33}, {1, 7, 33}},
       {{6, 9, 10}, {6, 1, 10}},    {{3, 70001}, {3, 1}},       {{2, 300, 400}, {1}},
       {{4, 1, 5}, {4, 1, 5}},      {{2, 3, 4, 5}, {3, 1, 5}},  {{9}, {1}},
+      // Several chunks of reduced rows, runs cut at their ends.
+      {{40, 29, 33}, {33}},        {{3, 700, 9}, {3, 1, 9}},
   };
   for (const Case& c : cases) {
     int64_t nx = 1, ny = 1;
@@ -105,7 +107,52 @@ TEST(Plan, ReduceToElementsMatchTheCpuKernel) {
     }
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
         << "x rank " << c.sx.size() << " -> y rank " << c.sy.size() << (rows ? " (rows)" : " (runs)");
+    if (!rows) continue;
+    // As the GPU sums them: every chunk's sum first (partials[k * ny + e]),
+    // then each element's chunks in order.
+    const int64_t chunks = hmrt::reduce_to_row_chunks(plan);
+    std::vector<double> partials(static_cast<size_t>(chunks * ny));
+    for (int64_t t = 0; t < chunks * ny; ++t) {
+      int64_t xo, yo;
+      hmrt::reduce_to_row_offsets(plan, t % ny, &xo, &yo);
+      partials[size_t(t)] = hmrt::reduce_to_row_chunk(plan, x.data() + xo, t / ny);
+    }
+    std::fill(got.begin(), got.end(), -1.0f);
+    for (int64_t e = 0; e < ny; ++e)
+      hmrt::reduce_to_row_element(plan, x.data(), e, got.data(), partials.data(), ny);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+        << "from partials: x rank " << c.sx.size() << " -> y rank " << c.sy.size();
   }
+}
+
+// Summing down to rows goes chunk by chunk (kReduceRowChunk reduced rows
+// each, from zero, then the chunks in order), on data where that order
+// shows: 2^53 swallows the quarters of its own chunk only, and -2^53 at the
+// end cancels it, leaving the other chunks' quarters.
+TEST(Plan, ReduceToRowsSumsInChunks) {
+  const int64_t rows = 4 * hmrt::kReduceRowChunk, sx[2] = {rows, 2}, sy[1] = {2};
+  std::vector<float> x(static_cast<size_t>(rows * 2), 0.0f);
+  for (int64_t r = 0; r < rows; ++r) x[size_t(2 * r)] = 0.25f;
+  x[0] = 9007199254740992.0f;  // 2^53
+  x[size_t(2 * (rows - 1))] = -9007199254740992.0f;
+  auto sum = [&](int64_t lo, int64_t hi) {  // four at a time, pairwise, in double
+    double acc = 0.0;
+    for (int64_t r = lo; r < hi; r += 4)
+      acc += (double(x[size_t(2 * r)]) + double(x[size_t(2 * r + 2)])) +
+             (double(x[size_t(2 * r + 4)]) + double(x[size_t(2 * r + 6)]));
+    return acc;
+  };
+  double chunked = 0.0;
+  for (int64_t k = 0; k < rows; k += hmrt::kReduceRowChunk)
+    chunked += sum(k, k + hmrt::kReduceRowChunk);
+  ASSERT_NE(static_cast<float>(chunked), static_cast<float>(sum(0, rows)));  // the order shows
+  std::vector<float> y(2, -1.0f), element(2, -1.0f);
+  ASSERT_EQ(hmrt_reduce_to_f32(x.data(), 2, sx, y.data(), 1, sy), HMRT_OK);
+  EXPECT_EQ(y[0], static_cast<float>(chunked));
+  EXPECT_EQ(y[1], 0.0f);
+  const hmrt::ReducePlan plan(2, sx, 1, sy);
+  hmrt::reduce_to_row_element(plan, x.data(), 0, element.data());
+  EXPECT_EQ(element[0], y[0]);
 }
 
 // core/norm_math.h's LayerNorm row (what a GPU thread computes; its sums
@@ -129,6 +176,86 @@ TEST(Plan, LayerNormRowMatchesTheCpuKernel) {
     EXPECT_EQ(std::memcmp(gy.data(), y.data(), y.size() * sizeof(float)), 0) << cols;
     EXPECT_EQ(std::memcmp(gmean.data(), mean.data(), 5 * sizeof(float)), 0) << cols;
     EXPECT_EQ(std::memcmp(grstd.data(), rstd.data(), 5 * sizeof(float)), 0) << cols;
+  }
+}
+
+// LayerNorm's bias gradient goes chunk by chunk too (kNormRowChunk rows
+// from zero, then the chunks in order), on data where the order shows (as
+// ReduceToRowsSumsInChunks).
+TEST(Plan, LayerNormParamGradientsSumInChunks) {
+  const int64_t rows = 4 * hmrt::kNormRowChunk, cols = 1;
+  std::vector<float> dy(static_cast<size_t>(rows), 0.25f), x(static_cast<size_t>(rows), 0.0f);
+  dy[0] = 9007199254740992.0f;  // 2^53
+  dy[size_t(rows - 1)] = -9007199254740992.0f;
+  std::vector<float> mean(static_cast<size_t>(rows), 0.0f), rstd(static_cast<size_t>(rows), 1.0f);
+  std::vector<float> dx(dy.size()), dw(1), db(1);
+  ASSERT_EQ(hmrt_layernorm_backward(dy.data(), x.data(), nullptr, mean.data(), rstd.data(),
+                                    dx.data(), dw.data(), db.data(), rows, cols),
+            HMRT_OK);
+  double chunked = 0.0, whole = 0.0;
+  for (int64_t k = 0; k < rows; k += hmrt::kNormRowChunk) {
+    double acc = 0.0;
+    for (int64_t r = k; r < k + hmrt::kNormRowChunk; ++r) acc += dy[size_t(r)];
+    chunked += acc;
+  }
+  for (float d : dy) whole += d;
+  ASSERT_NE(static_cast<float>(chunked), static_cast<float>(whole));  // the order shows
+  EXPECT_EQ(db[0], static_cast<float>(chunked));
+}
+
+// The CUDA LayerNorm kernels' decomposition, run here: eight lanes
+// (sum8_lane) combined as their shuffles combine them, then the tail, give
+// reduce_sum8's sum; and the weight and bias gradients as the GPU sums them
+// (each chunk of rows on a thread, then the chunks in order) give the CPU
+// kernel's bits, over several chunks and a partial last one.
+TEST(Plan, LayerNormGpuDecompositionMatchesTheCpuKernel) {
+  for (int64_t n : {1, 7, 8, 9, 64, 1027}) {
+    const std::vector<float> v = hmrt_test::random_vec(n, 21, -3.0f, 3.0f);
+    auto f = [&](int64_t i) { return v[size_t(i)]; };
+    float lanes[8], b[8];
+    for (int l = 0; l < 8; ++l) lanes[l] = hmrt::sum8_lane(n, l, f);
+    for (int l = 0; l < 8; ++l) b[l] = lanes[l] + (l + 4 < 8 ? lanes[l + 4] : lanes[l]);
+    float pair[8];
+    for (int l = 0; l < 8; ++l) pair[l] = b[l] + (l + 1 < 8 ? b[l + 1] : b[l]);
+    float s = pair[0] + pair[2];
+    for (int64_t i = n / 8 * 8; i < n; ++i) s += f(i);
+    const float want = hmrt::reduce_sum8(n, f);
+    EXPECT_EQ(std::memcmp(&s, &want, sizeof(float)), 0) << n;
+  }
+  for (int64_t rows : {1, 256, 700}) {
+    const int64_t cols = 37;
+    const std::vector<float> x = hmrt_test::random_vec(rows * cols, 22, -3.0f, 3.0f);
+    const std::vector<float> dy = hmrt_test::random_vec(rows * cols, 23, -1.0f, 1.0f);
+    const std::vector<float> w = hmrt_test::random_vec(cols, 24, 0.5f, 1.5f);
+    std::vector<float> y(x.size()), mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows)),
+        dx(x.size());
+    std::vector<float> dw(static_cast<size_t>(cols)), db(static_cast<size_t>(cols));
+    ASSERT_EQ(hmrt_layernorm_forward(x.data(), w.data(), nullptr, y.data(), mean.data(),
+                                     rstd.data(), rows, cols, 1e-5f),
+              HMRT_OK);
+    ASSERT_EQ(hmrt_layernorm_backward(dy.data(), x.data(), w.data(), mean.data(), rstd.data(),
+                                      dx.data(), dw.data(), db.data(), rows, cols),
+              HMRT_OK);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<float> row(static_cast<size_t>(cols));
+      hmrt::layernorm_dx_row(dy.data() + r * cols, x.data() + r * cols, w.data(), mean[size_t(r)],
+                             rstd[size_t(r)], row.data(), cols);
+      ASSERT_EQ(std::memcmp(row.data(), dx.data() + r * cols, cols * sizeof(float)), 0) << r;
+    }
+    const int64_t chunks = (rows + hmrt::kNormRowChunk - 1) / hmrt::kNormRowChunk;
+    for (int64_t c = 0; c < cols; ++c) {
+      double tw = 0.0, tb = 0.0;
+      for (int64_t k = 0; k < chunks; ++k) {
+        double pw, pb;
+        hmrt::layernorm_dparams_chunk(dy.data(), x.data(), mean.data(), rstd.data(), rows, cols,
+                                      k, c, &pw, &pb);
+        tw += pw;
+        tb += pb;
+      }
+      const float gw = 0.0f + static_cast<float>(tw), gb = 0.0f + static_cast<float>(tb);
+      EXPECT_EQ(std::memcmp(&gw, &dw[size_t(c)], sizeof(float)), 0) << rows << " " << c;
+      EXPECT_EQ(std::memcmp(&gb, &db[size_t(c)], sizeof(float)), 0) << rows << " " << c;
+    }
   }
 }
 
