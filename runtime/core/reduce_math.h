@@ -52,17 +52,15 @@ HMRT_HD inline int64_t reduce_to_row_chunks(const ReducePlan& plan) {
   return (plan.rp.total + kReduceRowChunk - 1) / kReduceRowChunk;
 }
 
-// The offsets in x (from y's element's own) of the reduced indices of chunk
-// k: seg(offset, len, stride) for each run, in order (cpu/tensor_ops.cpp's
-// for_runs over the chunk).
+// cpu/tensor_ops.cpp's for_runs over one operand: seg(offset, len) for each
+// run of the indices [lo, hi) of rp's space, in order (a run ends where rp's
+// inner dim does); with rank 0, one run of one element at offset 0.
 template <class Seg>
-HMRT_HD inline void reduce_row_chunk_runs(const ReducePlan& plan, int64_t k, Seg seg) {
-  const Plan& rp = plan.rp;
+HMRT_HD inline void for_runs_of(const Plan& rp, int64_t lo, int64_t hi, Seg seg) {
   const int nr = rp.rank;
-  const int64_t lo = k * kReduceRowChunk;
-  const int64_t hi = lo + kReduceRowChunk < rp.total ? lo + kReduceRowChunk : rp.total;
-  if (nr == 0) {  // nothing reduced: the element itself
-    seg(int64_t{0}, int64_t{1}, int64_t{0});
+  if (lo >= hi) return;
+  if (nr == 0) {
+    seg(int64_t{0}, int64_t{1});
     return;
   }
   int64_t idx[kPlanRank], off = 0, rem = lo;
@@ -71,14 +69,14 @@ HMRT_HD inline void reduce_row_chunk_runs(const ReducePlan& plan, int64_t k, Seg
     rem /= rp.dims[d];
     off += idx[d] * rp.st[0][d];
   }
-  const int64_t inner = rp.dims[nr - 1], stride = rp.st[0][nr - 1];
+  const int64_t inner = rp.dims[nr - 1];
   for (int64_t pos = lo; pos < hi;) {
     const int64_t left = inner - idx[nr - 1];
     const int64_t len = left < hi - pos ? left : hi - pos;
-    seg(off, len, stride);
+    seg(off, len);
     pos += len;
     if (pos >= hi) break;
-    off -= idx[nr - 1] * stride;
+    off -= idx[nr - 1] * rp.st[0][nr - 1];
     idx[nr - 1] = 0;
     for (int d = nr - 2; d >= 0; --d) {
       ++idx[d];
@@ -102,8 +100,12 @@ HMRT_HD inline void reduce_to_row_offsets(const ReducePlan& plan, int64_t e, int
 
 // Chunk k's sum for the element whose first summed x element is x[0].
 HMRT_HD inline double reduce_to_row_chunk(const ReducePlan& plan, const float* x, int64_t k) {
+  const Plan& rp = plan.rp;
+  const int64_t lo = k * kReduceRowChunk;
+  const int64_t hi = lo + kReduceRowChunk < rp.total ? lo + kReduceRowChunk : rp.total;
+  const int64_t stride = rp.rank ? rp.st[0][rp.rank - 1] : 0;
   double acc = 0.0;
-  reduce_row_chunk_runs(plan, k, [&](int64_t off, int64_t len, int64_t stride) {
+  for_runs_of(rp, lo, hi, [&](int64_t off, int64_t len) {
     const float* base = x + off;
     int64_t i = 0;
     for (; i + 4 <= len; i += 4)
@@ -133,45 +135,19 @@ HMRT_HD inline void reduce_to_row_element(const ReducePlan& plan, const float* x
 HMRT_HD inline void reduce_to_run_element(const ReducePlan& plan, const float* x, int64_t yi,
                                           float* y) {
   constexpr int64_t kBlock = int64_t{1} << 16;  // the CPU's block of the summed space
-  const Plan& p = plan.p;
   const Plan& rp = plan.rp;
-  const int nr = rp.rank;
-  const int64_t rcount = rp.total, inner = rp.dims[nr - 1];
+  const int64_t rcount = rp.total;
   const int64_t nblk = (rcount + kBlock - 1) / kBlock;
-  {
-    int64_t xo, yo;
-    unravel_xy(p, plan.kept, plan.nk, yi, &xo, &yo);
-    double total = 0.0;
-    for (int64_t b = 0; b < nblk; ++b) {
-      const int64_t lo = b * kBlock, hi = lo + kBlock < rcount ? lo + kBlock : rcount;
-      // for_runs over [lo, hi): runs end at the inner dim's end.
-      int64_t idx[kPlanRank], off = 0, rem = lo;
-      for (int d = nr - 1; d >= 0; --d) {
-        idx[d] = rem % rp.dims[d];
-        rem /= rp.dims[d];
-        off += idx[d] * rp.st[0][d];
-      }
-      double s = 0.0;
-      for (int64_t pos = lo; pos < hi;) {
-        const int64_t left = inner - idx[nr - 1];
-        const int64_t len = left < hi - pos ? left : hi - pos;
-        s += sum_run(x + xo + off, len);
-        pos += len;
-        if (pos >= hi) break;
-        off -= idx[nr - 1] * rp.st[0][nr - 1];
-        idx[nr - 1] = 0;
-        for (int d = nr - 2; d >= 0; --d) {
-          ++idx[d];
-          off += rp.st[0][d];
-          if (idx[d] < rp.dims[d]) break;
-          off -= rp.dims[d] * rp.st[0][d];
-          idx[d] = 0;
-        }
-      }
-      total += s;
-    }
-    y[yo] = static_cast<float>(total);
+  int64_t xo, yo;
+  unravel_xy(plan.p, plan.kept, plan.nk, yi, &xo, &yo);
+  double total = 0.0;
+  for (int64_t b = 0; b < nblk; ++b) {
+    const int64_t lo = b * kBlock, hi = lo + kBlock < rcount ? lo + kBlock : rcount;
+    double s = 0.0;
+    for_runs_of(rp, lo, hi, [&](int64_t off, int64_t len) { s += sum_run(x + xo + off, len); });
+    total += s;
   }
+  y[yo] = static_cast<float>(total);
 }
 
 }  // namespace hmrt

@@ -268,8 +268,18 @@ __device__ float group8_sum(int64_t n, int lane, F f) {
 
 // Rows go kGroupRows to a block, eight threads to a row, in a grid-stride
 // loop that every thread of a block runs alike (so that whole warps
-// shuffle): a thread past the last row computes on the last row and writes
-// nothing.
+// shuffle): body(r, active) for this thread's row r, where a thread past the
+// last row gets the last row, inactive (it computes, for the shuffles,
+// and writes nothing).
+template <class Body>
+__device__ void for_row_groups(int64_t rows, Body body) {
+  for (int64_t first = int64_t(blockIdx.x) * kGroupRows; first < rows;
+       first += int64_t(gridDim.x) * kGroupRows) {
+    const int64_t mine = first + threadIdx.x / kRowGroup;
+    body(mine < rows ? mine : rows - 1, mine < rows);
+  }
+}
+
 unsigned row_group_blocks(int64_t rows) {
   int64_t b = (rows + kGroupRows - 1) / kGroupRows;
   if (b > kMaxBlocks) b = kMaxBlocks;
@@ -282,11 +292,7 @@ __global__ void layer_norm_kernel(const float* x, const float* scale, const floa
                                   float eps, float* y, float* mean, float* rstd, int64_t rows,
                                   int64_t cols) {
   const int lane = threadIdx.x % kRowGroup;
-  for (int64_t first = int64_t(blockIdx.x) * kGroupRows; first < rows;
-       first += int64_t(gridDim.x) * kGroupRows) {
-    const int64_t mine = first + threadIdx.x / kRowGroup;
-    const bool active = mine < rows;
-    const int64_t r = active ? mine : rows - 1;
+  for_row_groups(rows, [&](int64_t r, bool active) {
     const float* xr = x + r * cols;
     const float m = group8_sum(cols, lane, [&](int64_t c) { return xr[c]; }) /
                     static_cast<float>(cols);
@@ -296,7 +302,7 @@ __global__ void layer_norm_kernel(const float* x, const float* scale, const floa
                                                 return d * d;
                                               }),
                                    cols, eps);
-    if (!active) continue;
+    if (!active) return;
     float* yr = y + r * cols;
     for (int64_t c = lane; c < cols; c += kRowGroup)
       yr[c] = layernorm_element(xr, scale, bias, m, s, c);
@@ -304,7 +310,7 @@ __global__ void layer_norm_kernel(const float* x, const float* scale, const floa
       if (mean) mean[r] = m;
       if (rstd) rstd[r] = s;
     }
-  }
+  });
 }
 
 struct Group8Sum {
@@ -320,20 +326,16 @@ __global__ void layer_norm_dx_kernel(const float* dy, const float* x, const floa
                                      const float* mean, const float* rstd, float* dx,
                                      int64_t rows, int64_t cols) {
   const int lane = threadIdx.x % kRowGroup;
-  for (int64_t first = int64_t(blockIdx.x) * kGroupRows; first < rows;
-       first += int64_t(gridDim.x) * kGroupRows) {
-    const int64_t mine = first + threadIdx.x / kRowGroup;
-    const bool active = mine < rows;
-    const int64_t r = active ? mine : rows - 1;
+  for_row_groups(rows, [&](int64_t r, bool active) {
     const float* xr = x + r * cols;
     const float* dyr = dy + r * cols;
     const float m = mean[r], s = rstd[r];
     const LayerNormDxSums sums = layernorm_dx_sums(dyr, xr, scale, m, s, cols, Group8Sum{lane});
-    if (!active) continue;
+    if (!active) return;
     float* dxr = dx + r * cols;
     for (int64_t c = lane; c < cols; c += kRowGroup)
       dxr[c] = layernorm_dx_element(dyr, xr, scale, m, s, sums, cols, c);
-  }
+  });
 }
 
 // Each (column, chunk) on a thread of its own: 32 columns by 8 chunks a
