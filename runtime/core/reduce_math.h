@@ -130,23 +130,38 @@ HMRT_HD inline void reduce_to_row_element(const ReducePlan& plan, const float* x
   y[yo] = static_cast<float>(total);
 }
 
-// y's element yi when x's inner dim is summed: runs of the summed index
-// space in blocks of 65536, each run with four partial sums, as the CPU.
-HMRT_HD inline void reduce_to_run_element(const ReducePlan& plan, const float* x, int64_t yi,
-                                          float* y) {
-  constexpr int64_t kBlock = int64_t{1} << 16;  // the CPU's block of the summed space
+// When x's inner dim is summed, each element of y sums the reduced index
+// space in blocks of kReduceRunBlock (the CPU's blocks, cpu/tensor_ops.cpp):
+// within a block, its runs (sum_run each) in order, from zero; then the
+// blocks' sums in order.
+constexpr int64_t kReduceRunBlock = int64_t{1} << 16;
+
+HMRT_HD inline int64_t reduce_to_run_blocks(const ReducePlan& plan) {
+  return (plan.rp.total + kReduceRunBlock - 1) / kReduceRunBlock;
+}
+
+// Block b's sum for the element whose first summed x element is x[0]
+// (unravel_xy over the kept dims gives where that is, and where y's is).
+HMRT_HD inline double reduce_to_run_block(const ReducePlan& plan, const float* x, int64_t b) {
   const Plan& rp = plan.rp;
-  const int64_t rcount = rp.total;
-  const int64_t nblk = (rcount + kBlock - 1) / kBlock;
+  const int64_t lo = b * kReduceRunBlock;
+  const int64_t hi = lo + kReduceRunBlock < rp.total ? lo + kReduceRunBlock : rp.total;
+  double s = 0.0;
+  for_runs_of(rp, lo, hi, [&](int64_t off, int64_t len) { s += sum_run(x + off, len); });
+  return s;
+}
+
+// y's element yi when x's inner dim is summed: its blocks' sums in order,
+// each summed here, or read from partials[b * ny + yi] when given.
+HMRT_HD inline void reduce_to_run_element(const ReducePlan& plan, const float* x, int64_t yi,
+                                          float* y, const double* partials = nullptr,
+                                          int64_t ny = 0) {
   int64_t xo, yo;
   unravel_xy(plan.p, plan.kept, plan.nk, yi, &xo, &yo);
   double total = 0.0;
-  for (int64_t b = 0; b < nblk; ++b) {
-    const int64_t lo = b * kBlock, hi = lo + kBlock < rcount ? lo + kBlock : rcount;
-    double s = 0.0;
-    for_runs_of(rp, lo, hi, [&](int64_t off, int64_t len) { s += sum_run(x + xo + off, len); });
-    total += s;
-  }
+  const int64_t blocks = reduce_to_run_blocks(plan);
+  for (int64_t b = 0; b < blocks; ++b)
+    total += partials ? partials[b * ny + yi] : reduce_to_run_block(plan, x + xo, b);
   y[yo] = static_cast<float>(total);
 }
 

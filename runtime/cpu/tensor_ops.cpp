@@ -1107,7 +1107,7 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
   // contiguous runs.  The reduced index space is cut into fixed blocks
   // (independent of the thread count) whose partial sums are added in
   // order, so large sums to few outputs still use every thread.
-  constexpr int64_t kBlock = 1 << 16;
+  constexpr int64_t kBlock = kReduceRunBlock;  // core/reduce_math.h
   const int64_t nblk = ceil_div(rcount, kBlock);
   std::vector<double> partial;
   try {

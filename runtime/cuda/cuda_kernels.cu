@@ -393,8 +393,19 @@ __global__ void reduce_to_rows_kernel(ReducePlan plan, const float* x, float* y,
   HMRT_GRID_LOOP(e, ny) { reduce_to_row_element(plan, x, e, y, partials, ny); }
 }
 
-__global__ void reduce_to_runs_kernel(ReducePlan plan, const float* x, float* y, int64_t ny) {
-  HMRT_GRID_LOOP(yi, ny) { reduce_to_run_element(plan, x, yi, y); }
+// Block b of y's element yi on thread b * ny + yi.
+__global__ void reduce_to_runs_partials_kernel(ReducePlan plan, const float* x, int64_t ny,
+                                               int64_t count, double* partials) {
+  HMRT_GRID_LOOP(t, count) {
+    int64_t xo, yo;
+    unravel_xy(plan.p, plan.kept, plan.nk, t % ny, &xo, &yo);
+    partials[t] = reduce_to_run_block(plan, x + xo, t / ny);
+  }
+}
+
+__global__ void reduce_to_runs_kernel(ReducePlan plan, const float* x, float* y, int64_t ny,
+                                      const double* partials) {
+  HMRT_GRID_LOOP(yi, ny) { reduce_to_run_element(plan, x, yi, y, partials, ny); }
 }
 
 }  // namespace
@@ -599,25 +610,28 @@ int layer_norm_backward(void* stream, const float* dy, const float* x, const flo
 }
 
 int64_t reduce_to_partials(const ReducePlan& plan, int64_t ny) {
-  if (plan.p.st[1][plan.p.rank - 1] == 0) return 0;  // inner dim summed: none
-  const int64_t chunks = reduce_to_row_chunks(plan);
-  return chunks > 1 ? chunks * ny : 0;
+  const bool rows = plan.p.st[1][plan.p.rank - 1] != 0;  // inner dim kept
+  const int64_t parts = rows ? reduce_to_row_chunks(plan) : reduce_to_run_blocks(plan);
+  return parts > 1 ? parts * ny : 0;
 }
 
 int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny,
               double* partials) {
   if (ny == 0) return 0;
   cudaStream_t s = as_stream(stream);
-  if (plan.p.st[1][plan.p.rank - 1] != 0) {
-    const int64_t count = reduce_to_partials(plan, ny);
-    if (count == 0) partials = nullptr;
-    if (partials)
-      reduce_to_rows_partials_kernel<<<blocks_for(count), kThreads, 0, s>>>(plan, x, ny, count,
-                                                                            partials);
+  const bool rows = plan.p.st[1][plan.p.rank - 1] != 0;
+  const int64_t count = reduce_to_partials(plan, ny);
+  if (count == 0) partials = nullptr;
+  if (partials && rows)
+    reduce_to_rows_partials_kernel<<<blocks_for(count), kThreads, 0, s>>>(plan, x, ny, count,
+                                                                          partials);
+  else if (partials)
+    reduce_to_runs_partials_kernel<<<blocks_for(count), kThreads, 0, s>>>(plan, x, ny, count,
+                                                                          partials);
+  if (rows)
     reduce_to_rows_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny, partials);
-  } else {
-    reduce_to_runs_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny);
-  }
+  else
+    reduce_to_runs_kernel<<<blocks_for(ny), kThreads, 0, s>>>(plan, x, y, ny, partials);
   return launched();
 }
 

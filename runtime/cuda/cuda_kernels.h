@@ -104,12 +104,11 @@ int layer_norm_backward(void* stream, const float* dy, const float* x, const flo
                         float* dbias, int64_t rows, int64_t cols, double* partials);
 
 // Sum of x down to y's shape over a ReducePlan (core/plan.h) in the CPU's
-// order (cpu/tensor_ops.cpp, core/reduce_math.h): with y's inner dim kept,
-// the reduced indices in chunks, each chunk of each y element on a thread
-// of its own when `partials` (device memory for reduce_to_partials(plan,
-// ny) doubles) is given, else one thread per y element; else one thread per
-// y element summing runs of the summed index space in blocks of 65536, each
-// run with four partial sums.  ny elements of y.
+// order (cpu/tensor_ops.cpp, core/reduce_math.h): the reduced indices in
+// chunks of rows (y's inner dim kept) or blocks of runs (summed), each
+// chunk or block of each y element on a thread of its own when `partials`
+// (device memory for reduce_to_partials(plan, ny) doubles) is given, else
+// one thread per y element.  ny elements of y.
 int64_t reduce_to_partials(const ReducePlan& plan, int64_t ny);
 int reduce_to(void* stream, const ReducePlan& plan, const float* x, float* y, int64_t ny,
               double* partials);

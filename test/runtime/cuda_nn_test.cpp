@@ -536,7 +536,8 @@ TEST_F(Cuda, TensorOpsMatchCpu) {
 
   // Sums down to a broadcast shape (a bias's gradient): the CPU's order, its
   // bits; with the inner dim kept over one chunk of reduced rows and over
-  // several (each chunk on a thread of its own), and with it summed.
+  // several, and with it summed over one block and over several (each chunk
+  // or block on a thread of its own).
   {
     struct Case {
       std::vector<int64_t> sx, sy;
@@ -545,6 +546,7 @@ TEST_F(Cuda, TensorOpsMatchCpu) {
                           {{6, 9, 10}, {6, 1, 10}},
                           {{3, 700, 9}, {3, 1, 9}},
                           {{8, 128, 48}, {48}},
+                          {{3, 70001}, {3, 1}},
                           {{2, 300, 400}, {1}}};
     for (const Case& c : cases) {
       int64_t nx = 1, ny = 1;

@@ -107,19 +107,27 @@ TEST(Plan, ReduceToElementsMatchTheCpuKernel) {
     }
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
         << "x rank " << c.sx.size() << " -> y rank " << c.sy.size() << (rows ? " (rows)" : " (runs)");
-    if (!rows) continue;
-    // As the GPU sums them: every chunk's sum first (partials[k * ny + e]),
-    // then each element's chunks in order.
-    const int64_t chunks = hmrt::reduce_to_row_chunks(plan);
-    std::vector<double> partials(static_cast<size_t>(chunks * ny));
-    for (int64_t t = 0; t < chunks * ny; ++t) {
+    // As the GPU sums them: every chunk's (or block's) sum first
+    // (partials[k * ny + e]), then each element's in order.
+    const int64_t parts = rows ? hmrt::reduce_to_row_chunks(plan) : hmrt::reduce_to_run_blocks(plan);
+    std::vector<double> partials(static_cast<size_t>(parts * ny));
+    for (int64_t t = 0; t < parts * ny; ++t) {
       int64_t xo, yo;
-      hmrt::reduce_to_row_offsets(plan, t % ny, &xo, &yo);
-      partials[size_t(t)] = hmrt::reduce_to_row_chunk(plan, x.data() + xo, t / ny);
+      if (rows) {
+        hmrt::reduce_to_row_offsets(plan, t % ny, &xo, &yo);
+        partials[size_t(t)] = hmrt::reduce_to_row_chunk(plan, x.data() + xo, t / ny);
+      } else {
+        hmrt::unravel_xy(plan.p, plan.kept, plan.nk, t % ny, &xo, &yo);
+        partials[size_t(t)] = hmrt::reduce_to_run_block(plan, x.data() + xo, t / ny);
+      }
     }
     std::fill(got.begin(), got.end(), -1.0f);
-    for (int64_t e = 0; e < ny; ++e)
-      hmrt::reduce_to_row_element(plan, x.data(), e, got.data(), partials.data(), ny);
+    for (int64_t e = 0; e < ny; ++e) {
+      if (rows)
+        hmrt::reduce_to_row_element(plan, x.data(), e, got.data(), partials.data(), ny);
+      else
+        hmrt::reduce_to_run_element(plan, x.data(), e, got.data(), partials.data(), ny);
+    }
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
         << "from partials: x rank " << c.sx.size() << " -> y rank " << c.sy.size();
   }
