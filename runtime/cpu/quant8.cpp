@@ -33,6 +33,15 @@ const Maps& maps() {
 
 const CodeTable& code_table(bool is_signed) { return is_signed ? maps().sc : maps().uc; }
 
+// Whether the kernels below may take their AVX2 paths (asked once).
+bool has_avx2() {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return avx2;
+}
+
 // Quantises len values with the block's absmax already known.
 void quantize_block(const QuantMap& qm, const CodeTable& table, const float* x,
                     int64_t len, float absmax, uint8_t* codes) {
@@ -116,11 +125,7 @@ __attribute__((target("avx2"))) void update_block_avx2(
 void update_block(const AdamWScalars& s, const float* smap, const float* umap, const uint8_t* qm,
                   float am, const uint8_t* qv, float av, const float* g, float* p, float* m,
                   float* v, int64_t len) {
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  if (avx2) return update_block_avx2(s, smap, umap, qm, am, qv, av, g, p, m, v, len);
+  if (has_avx2()) return update_block_avx2(s, smap, umap, qm, am, qv, av, g, p, m, v, len);
   for (int64_t i = 0; i < len; ++i) {
     m[i] = smap[qm[i]] * am;
     v[i] = umap[qv[i]] * av;
@@ -167,11 +172,7 @@ void build_map(bool is_signed, float* out) {
 const QuantMap& quant_map(bool is_signed) { return is_signed ? maps().s : maps().u; }
 
 void CodeTable::codes(const float* x, int64_t n, float inv, uint8_t* out) const {
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  if (avx2) return codes_avx2(x, n, inv, out);
+  if (has_avx2()) return codes_avx2(x, n, inv, out);
   for (int64_t i = 0; i < n; ++i) out[i] = code(x[i] * inv);
 }
 
