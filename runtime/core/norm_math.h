@@ -15,7 +15,8 @@ namespace hmrt {
 // cpu/vec.h's reduce_sum, in three parts that a group of eight GPU threads
 // can share (cuda/cuda_kernels.cu's group8_sum): lane l's accumulator sums
 // f(i + l) over the whole groups of eight in order (sum8_lane); the lanes
-// combine as (a0 + a4 + (a1 + a5)) + (a2 + a6 + (a3 + a7)) (sum8_combine);
+// combine as ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7))
+// (sum8_combine);
 // then the tail in order.
 template <class F>
 HMRT_HD inline float sum8_lane(int64_t n, int l, F f) {
@@ -61,8 +62,7 @@ HMRT_HD inline void layernorm_row(const float* xr, const float* weight, const fl
   for (int64_t c = 0; c < cols; ++c) yr[c] = layernorm_element(xr, weight, bias, m, s, c);
 }
 
-// A row's mean from its sum, and its rstd from the sum of squared
-// deviations from that mean.
+// A row's rstd from the sum of its squared deviations from its mean.
 HMRT_HD inline float layernorm_rstd(float sum_sq_dev, int64_t cols, float eps) {
   return 1.0f / sqrtf(sum_sq_dev / static_cast<float>(cols) + eps);
 }
