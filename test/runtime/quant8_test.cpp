@@ -107,6 +107,40 @@ TEST(CodeTable, ScaledBatchMatchesNearest) {
   }
 }
 
+// A block's absmax is NaN when the block holds one, the first NaN's bits
+// with the sign cleared (its payload kept), wherever it lies (in the four
+// lanes' part or the tail); an infinity is the absmax of its block.
+TEST(Quantize, AbsmaxKeepsTheFirstNaN) {
+  auto nan_with = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  auto bits_of = [](float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  };
+  for (int64_t at : {int64_t{5}, int64_t{254}}) {  // in the lanes' part, in the tail of 255
+    const int64_t n = 255;
+    std::vector<float> x = hmrt_test::normal_vec(n, 171);
+    x[size_t(at)] = nan_with(0xffc00123u);  // negative, payload 0x123
+    if (at + 1 < n) x[size_t(at) + 1] = nan_with(0x7fc00456u);
+    x[0] = -INFINITY;
+    std::vector<uint8_t> q(n);
+    float absmax = 0;
+    HMRT_ASSERT_OK(hmrt_quantize_blockwise(x.data(), n, 1, q.data(), &absmax));
+    EXPECT_EQ(bits_of(absmax), 0x7fc00123u) << at;
+  }
+  std::vector<float> x = hmrt_test::normal_vec(300, 172);
+  x[3] = -INFINITY;
+  std::vector<uint8_t> q(300);
+  float absmax[2] = {0, 0};
+  HMRT_ASSERT_OK(hmrt_quantize_blockwise(x.data(), 300, 1, q.data(), absmax));
+  EXPECT_EQ(absmax[0], INFINITY);
+  EXPECT_TRUE(std::isfinite(absmax[1]));
+}
+
 // The largest gap between neighbouring entries is 0.9/64 (signed, exponent
 // 6: 64 intervals on [0.1, 1]; also -1 to the smallest entry -0.99297) and
 // 0.9/128 (unsigned), so nearest-entry rounding is off by at most half of
