@@ -1,8 +1,9 @@
 // Iteration plans of the generic tensor kernels: the dims of an iteration
 // space and each operand's element strides in it, with broadcast dims at
 // stride 0 and neighbouring dims merged where every operand allows.  The CPU
-// kernels (cpu/tensor_ops.cpp) walk a plan in runs of its innermost dim;
-// the CUDA kernels compute each element's offsets on its own (offsets()).
+// kernels (cpu/tensor_ops.cpp) walk a plan in runs of its innermost dim
+// (for_runs); the CUDA kernels compute each element's offsets on its own
+// (offsets()), but for the sums that follow the CPU's runs.
 #ifndef HMRT_CORE_PLAN_H
 #define HMRT_CORE_PLAN_H
 
@@ -101,7 +102,7 @@ struct Plan {
       for (int k = 0; k < nops; ++k) off[k] += idx * st[k][d];
     }
   }
-  int64_t inner_stride(int k) const { return rank ? st[k][rank - 1] : 0; }
+  HMRT_HD int64_t inner_stride(int k) const { return rank ? st[k][rank - 1] : 0; }
 };
 
 // Plan for y = f(inputs...) with y dense of shape (ry, sy) and input i
@@ -123,6 +124,51 @@ inline bool broadcast_plan(Plan& p, int nin, const int32_t* ranks,
 // dims), merged; kept lists p's dims that y keeps, in order; rp iterates the
 // summed dims alone with x's strides (operand 0).  Shapes must be checked
 // and x not empty.
+// Calls seg(off, len) for the runs of the innermost dim that cover the flat
+// iteration range [lo, hi), in order: off[k] is operand k's element offset
+// at the run's start, and element i of the run is at off[k] + i *
+// inner_stride(k).  A rank-0 plan is one run of one element.  The CPU
+// kernels walk plans so, and the CUDA kernels that sum in the CPU's order
+// (core/reduce_math.h) too.
+template <class Seg>
+HMRT_HD inline void for_runs(const Plan& p, int64_t lo, int64_t hi, Seg&& seg) {
+  int64_t off[kMaxOps] = {0, 0, 0, 0};
+  if (lo >= hi) return;
+  if (p.rank == 0) {
+    seg(static_cast<const int64_t*>(off), int64_t{1});
+    return;
+  }
+  const int r = p.rank;
+  const int nops = p.nops;
+  int64_t idx[kPlanRank];
+  int64_t rem = lo;
+  for (int d = r - 1; d >= 0; --d) {
+    idx[d] = rem % p.dims[d];
+    rem /= p.dims[d];
+  }
+  for (int k = 0; k < nops; ++k)
+    for (int d = 0; d < r; ++d) off[k] += idx[d] * p.st[k][d];
+  const int64_t inner = p.dims[r - 1];
+  int64_t pos = lo;
+  while (pos < hi) {
+    const int64_t left = inner - idx[r - 1];
+    const int64_t len = left < hi - pos ? left : hi - pos;
+    seg(static_cast<const int64_t*>(off), len);
+    pos += len;
+    if (pos >= hi) break;
+    // The run ended at the end of the inner dim: carry into the outer dims.
+    for (int k = 0; k < nops; ++k) off[k] -= idx[r - 1] * p.st[k][r - 1];
+    idx[r - 1] = 0;
+    for (int d = r - 2; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < nops; ++k) off[k] += p.st[k][d];
+      if (idx[d] < p.dims[d]) break;
+      for (int k = 0; k < nops; ++k) off[k] -= p.dims[d] * p.st[k][d];
+      idx[d] = 0;
+    }
+  }
+}
+
 struct ReducePlan {
   Plan p, rp;
   int kept[kPlanRank];

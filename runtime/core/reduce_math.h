@@ -52,42 +52,6 @@ HMRT_HD inline int64_t reduce_to_row_chunks(const ReducePlan& plan) {
   return (plan.rp.total + kReduceRowChunk - 1) / kReduceRowChunk;
 }
 
-// cpu/tensor_ops.cpp's for_runs over one operand: seg(offset, len) for each
-// run of the indices [lo, hi) of rp's space, in order (a run ends where rp's
-// inner dim does); with rank 0, one run of one element at offset 0.
-template <class Seg>
-HMRT_HD inline void for_runs_of(const Plan& rp, int64_t lo, int64_t hi, Seg seg) {
-  const int nr = rp.rank;
-  if (lo >= hi) return;
-  if (nr == 0) {
-    seg(int64_t{0}, int64_t{1});
-    return;
-  }
-  int64_t idx[kPlanRank], off = 0, rem = lo;
-  for (int d = nr - 1; d >= 0; --d) {
-    idx[d] = rem % rp.dims[d];
-    rem /= rp.dims[d];
-    off += idx[d] * rp.st[0][d];
-  }
-  const int64_t inner = rp.dims[nr - 1];
-  for (int64_t pos = lo; pos < hi;) {
-    const int64_t left = inner - idx[nr - 1];
-    const int64_t len = left < hi - pos ? left : hi - pos;
-    seg(off, len);
-    pos += len;
-    if (pos >= hi) break;
-    off -= idx[nr - 1] * rp.st[0][nr - 1];
-    idx[nr - 1] = 0;
-    for (int d = nr - 2; d >= 0; --d) {
-      ++idx[d];
-      off += rp.st[0][d];
-      if (idx[d] < rp.dims[d]) break;
-      off -= rp.dims[d] * rp.st[0][d];
-      idx[d] = 0;
-    }
-  }
-}
-
 // Where y's element e (inner dim kept) and the first x element it sums are.
 HMRT_HD inline void reduce_to_row_offsets(const ReducePlan& plan, int64_t e, int64_t* xo,
                                           int64_t* yo) {
@@ -103,10 +67,10 @@ HMRT_HD inline double reduce_to_row_chunk(const ReducePlan& plan, const float* x
   const Plan& rp = plan.rp;
   const int64_t lo = k * kReduceRowChunk;
   const int64_t hi = lo + kReduceRowChunk < rp.total ? lo + kReduceRowChunk : rp.total;
-  const int64_t stride = rp.rank ? rp.st[0][rp.rank - 1] : 0;
+  const int64_t stride = rp.inner_stride(0);
   double acc = 0.0;
-  for_runs_of(rp, lo, hi, [&](int64_t off, int64_t len) {
-    const float* base = x + off;
+  for_runs(rp, lo, hi, [&](const int64_t* off, int64_t len) {
+    const float* base = x + off[0];
     int64_t i = 0;
     for (; i + 4 <= len; i += 4)
       acc += (double(base[i * stride]) + double(base[(i + 1) * stride])) +
@@ -147,7 +111,7 @@ HMRT_HD inline double reduce_to_run_block(const ReducePlan& plan, const float* x
   const int64_t lo = b * kReduceRunBlock;
   const int64_t hi = lo + kReduceRunBlock < rp.total ? lo + kReduceRunBlock : rp.total;
   double s = 0.0;
-  for_runs_of(rp, lo, hi, [&](int64_t off, int64_t len) { s += sum_run(x + off, len); });
+  for_runs(rp, lo, hi, [&](const int64_t* off, int64_t len) { s += sum_run(x + off[0], len); });
   return s;
 }
 

@@ -66,46 +66,7 @@ hmrt_status check_elem_size(const char* fn, size_t elem_size, int64_t numel) {
 
 // ---- iteration plans (core/plan.h) ----------------------------------------------
 
-// Calls seg(off, len) for the runs of the innermost dim that cover the flat
-// iteration range [lo, hi): off[k] is operand k's element offset at the
-// run's start, and element i of the run is at off[k] + i * inner_stride(k).
-template <class Seg>
-void for_runs(const Plan& p, int64_t lo, int64_t hi, Seg&& seg) {
-  int64_t off[kMaxOps] = {0, 0, 0, 0};
-  if (lo >= hi) return;
-  if (p.rank == 0) {
-    seg(off, int64_t{1});
-    return;
-  }
-  const int r = p.rank;
-  const int nops = p.nops;
-  int64_t idx[kPlanRank];
-  int64_t rem = lo;
-  for (int d = r - 1; d >= 0; --d) {
-    idx[d] = rem % p.dims[d];
-    rem /= p.dims[d];
-  }
-  for (int k = 0; k < nops; ++k)
-    for (int d = 0; d < r; ++d) off[k] += idx[d] * p.st[k][d];
-  const int64_t inner = p.dims[r - 1];
-  int64_t pos = lo;
-  while (pos < hi) {
-    const int64_t len = std::min(inner - idx[r - 1], hi - pos);
-    seg(static_cast<const int64_t*>(off), len);
-    pos += len;
-    if (pos >= hi) break;
-    // The run ended at the end of the inner dim: carry into the outer dims.
-    for (int k = 0; k < nops; ++k) off[k] -= idx[r - 1] * p.st[k][r - 1];
-    idx[r - 1] = 0;
-    for (int d = r - 2; d >= 0; --d) {
-      ++idx[d];
-      for (int k = 0; k < nops; ++k) off[k] += p.st[k][d];
-      if (idx[d] < p.dims[d]) break;
-      for (int k = 0; k < nops; ++k) off[k] -= p.dims[d] * p.st[k][d];
-      idx[d] = 0;
-    }
-  }
-}
+// for_runs: core/plan.h.
 
 template <class Seg>
 void run_plan(const Plan& p, int64_t grain, Seg&& seg) {
