@@ -683,6 +683,16 @@ hmrt_status cuda_gather_backward_f32(const float* dy, int32_t rank, const int64_
                                           dim, n_idx, inner, dx));
 }
 
+// The context's scratch as `count` partial sums in double, for kernels that
+// sum chunks on threads of their own; null when there are none or they do
+// not fit (the kernels then sum each element's chunks on one thread: the
+// same bits, more slowly).  Under the context's mutex.
+double* partials_in_scratch(int64_t count) {
+  const size_t bytes = size_t(count) * sizeof(double);
+  if (count <= 0 || bytes > g_context->scratch_bytes) return nullptr;
+  return static_cast<double*>(g_context->scratch);
+}
+
 hmrt_status cuda_layer_norm_f32(const float* x, int32_t rank, const int64_t* shape,
                                 int32_t axis, const float* scale, const float* bias, float eps,
                                 float* y, float* mean, float* rstd) {
@@ -719,15 +729,9 @@ hmrt_status cuda_layer_norm_backward_f32(const float* dy, const float* x, int32_
   if (dscale != nullptr) HMRT_CHECK_GPU(fn, dscale, cols);
   if (dbias != nullptr) HMRT_CHECK_GPU(fn, dbias, cols);
   std::lock_guard<std::mutex> lock(g_context->mutex);
-  // The chunks' partial sums in scratch when they fit (else summed per
-  // column, the same bits more slowly).
-  void* partials = nullptr;
-  const size_t bytes = size_t(cuda::layer_norm_partials(outer, cols)) * sizeof(double);
-  if (bytes > g_context->scratch_bytes || scratch(fn, bytes, &partials) != HMRT_OK)
-    partials = nullptr;
-  return finish(fn, cuda::layer_norm_backward(g_context->stream, dy, x, scale, mean, rstd, dx,
-                                              dscale, dbias, outer, cols,
-                                              static_cast<double*>(partials)));
+  return finish(fn, cuda::layer_norm_backward(
+                        g_context->stream, dy, x, scale, mean, rstd, dx, dscale, dbias, outer,
+                        cols, partials_in_scratch(cuda::layer_norm_partials(outer, cols))));
 }
 
 // Concat: each input copied into its columns of every output row.
@@ -790,15 +794,8 @@ hmrt_status cuda_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx, fl
                    cudaMemcpyAsync(y, x, sizeof(float), cudaMemcpyDefault, g_context->stream));
     return finish(fn, 0);
   }
-  // Each chunk of the reduced rows on a thread of its own, their sums in
-  // scratch when they fit (else each element's chunks on one thread: the
-  // same bits more slowly).
-  void* partials = nullptr;
-  const size_t bytes = size_t(cuda::reduce_to_partials(plan, ny)) * sizeof(double);
-  if (bytes == 0 || bytes > g_context->scratch_bytes || scratch(fn, bytes, &partials) != HMRT_OK)
-    partials = nullptr;
   return finish(fn, cuda::reduce_to(g_context->stream, plan, x, y, ny,
-                                    static_cast<double*>(partials)));
+                                    partials_in_scratch(cuda::reduce_to_partials(plan, ny))));
 }
 
 hmrt_status cuda_dropout_f32(const float* x, float* y, uint8_t* mask, int64_t n, float ratio,
