@@ -16,10 +16,10 @@
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 
