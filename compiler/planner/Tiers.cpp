@@ -312,13 +312,16 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     for (StringRef part : parts) {
       // NAME, or NAME:ROWS (a name may hold ':' itself).
       StringRef name = part.trim(), rows;
-      if (!module.lookupSymbol<ParameterOp>(name))
+      bool counted = false;
+      if (!module.lookupSymbol<ParameterOp>(name) && name.contains(':')) {
         std::tie(name, rows) = name.rsplit(':');
+        counted = true;
+      }
       auto decl = module.lookupSymbol<ParameterOp>(name);
       if (!decl)
         return module.emitError() << "plan-tiers: force (hmcc --host-params): '" << name
                                   << "' is not a parameter";
-      if (rows.empty()) {
+      if (!counted) {
         choice.names.insert(name);
         continue;
       }
