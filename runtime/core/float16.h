@@ -87,6 +87,11 @@ HMRT_HD inline uint16_t float_to_bf16_rne(float f) {
 // product multiplies by.
 HMRT_HD inline float round_to_bf16(float f) { return bf16_to_float(float_to_bf16_rne(f)); }
 
+// Stores an fp32 result as is, or rounded to bf16 (nearest even): the
+// kernels whose output is either (hmrt_*_f32 and hmrt_*_f32_to_bf16).
+HMRT_HD inline void store_result(float* p, float v) { *p = v; }
+HMRT_HD inline void store_result(uint16_t* p, float v) { *p = float_to_bf16_rne(v); }
+
 }  // namespace hmrt
 
 #endif  // HMRT_CORE_FLOAT16_H

@@ -82,6 +82,9 @@ const hmrt_kernels kCpuKernels = {
     hmrt_round_bf16,
     hmrt_add_sum_of_squares,
     hmrt_norm_of_sum,
+    hmrt_fused_f32_to_bf16,
+    hmrt_layer_norm_f32_to_bf16,
+    hmrt_sce_loss_backward_f32_to_bf16,
 };
 
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }

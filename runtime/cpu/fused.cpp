@@ -8,14 +8,17 @@
 // by one.  Inputs of the output's shape are read in
 // place; broadcast inputs are gathered into a register block (a scalar
 // once per thread), bool inputs widened to 0/1.  The last instruction
-// writes the output block directly.
+// writes the output block directly (hmrt_fused_f32), or its register block,
+// rounded from there to bf16 (hmrt_fused_f32_to_bf16).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/internal.h"
 #include "core/ew_math.h"
+#include "core/float16.h"
 #include "cpu/fused_program.h"
 #include "cpu/shape_check.h"
 #include "cpu/vmath.h"
@@ -123,13 +126,17 @@ hmrt_status hmrt::check_fused(const char* fn, int64_t n_code, const int64_t* cod
   return HMRT_OK;
 }
 
-extern "C" {
+namespace hmrt {
+namespace {
 
-hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
-                           const void* const* in, const int64_t* in_bool,
-                           const int64_t* in_dims, float* y, int32_t rank,
-                           const int64_t* dims) {
-  const char* fn = "hmrt_fused_f32";
+// hmrt_fused_f32 and hmrt_fused_f32_to_bf16: the last instruction writes
+// the output block directly in fp32, or into its register block, rounded
+// from there to bf16 (nearest even) into the output.
+template <class Out>
+hmrt_status run_fused(const char* fn, int64_t n_code, const int64_t* code, int64_t n_in,
+                      const void* const* in, const int64_t* in_bool, const int64_t* in_dims,
+                      Out* y, int32_t rank, const int64_t* dims) {
+  constexpr bool kF32 = std::is_same_v<Out, float>;
   int64_t n = 0;
   std::vector<Input> inputs;
   hmrt_status st = check_fused(fn, n_code, code, n_in, in, in_bool, in_dims, rank, dims, &n,
@@ -158,18 +165,43 @@ hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
         if (x.kind == Input::Gather) gather(x, rank, dims, b, len, r);
         src[size_t(j)] = r;
       }
+      float* out = nullptr;
       for (int64_t i = 0; i < n_code; ++i) {
         const int64_t* ins = code + 4 * i;
-        float* out = i + 1 == n_code ? y + b : &regs[size_t((n_in + i) * kBlock)];
+        out = &regs[size_t((n_in + i) * kBlock)];
+        if constexpr (kF32)
+          if (i + 1 == n_code) out = y + b;
         auto operand = [&](int j) {
           return ins[1 + j] >= 0 ? src[size_t(ins[1 + j])] : nullptr;
         };
         vmath::map(ins[0], operand(0), operand(1), operand(2), out, len);
         src[size_t(n_in + i)] = out;
       }
+      if constexpr (!kF32)
+        for (int64_t i = 0; i < len; ++i) y[b + i] = float_to_bf16_rne(out[i]);
     }
   });
   return HMRT_OK;
+}
+
+}  // namespace
+}  // namespace hmrt
+
+extern "C" {
+
+hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
+                           const void* const* in, const int64_t* in_bool,
+                           const int64_t* in_dims, float* y, int32_t rank,
+                           const int64_t* dims) {
+  return run_fused("hmrt_fused_f32", n_code, code, n_in, in, in_bool, in_dims, y, rank, dims);
+}
+
+hmrt_status hmrt_fused_f32_to_bf16(int64_t n_code, const int64_t* code, int64_t n_in,
+                                   const void* const* in, const int64_t* in_bool,
+                                   const int64_t* in_dims, uint16_t* y, int32_t rank,
+                                   const int64_t* dims) {
+  return run_fused("hmrt_fused_f32_to_bf16", n_code, code, n_in, in, in_bool, in_dims, y, rank,
+                   dims);
 }
 
 }  // extern "C"

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -1117,12 +1118,9 @@ hmrt_status hmrt::check_sce_labels(const char* fn, const int64_t* labels, const 
   return HMRT_OK;
 }
 
-extern "C" {
-
 // ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------
 
-using hmrt::Sce;
-
+namespace hmrt {
 namespace {
 
 hmrt_status check_sce(const char* fn, const float* scores, int32_t rank,
@@ -1152,7 +1150,126 @@ hmrt_status sce_lse(const float* scores, const int64_t* labels, const Sce& s,
   return HMRT_OK;
 }
 
+
+// The gradient of hmrt_sce_loss_f32 (hmrt_sce_loss_backward_f32), written in
+// fp32, or in bf16: computed in fp32 into scratch (a row, or a tile of
+// columns) and rounded from there to nearest even.
+template <class Out>
+hmrt_status sce_backward(const char* fn, const float* scores, int32_t rank,
+                         const int64_t* shape, const int64_t* labels, const float* weights,
+                         hmrt_loss_reduction reduction, int32_t has_ignore,
+                         int64_t ignore_index, const float* dloss, Out* dscores) {
+  constexpr bool kF32 = std::is_same_v<Out, float>;
+  Sce s;
+  hmrt_status st = check_sce(fn, scores, rank, shape, labels, weights,
+                             reduction, has_ignore, ignore_index, &s);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_PTR(fn, dloss, reduction == HMRT_LOSS_NONE ? s.E : 1);
+  HMRT_CHECK_PTR(fn, dscores, s.E * s.C);
+  if (s.E == 0) return HMRT_OK;
+  if constexpr (kF32)
+    if (s.D == 1 && weights == nullptr && reduction == HMRT_LOSS_MEAN)
+      return hmrt_cross_entropy_backward(scores, labels, nullptr, dloss, dscores,
+                                         s.N, s.C, s.ignore ? s.ignore_index : -1);
+
+  Buffer<float> lse(s.E), coef(s.E);
+  if (lse.p == nullptr || coef.p == nullptr)
+    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %lld floats of "
+                "scratch", fn, (long long)(2 * s.E));
+  st = sce_lse(scores, labels, s, lse.p);
+  if (st != HMRT_OK) return st;
+  // coef[e] = d loss / d l[e] * w[label]; 0 marks nothing (ignored labels are
+  // tested again below so their gradient is exactly 0).  With mean and no
+  // weights this is hmrt_cross_entropy_backward's scale.
+  const double g = reduction == HMRT_LOSS_MEAN
+                       ? (s.denom != 0.0 ? double(dloss[0]) / s.denom : 0.0)
+                       : double(dloss[0]);
+  for (int64_t e = 0; e < s.E; ++e) {
+    const int64_t t = labels[e];
+    if (s.skip(t)) {
+      coef.p[e] = 0.0f;
+      continue;
+    }
+    const double w = weights ? double(weights[t]) : 1.0;
+    coef.p[e] = static_cast<float>(
+        w * (reduction == HMRT_LOSS_NONE ? double(dloss[e]) : g));
+  }
+
+  const int64_t C = s.C, D = s.D;
+  if (D == 1) {  // rows of (N, C)
+    parallel_for(s.N, grain_for(C), [&](int64_t lo, int64_t hi) {
+      std::vector<float> row(kF32 ? 0 : static_cast<size_t>(C));
+      for (int64_t r = lo; r < hi; ++r) {
+        float* d;
+        if constexpr (kF32)
+          d = dscores + r * C;
+        else
+          d = row.data();
+        const int64_t t = labels[r];
+        if (s.skip(t)) {
+          std::fill(d, d + C, 0.0f);
+        } else {
+          exp_sub_scale(scores + r * C, lse.p[r], coef.p[r], d, C);
+          d[t] -= coef.p[r];
+        }
+        if constexpr (!kF32)
+          for (int64_t c = 0; c < C; ++c) dscores[r * C + c] = float_to_bf16_rne(d[c]);
+      }
+    });
+    return HMRT_OK;
+  }
+  const int64_t tiles = ceil_div(D, kTile);
+  parallel_for(s.N * tiles, grain_for(C * std::min(D, kTile)),
+               [&](int64_t lo, int64_t hi) {
+    std::vector<float> tile(kF32 ? 0 : static_cast<size_t>(C * kTile));
+    for (int64_t u = lo; u < hi; ++u) {
+      const int64_t n = u / tiles, j0 = u % tiles * kTile;
+      const int64_t w = std::min(kTile, D - j0);
+      const int64_t e0 = n * D + j0;
+      const float* l = lse.p + e0;
+      const float* k = coef.p + e0;
+      const float* xb = scores + n * C * D + j0;
+      // The tile's rows: in dscores (stride D), or in scratch (stride w).
+      float* db;
+      int64_t ds;
+      if constexpr (kF32) {
+        db = dscores + n * C * D + j0;
+        ds = D;
+      } else {
+        db = tile.data();
+        ds = w;
+      }
+      for (int64_t c = 0; c < C; ++c) {
+        const float* xr = xb + c * D;
+        float* dr = db + c * ds;
+        columns(
+            w,
+            [&](int64_t j) {
+              vstore(dr + j, vexp(vload(xr + j) - vload(l + j)) * vload(k + j));
+            },
+            [&](int64_t j) { dr[j] = vexp1(xr[j] - l[j]) * k[j]; });
+      }
+      for (int64_t j = 0; j < w; ++j) {
+        const int64_t t = labels[e0 + j];
+        if (!s.skip(t)) {
+          db[t * ds + j] -= k[j];
+          continue;
+        }
+        for (int64_t c = 0; c < C; ++c) db[c * ds + j] = 0.0f;  // exactly 0
+      }
+      if constexpr (!kF32)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = 0; j < w; ++j)
+            dscores[n * C * D + j0 + c * D + j] = float_to_bf16_rne(db[c * ds + j]);
+    }
+  });
+  return HMRT_OK;
+}
+
 }  // namespace
+}  // namespace hmrt
+
+extern "C" {
 
 hmrt_status hmrt_sce_loss_f32(const float* scores, int32_t rank,
                               const int64_t* shape, const int64_t* labels,
@@ -1233,89 +1350,18 @@ hmrt_status hmrt_sce_loss_backward_f32(const float* scores, int32_t rank,
                                        hmrt_loss_reduction reduction,
                                        int32_t has_ignore, int64_t ignore_index,
                                        const float* dloss, float* dscores) {
-  using namespace hmrt;
-  const char* fn = "hmrt_sce_loss_backward_f32";
-  Sce s;
-  hmrt_status st = check_sce(fn, scores, rank, shape, labels, weights,
-                             reduction, has_ignore, ignore_index, &s);
-  if (st != HMRT_OK) return st;
-  HMRT_CHECK_PTR(fn, dloss, reduction == HMRT_LOSS_NONE ? s.E : 1);
-  HMRT_CHECK_PTR(fn, dscores, s.E * s.C);
-  if (s.E == 0) return HMRT_OK;
-  if (s.D == 1 && weights == nullptr && reduction == HMRT_LOSS_MEAN)
-    return hmrt_cross_entropy_backward(scores, labels, nullptr, dloss, dscores,
-                                       s.N, s.C, s.ignore ? s.ignore_index : -1);
+  return hmrt::sce_backward("hmrt_sce_loss_backward_f32", scores, rank, shape, labels, weights,
+                            reduction, has_ignore, ignore_index, dloss, dscores);
+}
 
-  Buffer<float> lse(s.E), coef(s.E);
-  if (lse.p == nullptr || coef.p == nullptr)
-    return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %lld floats of "
-                "scratch", fn, (long long)(2 * s.E));
-  st = sce_lse(scores, labels, s, lse.p);
-  if (st != HMRT_OK) return st;
-  // coef[e] = d loss / d l[e] * w[label]; 0 marks nothing (ignored labels are
-  // tested again below so their gradient is exactly 0).
-  const double g = reduction == HMRT_LOSS_MEAN
-                       ? (s.denom != 0.0 ? double(dloss[0]) / s.denom : 0.0)
-                       : double(dloss[0]);
-  for (int64_t e = 0; e < s.E; ++e) {
-    const int64_t t = labels[e];
-    if (s.skip(t)) {
-      coef.p[e] = 0.0f;
-      continue;
-    }
-    const double w = weights ? double(weights[t]) : 1.0;
-    coef.p[e] = static_cast<float>(
-        w * (reduction == HMRT_LOSS_NONE ? double(dloss[e]) : g));
-  }
-
-  const int64_t C = s.C, D = s.D;
-  if (D == 1) {  // rows of (N, C)
-    parallel_for(s.N, grain_for(C), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        float* d = dscores + r * C;
-        const int64_t t = labels[r];
-        if (s.skip(t)) {
-          std::fill(d, d + C, 0.0f);
-          continue;
-        }
-        exp_sub_scale(scores + r * C, lse.p[r], coef.p[r], d, C);
-        d[t] -= coef.p[r];
-      }
-    });
-    return HMRT_OK;
-  }
-  const int64_t tiles = ceil_div(D, kTile);
-  parallel_for(s.N * tiles, grain_for(C * std::min(D, kTile)),
-               [&](int64_t lo, int64_t hi) {
-    for (int64_t u = lo; u < hi; ++u) {
-      const int64_t n = u / tiles, j0 = u % tiles * kTile;
-      const int64_t w = std::min(kTile, D - j0);
-      const int64_t e0 = n * D + j0;
-      const float* l = lse.p + e0;
-      const float* k = coef.p + e0;
-      const float* xb = scores + n * C * D + j0;
-      float* db = dscores + n * C * D + j0;
-      for (int64_t c = 0; c < C; ++c) {
-        const float* xr = xb + c * D;
-        float* dr = db + c * D;
-        columns(
-            w,
-            [&](int64_t j) {
-              vstore(dr + j, vexp(vload(xr + j) - vload(l + j)) * vload(k + j));
-            },
-            [&](int64_t j) { dr[j] = vexp1(xr[j] - l[j]) * k[j]; });
-      }
-      for (int64_t j = 0; j < w; ++j) {
-        const int64_t t = labels[e0 + j];
-        if (!s.skip(t)) {
-          db[t * D + j] -= k[j];
-          continue;
-        }
-        for (int64_t c = 0; c < C; ++c) db[c * D + j] = 0.0f;  // exactly 0
-      }
-    }
-  });
-  return HMRT_OK;
+hmrt_status hmrt_sce_loss_backward_f32_to_bf16(const float* scores, int32_t rank,
+                                               const int64_t* shape, const int64_t* labels,
+                                               const float* weights,
+                                               hmrt_loss_reduction reduction,
+                                               int32_t has_ignore, int64_t ignore_index,
+                                               const float* dloss, uint16_t* dscores) {
+  return hmrt::sce_backward("hmrt_sce_loss_backward_f32_to_bf16", scores, rank, shape, labels,
+                            weights, reduction, has_ignore, ignore_index, dloss, dscores);
 }
 
 }  // extern "C"

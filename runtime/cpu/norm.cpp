@@ -6,10 +6,14 @@
 // sums in parallel).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
+#include "core/float16.h"
 #include "core/internal.h"
 #include "core/norm_math.h"
 #include "cpu/vec.h"
+#include "cpu/nn_ops_shared.h"
 #include "hmrt/kernels.h"
 
 namespace hmrt {
@@ -49,6 +53,39 @@ void column_sums(int64_t rows, int64_t cols, float* dst, Term term) {
   });
 }
 
+// LayerNorm forward over rows: y in fp32, or in bf16 (each row computed in
+// fp32 into a row of scratch, then rounded to nearest even).
+template <class Out>
+hmrt_status layernorm_rows(const char* fn, const float* x, const float* weight,
+                           const float* bias, Out* y, float* mean, float* rstd, int64_t rows,
+                           int64_t cols, float eps) {
+  constexpr bool kF32 = std::is_same_v<Out, float>;
+  hmrt_status st = check_shape(fn, rows, cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_PTR(fn, x, rows * cols);
+  HMRT_CHECK_PTR(fn, y, rows * cols);
+  parallel_for(rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
+    std::vector<float> row(kF32 ? 0 : static_cast<size_t>(cols));
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* xr = x + r * cols;
+      float* yr;
+      if constexpr (kF32)
+        yr = y + r * cols;
+      else
+        yr = row.data();
+      const float m = hmrt::sum(xr, cols) / static_cast<float>(cols);
+      const float var = sum_sq_dev(xr, m, cols) / static_cast<float>(cols);
+      const float s = 1.0f / std::sqrt(var + eps);
+      layernorm_row(xr, weight, bias, m, s, yr, cols);
+      if constexpr (!kF32)
+        for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = float_to_bf16_rne(yr[c]);
+      if (mean) mean[r] = m;
+      if (rstd) rstd[r] = s;
+    }
+  });
+  return HMRT_OK;
+}
+
 }  // namespace
 }  // namespace hmrt
 
@@ -58,25 +95,20 @@ hmrt_status hmrt_layernorm_forward(const float* x, const float* weight,
                                    const float* bias, float* y, float* mean,
                                    float* rstd, int64_t rows, int64_t cols,
                                    float eps) {
+  return hmrt::layernorm_rows("hmrt_layernorm_forward", x, weight, bias, y, mean, rstd, rows,
+                              cols, eps);
+}
+
+hmrt_status hmrt_layer_norm_f32_to_bf16(const float* x, int32_t rank, const int64_t* shape,
+                                        int32_t axis, const float* scale, const float* bias,
+                                        float eps, uint16_t* y, float* mean, float* rstd) {
   using namespace hmrt;
-  const char* fn = "hmrt_layernorm_forward";
-  hmrt_status st = check_shape(fn, rows, cols);
+  const char* fn = "hmrt_layer_norm_f32_to_bf16";
+  int64_t outer, cols;
+  hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
   if (st != HMRT_OK) return st;
-  HMRT_CHECK_PTR(fn, x, rows * cols);
-  HMRT_CHECK_PTR(fn, y, rows * cols);
-  parallel_for(rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) {
-      const float* xr = x + r * cols;
-      float* yr = y + r * cols;
-      const float m = hmrt::sum(xr, cols) / static_cast<float>(cols);
-      const float var = sum_sq_dev(xr, m, cols) / static_cast<float>(cols);
-      const float s = 1.0f / std::sqrt(var + eps);
-      layernorm_row(xr, weight, bias, m, s, yr, cols);
-      if (mean) mean[r] = m;
-      if (rstd) rstd[r] = s;
-    }
-  });
-  return HMRT_OK;
+  HMRT_CHECK_ARG(eps >= 0.0f, "%s: eps must be >= 0, got %g", fn, (double)eps);
+  return layernorm_rows(fn, x, scale, bias, y, mean, rstd, outer, cols, eps);
 }
 
 hmrt_status hmrt_layernorm_backward(const float* dy, const float* x,

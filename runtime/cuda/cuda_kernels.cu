@@ -288,8 +288,10 @@ unsigned row_group_blocks(int64_t rows) {
 
 // layernorm_forward_row (core/norm_math.h), its sums and its elements shared
 // by a row's eight threads: the same bits.
+// y in fp32, or rounded to bf16 (Out = uint16_t).
+template <class Out>
 __global__ void layer_norm_kernel(const float* x, const float* scale, const float* bias,
-                                  float eps, float* y, float* mean, float* rstd, int64_t rows,
+                                  float eps, Out* y, float* mean, float* rstd, int64_t rows,
                                   int64_t cols) {
   const int lane = threadIdx.x % kRowGroup;
   for_row_groups(rows, [&](int64_t r, bool active) {
@@ -303,9 +305,9 @@ __global__ void layer_norm_kernel(const float* x, const float* scale, const floa
                                               }),
                                    cols, eps);
     if (!active) return;
-    float* yr = y + r * cols;
+    Out* yr = y + r * cols;
     for (int64_t c = lane; c < cols; c += kRowGroup)
-      yr[c] = layernorm_element(xr, scale, bias, m, s, c);
+      store_result(yr + c, layernorm_element(xr, scale, bias, m, s, c));
     if (lane == 0) {
       if (mean) mean[r] = m;
       if (rstd) rstd[r] = s;
@@ -576,12 +578,23 @@ int gather_backward(void* stream, const float* dy, const int64_t* first, const i
   return launched();
 }
 
-int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
-               float* y, float* mean, float* rstd, int64_t rows, int64_t cols) {
+template <class Out>
+int layer_norm_to(void* stream, const float* x, const float* scale, const float* bias, float eps,
+                  Out* y, float* mean, float* rstd, int64_t rows, int64_t cols) {
   if (rows == 0) return 0;
   layer_norm_kernel<<<row_group_blocks(rows), kThreads, 0, as_stream(stream)>>>(
       x, scale, bias, eps, y, mean, rstd, rows, cols);
   return launched();
+}
+
+int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
+               float* y, float* mean, float* rstd, int64_t rows, int64_t cols) {
+  return layer_norm_to(stream, x, scale, bias, eps, y, mean, rstd, rows, cols);
+}
+
+int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
+               uint16_t* y, float* mean, float* rstd, int64_t rows, int64_t cols) {
+  return layer_norm_to(stream, x, scale, bias, eps, y, mean, rstd, rows, cols);
 }
 
 int64_t layer_norm_partials(int64_t rows, int64_t cols) {

@@ -93,6 +93,9 @@ int gather_backward(void* stream, const float* dy, const int64_t* first, const i
 // reduce_sum); scale and bias nullable (1 and 0), mean and rstd nullable.
 int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
                float* y, float* mean, float* rstd, int64_t rows, int64_t cols);
+// The same with y rounded to bf16 (nearest even; hmrt_layer_norm_f32_to_bf16).
+int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
+               uint16_t* y, float* mean, float* rstd, int64_t rows, int64_t cols);
 // Its gradients: dx eight threads per row; dscale and dbias (nullable,
 // overwritten) summed over rows in double as core/norm_math.h says, the
 // chunks of rows on threads of their own when `partials` (device memory for

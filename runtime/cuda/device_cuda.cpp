@@ -693,10 +693,10 @@ double* partials_in_scratch(int64_t count) {
   return static_cast<double*>(g_context->scratch);
 }
 
-hmrt_status cuda_layer_norm_f32(const float* x, int32_t rank, const int64_t* shape,
-                                int32_t axis, const float* scale, const float* bias, float eps,
-                                float* y, float* mean, float* rstd) {
-  const char* fn = "hmrt_layer_norm_f32 (cuda)";
+template <class Out>
+hmrt_status layer_norm_to(const char* fn, const float* x, int32_t rank, const int64_t* shape,
+                          int32_t axis, const float* scale, const float* bias, float eps, Out* y,
+                          float* mean, float* rstd) {
   int64_t outer, cols;
   hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
   if (st != HMRT_OK) return st;
@@ -710,6 +710,20 @@ hmrt_status cuda_layer_norm_f32(const float* x, int32_t rank, const int64_t* sha
   std::lock_guard<std::mutex> lock(g_context->mutex);
   return finish(fn, cuda::layer_norm(g_context->stream, x, scale, bias, eps, y, mean, rstd,
                                      outer, cols));
+}
+
+hmrt_status cuda_layer_norm_f32(const float* x, int32_t rank, const int64_t* shape,
+                                int32_t axis, const float* scale, const float* bias, float eps,
+                                float* y, float* mean, float* rstd) {
+  return layer_norm_to("hmrt_layer_norm_f32 (cuda)", x, rank, shape, axis, scale, bias, eps, y,
+                       mean, rstd);
+}
+
+hmrt_status cuda_layer_norm_f32_to_bf16(const float* x, int32_t rank, const int64_t* shape,
+                                        int32_t axis, const float* scale, const float* bias,
+                                        float eps, uint16_t* y, float* mean, float* rstd) {
+  return layer_norm_to("hmrt_layer_norm_f32_to_bf16 (cuda)", x, rank, shape, axis, scale, bias,
+                       eps, y, mean, rstd);
 }
 
 hmrt_status cuda_layer_norm_backward_f32(const float* dy, const float* x, int32_t rank,
@@ -882,6 +896,7 @@ const hmrt_kernels kCudaKernels = [] {
   k.reduce_to_f32 = cuda_reduce_to_f32;
   k.concat = cuda_concat;
   k.layer_norm_f32 = cuda_layer_norm_f32;
+  k.layer_norm_f32_to_bf16 = cuda_layer_norm_f32_to_bf16;
   k.layer_norm_backward_f32 = cuda_layer_norm_backward_f32;
   k.gather = cuda_gather;
   k.gather_backward_f32 = cuda_gather_backward_f32;

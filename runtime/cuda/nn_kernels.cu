@@ -68,10 +68,12 @@ __global__ void map_kernel(int64_t op, const float* a, const float* b, float* y,
   HMRT_GRID_LOOP(i, n) { y[i] = ew::fused_apply(op, a[i], b ? b[i] : 0.0f, 0.0f); }
 }
 
+// y in fp32, or rounded to bf16 (Out = uint16_t).
+template <class Out>
 __global__ void fused_kernel(FusedHeader h, const FusedOperand* operands, const int64_t* code,
-                             float* y, int64_t n) {
+                             Out* y, int64_t n) {
   float r[kFusedSlots];
-  HMRT_GRID_LOOP(i, n) { y[i] = fused_element(h, operands, code, i, r); }
+  HMRT_GRID_LOOP(i, n) { store_result(y + i, fused_element(h, operands, code, i, r)); }
 }
 
 // ---- softmax -----------------------------------------------------------------
@@ -155,19 +157,20 @@ __global__ void log_prob_kernel(const float* scores, const float* lse, int64_t C
   }
 }
 
+template <class Out>
 __global__ void sce_backward_kernel(const float* scores, const int64_t* labels, const float* lse,
                                     const float* coef, int64_t C, int64_t D, int64_t count,
-                                    int skip, int64_t ignore_index, float* dscores) {
+                                    int skip, int64_t ignore_index, Out* dscores) {
   HMRT_GRID_LOOP(i, count) {
     const int64_t d = i % D, c = (i / D) % C, nn = i / (C * D);
     const int64_t e = nn * D + d, t = labels[e];
     if (skip && t == ignore_index) {
-      dscores[i] = 0.0f;
+      store_result(dscores + i, 0.0f);
       continue;
     }
     float g = ew::exp_f32(scores[i] - lse[e]) * coef[e];
     if (c == t) g -= coef[e];
-    dscores[i] = g;
+    store_result(dscores + i, g);
   }
 }
 
@@ -359,10 +362,21 @@ int map(void* stream, int64_t op, const float* a, const float* b, float* y, int6
   return launched();
 }
 
-int fused(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
-          float* y, int64_t n) {
+template <class Out>
+int fused_to(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
+             Out* y, int64_t n) {
   fused_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(h, operands, code, y, n);
   return launched();
+}
+
+int fused(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
+          float* y, int64_t n) {
+  return fused_to(stream, h, operands, code, y, n);
+}
+
+int fused(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
+          uint16_t* y, int64_t n) {
+  return fused_to(stream, h, operands, code, y, n);
 }
 
 int softmax(void* stream, const float* x, float* y, int64_t outer, int64_t n, int64_t inner,
@@ -399,13 +413,26 @@ int sce_forward(void* stream, const float* scores, const int64_t* labels, const 
   return launched();
 }
 
-int sce_backward(void* stream, const float* scores, const int64_t* labels, const float* lse,
-                 const float* coef, int64_t N, int64_t C, int64_t D, int skip,
-                 int64_t ignore_index, float* dscores) {
+template <class Out>
+int sce_backward_to(void* stream, const float* scores, const int64_t* labels, const float* lse,
+                    const float* coef, int64_t N, int64_t C, int64_t D, int skip,
+                    int64_t ignore_index, Out* dscores) {
   const int64_t count = N * C * D;
   sce_backward_kernel<<<blocks_for(count), kThreads, 0, as_stream(stream)>>>(
       scores, labels, lse, coef, C, D, count, skip, ignore_index, dscores);
   return launched();
+}
+
+int sce_backward(void* stream, const float* scores, const int64_t* labels, const float* lse,
+                 const float* coef, int64_t N, int64_t C, int64_t D, int skip,
+                 int64_t ignore_index, float* dscores) {
+  return sce_backward_to(stream, scores, labels, lse, coef, N, C, D, skip, ignore_index, dscores);
+}
+
+int sce_backward(void* stream, const float* scores, const int64_t* labels, const float* lse,
+                 const float* coef, int64_t N, int64_t C, int64_t D, int skip,
+                 int64_t ignore_index, uint16_t* dscores) {
+  return sce_backward_to(stream, scores, labels, lse, coef, N, C, D, skip, ignore_index, dscores);
 }
 
 int attention_forward(void* stream, const AttnLayout& a, const DropoutMask* drop,

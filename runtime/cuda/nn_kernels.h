@@ -83,6 +83,9 @@ HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* ope
 }
 int fused(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
           float* y, int64_t n);
+// The same with y rounded to bf16 (nearest even; hmrt_fused_f32_to_bf16).
+int fused(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
+          uint16_t* y, int64_t n);
 
 // Softmax (log: log-softmax) over the middle dim of (outer, n, inner), and
 // its gradient (hmrt_softmax_axis_f32 / _backward_f32): one block per
@@ -107,6 +110,10 @@ int sce_forward(void* stream, const float* scores, const int64_t* labels, const 
 int sce_backward(void* stream, const float* scores, const int64_t* labels, const float* lse,
                  const float* coef, int64_t N, int64_t C, int64_t D, int skip,
                  int64_t ignore_index, float* dscores);
+// The same with dscores rounded to bf16 (nearest even).
+int sce_backward(void* stream, const float* scores, const int64_t* labels, const float* lse,
+                 const float* coef, int64_t N, int64_t C, int64_t D, int skip,
+                 int64_t ignore_index, uint16_t* dscores);
 
 // Attention (hmrt_attention_forward / _backward): with bf16 products and
 // a head_dim the tensor-core kernels take, those (cuda/attention_tc.h);

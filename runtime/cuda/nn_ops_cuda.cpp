@@ -62,10 +62,11 @@ hmrt_status cuda_relu_backward(const float* x, const float* dy, float* dx, int64
   return finish(fn, cuda::map(g_context->stream, HMRT_FUSED_RELU_GRAD, x, dy, dx, n));
 }
 
-hmrt_status cuda_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
-                           const void* const* in, const int64_t* in_bool, const int64_t* in_dims,
-                           float* y, int32_t rank, const int64_t* dims) {
-  const char* fn = "hmrt_fused_f32 (cuda)";
+// y in fp32, or rounded to bf16 (Out = uint16_t).
+template <class Out>
+hmrt_status fused_to(const char* fn, int64_t n_code, const int64_t* code, int64_t n_in,
+                     const void* const* in, const int64_t* in_bool, const int64_t* in_dims,
+                     Out* y, int32_t rank, const int64_t* dims) {
   int64_t n = 0;
   std::vector<FusedInput> inputs;
   hmrt_status st =
@@ -103,6 +104,21 @@ hmrt_status cuda_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
   return finish(fn, cuda::fused(g_context->stream, h,
                                 reinterpret_cast<const cuda::FusedOperand*>(base),
                                 reinterpret_cast<const int64_t*>(base + op_bytes), y, n));
+}
+
+hmrt_status cuda_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
+                           const void* const* in, const int64_t* in_bool, const int64_t* in_dims,
+                           float* y, int32_t rank, const int64_t* dims) {
+  return fused_to("hmrt_fused_f32 (cuda)", n_code, code, n_in, in, in_bool, in_dims, y, rank,
+                  dims);
+}
+
+hmrt_status cuda_fused_f32_to_bf16(int64_t n_code, const int64_t* code, int64_t n_in,
+                                   const void* const* in, const int64_t* in_bool,
+                                   const int64_t* in_dims, uint16_t* y, int32_t rank,
+                                   const int64_t* dims) {
+  return fused_to("hmrt_fused_f32_to_bf16 (cuda)", n_code, code, n_in, in, in_bool, in_dims, y,
+                  rank, dims);
 }
 
 hmrt_status cuda_softmax_axis_f32(const float* x, int32_t rank, const int64_t* shape,
@@ -220,12 +236,13 @@ hmrt_status cuda_sce_loss_f32(const float* scores, int32_t rank, const int64_t* 
                                      : std::numeric_limits<float>::quiet_NaN());
 }
 
-hmrt_status cuda_sce_loss_backward_f32(const float* scores, int32_t rank, const int64_t* shape,
-                                       const int64_t* labels, const float* weights,
-                                       hmrt_loss_reduction reduction, int32_t has_ignore,
-                                       int64_t ignore_index, const float* dloss,
-                                       float* dscores) {
-  const char* fn = "hmrt_sce_loss_backward_f32 (cuda)";
+// dscores in fp32, or rounded to bf16 (Out = uint16_t).
+template <class Out>
+hmrt_status sce_loss_backward_to(const char* fn, const float* scores, int32_t rank,
+                                 const int64_t* shape, const int64_t* labels,
+                                 const float* weights, hmrt_loss_reduction reduction,
+                                 int32_t has_ignore, int64_t ignore_index, const float* dloss,
+                                 Out* dscores) {
   Sce s;
   hmrt_status st = check_sce_on_gpu(fn, scores, rank, shape, labels, weights, reduction,
                                     has_ignore, ignore_index, &s);
@@ -265,6 +282,26 @@ hmrt_status cuda_sce_loss_backward_f32(const float* scores, int32_t rank, const 
     launch = cuda::sce_backward(g_context->stream, scores, labels, lse, dcoef, s.N, s.C, s.D,
                                 s.ignore, s.ignore_index, dscores);
   return finish(fn, launch);
+}
+
+hmrt_status cuda_sce_loss_backward_f32(const float* scores, int32_t rank, const int64_t* shape,
+                                       const int64_t* labels, const float* weights,
+                                       hmrt_loss_reduction reduction, int32_t has_ignore,
+                                       int64_t ignore_index, const float* dloss,
+                                       float* dscores) {
+  return sce_loss_backward_to("hmrt_sce_loss_backward_f32 (cuda)", scores, rank, shape, labels,
+                              weights, reduction, has_ignore, ignore_index, dloss, dscores);
+}
+
+hmrt_status cuda_sce_loss_backward_f32_to_bf16(const float* scores, int32_t rank,
+                                               const int64_t* shape, const int64_t* labels,
+                                               const float* weights,
+                                               hmrt_loss_reduction reduction,
+                                               int32_t has_ignore, int64_t ignore_index,
+                                               const float* dloss, uint16_t* dscores) {
+  return sce_loss_backward_to("hmrt_sce_loss_backward_f32_to_bf16 (cuda)", scores, rank, shape,
+                              labels, weights, reduction, has_ignore, ignore_index, dloss,
+                              dscores);
 }
 
 // ---- attention -------------------------------------------------------------------------
@@ -355,12 +392,14 @@ void add_nn_kernels(hmrt_kernels* k) {
   k->attention_forward = cuda_attention_forward;
   k->attention_backward = cuda_attention_backward;
   k->fused_f32 = cuda_fused_f32;
+  k->fused_f32_to_bf16 = cuda_fused_f32_to_bf16;
   k->unary_f32 = cuda_unary_f32;
   k->relu_backward = cuda_relu_backward;
   k->softmax_axis_f32 = cuda_softmax_axis_f32;
   k->softmax_axis_backward_f32 = cuda_softmax_axis_backward_f32;
   k->sce_loss_f32 = cuda_sce_loss_f32;
   k->sce_loss_backward_f32 = cuda_sce_loss_backward_f32;
+  k->sce_loss_backward_f32_to_bf16 = cuda_sce_loss_backward_f32_to_bf16;
 }
 
 }  // namespace hmrt

@@ -541,6 +541,18 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
     EXPECT_TRUE(same_bits(download<float>(bdx.get(), dx.size()), dx));
     EXPECT_TRUE(same_bits(download<float>(bdw.get(), dw.size()), dw));
     EXPECT_TRUE(same_bits(download<float>(bdb.get(), db.size()), db));
+    // y written in bf16 (hmrt_layer_norm_f32_to_bf16): the CPU's bits.
+    std::vector<uint16_t> y16(y.size());
+    HMRT_ASSERT_OK(hmrt_layer_norm_f32_to_bf16(x.data(), 3, shape, 1,
+                                               affine ? w.data() : nullptr,
+                                               affine ? bias.data() : nullptr, 1e-5f, y16.data(),
+                                               nullptr, nullptr));
+    uint16_t* gy16;
+    BufferPtr by16 = upload(std::vector<uint16_t>(y.size(), 0), &gy16);
+    HMRT_ASSERT_OK(k_->layer_norm_f32_to_bf16(gx, 3, shape, 1, affine ? gw : nullptr,
+                                              affine ? gb : nullptr, 1e-5f, gy16, nullptr,
+                                              nullptr));
+    EXPECT_TRUE(same_bits(download<uint16_t>(by16.get(), y.size()), y16));
   }
   // Concat along a middle axis, an empty input among them, 8-byte elements.
   {

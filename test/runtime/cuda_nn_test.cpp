@@ -124,6 +124,18 @@ TEST_F(Cuda, FusedProgramsMatchCpu) {
     else
       expect_ulps(got, want, 4.0f, "tanh + log");
   }
+  // Written in bf16 (hmrt_fused_f32_to_bf16): the CPU's bits.
+  {
+    const int64_t n_code = int64_t(exact.size() / 4);
+    std::vector<uint16_t> want(static_cast<size_t>(n));
+    HMRT_ASSERT_OK(hmrt_fused_f32_to_bf16(n_code, exact.data(), 4, f.host, in_bool.data(),
+                                          in_dims.data(), want.data(), 3, dims));
+    uint16_t* dy16;
+    BufferPtr by16 = upload(std::vector<uint16_t>(size_t(n), 0), &dy16);
+    HMRT_ASSERT_OK(k_->fused_f32_to_bf16(n_code, exact.data(), 4, dev_in, in_bool.data(),
+                                         in_dims.data(), dy16, 3, dims));
+    EXPECT_TRUE(same_bits(download<uint16_t>(by16.get(), size_t(n)), want));
+  }
   // The CPU's checks and messages.
   const std::vector<int64_t> bad = {HMRT_FUSED_ADD, 0, 9, -1};
   EXPECT_EQ(k_->fused_f32(1, bad.data(), 4, dev_in, in_bool.data(), in_dims.data(), dy, 3, dims),
@@ -213,6 +225,16 @@ TEST_F(Cuda, SoftmaxCrossEntropyMatchesCpu) {
                                              c.weighted ? gw : nullptr, c.reduction, c.ignore,
                                              ignore_index, gdl, gdx));
     expect_close(download<float>(bdx.get(), size_t(E * C)), dx, 2e-6, "dscores");
+    // Written in bf16: the GPU's fp32 gradient rounded as the CPU rounds it.
+    uint16_t* gdx16;
+    BufferPtr bdx16 = upload(std::vector<uint16_t>(size_t(E * C), 0), &gdx16);
+    HMRT_ASSERT_OK(k_->sce_loss_backward_f32_to_bf16(gx, rank, c.shape.data(), gl,
+                                                     c.weighted ? gw : nullptr, c.reduction,
+                                                     c.ignore, ignore_index, gdl, gdx16));
+    std::vector<float> gpu32 = download<float>(bdx.get(), size_t(E * C));
+    std::vector<uint16_t> want16(gpu32.size());
+    HMRT_ASSERT_OK(hmrt_round_bf16(gpu32.data(), want16.data(), int64_t(gpu32.size())));
+    EXPECT_TRUE(same_bits(download<uint16_t>(bdx16.get(), size_t(E * C)), want16));
   }
   // A label out of range: read back and refused with the CPU's message.
   const int64_t shape[2] = {4, 3};

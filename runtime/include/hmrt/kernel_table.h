@@ -152,6 +152,12 @@ struct hmrt_kernels {
   hmrt_status (*add_sum_of_squares)(const float* x, int64_t n, const double* acc, double* out);
   /* hmrt_norm_of_sum */
   hmrt_status (*norm_of_sum)(const double* sum, float* out);
+  /* hmrt_fused_f32_to_bf16 */
+  hmrt_status (*fused_f32_to_bf16)(int64_t n_code, const int64_t* code, int64_t n_in, const void* const* in, const int64_t* in_bool, const int64_t* in_dims, uint16_t* y, int32_t rank, const int64_t* dims);
+  /* hmrt_layer_norm_f32_to_bf16 */
+  hmrt_status (*layer_norm_f32_to_bf16)(const float* x, int32_t rank, const int64_t* shape, int32_t axis, const float* scale, const float* bias, float eps, uint16_t* y, float* mean, float* rstd);
+  /* hmrt_sce_loss_backward_f32_to_bf16 */
+  hmrt_status (*sce_loss_backward_f32_to_bf16)(const float* scores, int32_t rank, const int64_t* shape, const int64_t* labels, const float* weights, hmrt_loss_reduction reduction, int32_t has_ignore, int64_t ignore_index, const float* dloss, uint16_t* dscores);
 };
 
 /* Records "the <backend> backend has no <name> kernel yet ..." as the last

@@ -147,6 +147,15 @@ hmrt_status hmrt_layer_norm_f32(const float* x, int32_t rank,
                                 const float* scale, const float* bias,
                                 float eps, float* y, float* mean, float* rstd);
 
+/* hmrt_layer_norm_f32 with y in bfloat16 bit patterns: each element computed
+ * in fp32 as hmrt_layer_norm_f32 computes it, then rounded to nearest even
+ * as hmrt_round_bf16 rounds it; mean and rstd stay fp32. */
+hmrt_status hmrt_layer_norm_f32_to_bf16(const float* x, int32_t rank,
+                                        const int64_t* shape, int32_t axis,
+                                        const float* scale, const float* bias,
+                                        float eps, uint16_t* y, float* mean,
+                                        float* rstd);
+
 /* Gradients of hmrt_layer_norm_f32 from the mean and rstd it saved: dx
  * (required), dscale and dbias (nullable; cols elements, OVERWRITTEN, not
  * accumulated, unlike hmrt_layernorm_backward).  scale NULL means 1. */
@@ -199,6 +208,19 @@ hmrt_status hmrt_sce_loss_backward_f32(const float* scores, int32_t rank,
                                        hmrt_loss_reduction reduction,
                                        int32_t has_ignore, int64_t ignore_index,
                                        const float* dloss, float* dscores);
+
+/* hmrt_sce_loss_backward_f32 with dscores in bfloat16 bit patterns: each
+ * element computed in fp32 as hmrt_sce_loss_backward_f32 computes it, then
+ * rounded to nearest even as hmrt_round_bf16 rounds it.  Not in place. */
+hmrt_status hmrt_sce_loss_backward_f32_to_bf16(const float* scores, int32_t rank,
+                                               const int64_t* shape,
+                                               const int64_t* labels,
+                                               const float* weights,
+                                               hmrt_loss_reduction reduction,
+                                               int32_t has_ignore,
+                                               int64_t ignore_index,
+                                               const float* dloss,
+                                               uint16_t* dscores);
 
 #ifdef __cplusplus
 } /* extern "C" */

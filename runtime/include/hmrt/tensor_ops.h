@@ -133,6 +133,14 @@ hmrt_status hmrt_fused_f32(int64_t n_code, const int64_t* code, int64_t n_in,
                            const int64_t* in_dims, float* y, int32_t rank,
                            const int64_t* dims);
 
+/* hmrt_fused_f32 with y in bfloat16 bit patterns: each element computed in
+ * fp32 as hmrt_fused_f32 computes it, then rounded to nearest even as
+ * hmrt_round_bf16 rounds it (a value only bf16 GEMM operands read). */
+hmrt_status hmrt_fused_f32_to_bf16(int64_t n_code, const int64_t* code, int64_t n_in,
+                                   const void* const* in, const int64_t* in_bool,
+                                   const int64_t* in_dims, uint16_t* y, int32_t rank,
+                                   const int64_t* dims);
+
 /* y = (a == b) as bool bytes (0/1), broadcasting; dtype (hmrt_dtype) is the
  * element type of both a and b.  Floats (F16 and BF16 too) compare by value
  * (NaN != NaN, -0 == +0); BOOL compares truth values (any nonzero byte is
