@@ -93,6 +93,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   pm.addPass(createTGInputRoles());
   if (o.fuse != "none")
     pm.addPass(createTGFuseElementwise());
+  pm.addPass(createTGFoldRounding());
   PlanTiersOptions tiers;
   tiers.vram = o.vram;
   tiers.deviceProfile = o.deviceProfile;

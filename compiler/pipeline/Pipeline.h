@@ -17,6 +17,7 @@
 //   tg-select-entries       (the entry function of `program`)
 //   tg-input-roles          (tokens / targets, for the driver's loader)
 //   tg-fuse-elementwise     (fuse=all|elementwise)
+//   tg-fold-rounding
 //   plan-quantize-device    (quantize-states, vram, device-profile, recompute)
 //   plan-tiers              (vram, device-profile, host-params, chunk-size)
 //   plan-recompute          (vram, device-profile, recompute)

@@ -27,10 +27,12 @@
 #include "tg/IR/TGOps.h"
 #include "tg/Transforms/Passes.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/DebugStringHelper.h"
 
@@ -42,6 +44,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include <csignal>
+#include <thread>
 #include <cstdlib>
 
 using namespace llvm;
@@ -207,13 +210,16 @@ cl::opt<std::string> precision(
              "gradients and optimizer states. Default: bf16 for --target cuda, fp32 "
              "for --target cpu (where bf16 is an exact emulation, slower than fp32)"),
     cl::cat(outputCategory));
-cl::opt<bool> bf16Storage(
-    "bf16-storage",
+cl::opt<std::string> bf16Storage(
+    "bf16-storage", cl::value_desc("auto|always|never"), cl::ValueOptional, cl::init("auto"),
     cl::desc("With --precision bf16: keep the values only MatMul and Gemm read (the activations "
-             "linear layers keep for their backward) in bf16, rounded once where they are made. "
-             "Less memory, more time: each is an extra pass, and so far slower overall "
-             "(docs/benchmarks.md)"),
-    cl::Hidden, cl::cat(outputCategory));
+             "linear layers keep for their backward) in bf16, written so by the layer norms, "
+             "fused elementwise programs and the loss gradient that make them, or rounded once "
+             "after another op. The same results, bit for bit; less memory, but each weight a "
+             "GEMM multiplies with such a value is rounded before it: always (the bare flag), "
+             "never, or auto (default): both are planned and the shorter predicted step is "
+             "kept, or the one that fits --vram"),
+    cl::cat(outputCategory));
 cl::opt<std::string> cudaArch(
     "cuda-arch", cl::value_desc("sm_NN"),
     cl::desc("With --target cuda: the GPU architecture the program is for; it must be one the "
@@ -441,6 +447,82 @@ struct FailedPass : mlir::PassInstrumentation {
   }
 };
 
+/// The N of "the smallest budget that fits is --vram N" in a plan's
+/// message (the largest number when there is none).
+uint64_t smallestVram(StringRef message) {
+  StringRef marker = "smallest budget that fits is --vram ";
+  size_t at = message.find(marker);
+  uint64_t n = UINT64_MAX;
+  if (at == StringRef::npos ||
+      message.substr(at + marker.size()).take_while([](char c) { return c >= '0' && c <= '9'; }).getAsInteger(10, n))
+    return UINT64_MAX;
+  return n;
+}
+
+/// What --bf16-storage auto chose, and why, for --explain ("" otherwise).
+std::string storageChoice;
+
+/// --bf16-storage auto's other plan: a copy of the module planned with bf16
+/// storage on a thread of its own, while the module is planned without. The
+/// copy lives in a context of its own (reached through bytecode), so that
+/// its diagnostics, and the handlers its passes install, stay its own.
+struct StorageTrial {
+  mlir::MLIRContext context;
+  mlir::PassManager pm{&context};
+  std::string bytecode;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  bool planned = false;
+  std::string diagnostics; // its own, as the driver's
+  FailedPass *failure = nullptr;
+  std::thread thread;
+
+  /// Starts planning a copy of `source` with the pipeline of `o` (nullptr
+  /// when the copy cannot be made).
+  static std::unique_ptr<StorageTrial> start(mlir::ModuleOp source,
+                                             const hmcc::PipelineOptions &o) {
+    auto t = std::make_unique<StorageTrial>();
+    // The importer's dialects; the passes load theirs.
+    t->context.loadDialect<hmcc::tg::TGDialect, mlir::func::FuncDialect>();
+    llvm::raw_string_ostream os(t->bytecode);
+    if (mlir::failed(mlir::writeBytecodeToFile(source, os)))
+      return nullptr;
+    hmcc::buildPipeline(t->pm, o);
+    auto failedPass = std::make_unique<FailedPass>();
+    t->failure = failedPass.get();
+    t->pm.addInstrumentation(std::move(failedPass));
+    t->thread = std::thread([p = t.get()] {
+      mlir::ScopedDiagnosticHandler collect(&p->context, [p](mlir::Diagnostic &d) {
+        p->diagnostics += (p->diagnostics.empty() ? "" : "\n") + d.str();
+        return mlir::success();
+      });
+      p->module = mlir::parseSourceString<mlir::ModuleOp>(p->bytecode, &p->context);
+      p->planned = p->module && mlir::succeeded(p->pm.run(*p->module));
+    });
+    return t;
+  }
+
+  /// Waits for the plan: whether it succeeded.
+  bool finish() {
+    thread.join();
+    return planned;
+  }
+
+  /// The planned copy, in `to` (nullptr if it cannot be moved).
+  mlir::OwningOpRef<mlir::ModuleOp> moveTo(mlir::MLIRContext &to) {
+    std::string bytes;
+    llvm::raw_string_ostream os(bytes);
+    if (mlir::failed(mlir::writeBytecodeToFile(*module, os)))
+      return nullptr;
+    to.loadDialect<hmcc::hm::HMDialect>();
+    return mlir::parseSourceString<mlir::ModuleOp>(bytes, &to);
+  }
+
+  ~StorageTrial() {
+    if (thread.joinable())
+      thread.join();
+  }
+};
+
 /// The --explain table.
 std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timeline, bool train) {
   using hmcc::formatBytes;
@@ -509,6 +591,8 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
       os << ", attention ops: " << attention;
     os << (bf16 ? ", bf16 products and fp32 sums" : ", fp32") << " (--precision "
        << (bf16 ? "bf16" : "fp32") << ")\n";
+    if (!storageChoice.empty())
+      os << "  values only GEMMs read: " << storageChoice << "\n";
   }
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
@@ -865,7 +949,13 @@ int run(int argc, char **argv) {
     return error("--fuse '" + fuse + "' is unknown: use all, elementwise or none");
   if (precision.getNumOccurrences() && precision != "fp32" && precision != "bf16")
     return error("--precision '" + hmcc::escapeText(precision) + "' is unknown: use fp32 or bf16");
-  if (bf16Storage && (precision.getNumOccurrences() ? precision != "bf16" : target != Target::Cuda))
+  if (bf16Storage.empty())
+    bf16Storage = "always";
+  if (bf16Storage != "auto" && bf16Storage != "always" && bf16Storage != "never")
+    return error("--bf16-storage '" + hmcc::escapeText(bf16Storage) +
+                 "' is unknown: use auto, always or never");
+  if (bf16Storage == "always" &&
+      (precision.getNumOccurrences() ? precision != "bf16" : target != Target::Cuda))
     return error("--bf16-storage keeps GEMM operands in bf16: it needs --precision bf16");
   if (quantizeStates != "never" && quantizeStates != "auto" && quantizeStates != "always")
     return error("--quantize-states '" + quantizeStates + "' is unknown: use never, auto or always");
@@ -960,7 +1050,7 @@ int run(int argc, char **argv) {
   o.precision = precision.getNumOccurrences() ? std::string(precision)
                 : target == Target::Cuda      ? std::string("bf16")
                                               : std::string("fp32");
-  o.bf16Storage = bf16Storage;
+  o.bf16Storage = bf16Storage == "always";
   o.quantizeStates = quantizeStates;
   o.fuse = fuse;
   o.lr = lrOpt;
@@ -994,13 +1084,61 @@ int run(int argc, char **argv) {
     for (auto param : module->getOps<hmcc::tg::ParameterOp>())
       b.clone(*param);
   }
+  // --bf16-storage auto: a copy planned with bf16 storage, beside the
+  // program planned without, on a thread and in a context of its own.
+  std::unique_ptr<StorageTrial> trial;
+  if (bf16Storage == "auto" && o.precision == "bf16" && o.until != "training") {
+    o.bf16Storage = true; // the passes take their options' values when built
+    trial = StorageTrial::start(*module, o);
+    o.bf16Storage = false;
+  }
   mlir::PassManager pm(&context);
   hmcc::buildPipeline(pm, o);
   auto failedPass = std::make_unique<FailedPass>();
   FailedPass *failure = failedPass.get();
   pm.addInstrumentation(std::move(failedPass));
   bool train = programKind == Program::Train;
-  if (mlir::failed(pm.run(*module))) {
+  mlir::LogicalResult planned = pm.run(*module);
+  // The copy replaces the program where it predicts a shorter step or fits
+  // where the program does not.
+  if (trial && !trial->finish() && mlir::failed(planned) && trial->module &&
+      trial->failure->pass == failure->pass &&
+      smallestVram(trial->diagnostics) < smallestVram(diagnostics)) {
+    // Neither fits --vram: the smaller of the budgets the two plans name
+    // is the smallest for --bf16-storage auto.
+    diagnostics = trial->diagnostics;
+    if (failure->pass == "hm-check-budget")
+      if (auto copy = trial->moveTo(context))
+        module = std::move(copy);
+  } else if (trial && trial->planned) {
+    std::string why;
+    auto profile = hmcc::planner::loadDeviceProfile(deviceProfile, why);
+    auto step = [&](mlir::ModuleOp m) {
+      return hmcc::planner::predictTimeline(*m.getOps<mlir::func::FuncOp>().begin(), *profile)
+          .step;
+    };
+    double with = step(*trial->module);
+    bool take = mlir::failed(planned);
+    if (take) {
+      storageChoice = "bf16 storage (--bf16-storage auto: the program fits --vram only so)";
+    } else {
+      double without = step(*module);
+      take = with < without;
+      storageChoice = std::string(take ? "bf16 storage" : "fp32 storage") +
+                      " (--bf16-storage auto: " + hmcc::formatSeconds(with) + " with, " +
+                      hmcc::formatSeconds(without) + " without)";
+    }
+    if (take) {
+      if (auto copy = trial->moveTo(context)) {
+        module = std::move(copy);
+        planned = mlir::success();
+        diagnostics.clear();
+      } else {
+        storageChoice.clear();
+      }
+    }
+  }
+  if (mlir::failed(planned)) {
     // A sound program that does not fit --vram is still dumped, and the
     // summary says how its memory splits, before the error.
     if (failure->pass == "hm-check-budget") {

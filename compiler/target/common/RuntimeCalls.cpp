@@ -44,6 +44,10 @@ Arg ofValue(K kind, Value v, StringRef ctype = "") {
 Arg data(Value v, StringRef ctype = "uint8_t") { return ofValue(K::Data, v, ctype); }
 Arg f32Out(Value v) { return data(v, "float"); }
 Arg f32In(Value v) { return data(v, "const float"); }
+/// Whether an op computed in f32 writes `v` rounded to bf16 (tg-fold-rounding).
+bool roundsToBf16(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isBF16(); }
+/// Such a result: f32, or bf16 bit patterns.
+Arg resultOut(Value v) { return data(v, roundsToBf16(v) ? "uint16_t" : "float"); }
 /// A GEMM operand: f32, or bf16 bit patterns (tg-precision).
 Arg factor(Value v, bool bf16) { return data(v, bf16 ? "const uint16_t" : "const float"); }
 /// The kernel of a GEMM: of bf16 operands, of f32 ones with bf16 products
@@ -278,10 +282,10 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
           dims.append(result.getRank() - type.getRank(), 1); // aligned on the trailing dims
           dims.append(type.getShape().begin(), type.getShape().end());
         }
-        return call("hmrt_fused_f32", {integer(o.getOps().size()), ints(code),
-                                       integer(o.getInputs().size()),
-                                       dataArray(o.getInputs(), "const void"), ints(isBool),
-                                       ints(dims), f32Out(o.getResult()), shape(o.getResult())});
+        return call(roundsToBf16(o.getResult()) ? "hmrt_fused_f32_to_bf16" : "hmrt_fused_f32",
+                    {integer(o.getOps().size()), ints(code), integer(o.getInputs().size()),
+                     dataArray(o.getInputs(), "const void"), ints(isBool), ints(dims),
+                     resultOut(o.getResult()), shape(o.getResult())});
       })
       .Case([&](ErfOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_ERF"); })
       .Case([&](ReluOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_RELU"); })
@@ -426,9 +430,10 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
       })
       .Case([&](LayerNormOp o) {
         bool stats = !o.getStats().empty();
-        return call("hmrt_layer_norm_f32",
+        return call(roundsToBf16(o.getResult()) ? "hmrt_layer_norm_f32_to_bf16"
+                                                : "hmrt_layer_norm_f32",
                     {f32In(o.getX()), shape(o.getX()), integer(o.getAxis()), f32In(o.getScale()),
-                     f32In(o.getBias()), f32(o.getEpsilon()), f32Out(o.getResult()),
+                     f32In(o.getBias()), f32(o.getEpsilon()), resultOut(o.getResult()),
                      stats ? f32Out(o.getStats()[0]) : text("nullptr"),
                      stats ? f32Out(o.getStats()[1]) : text("nullptr")});
       })
@@ -489,8 +494,10 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
                                  data(o.getLabels(), "const int64_t"), f32In(o.getWeights()),
                                  lossReduction(o.getReduction())};
         ignoreIndex(o.getIgnoreIndex(), args);
-        args.append({f32In(o.getGrad()), f32Out(o.getResult())});
-        return call("hmrt_sce_loss_backward_f32", std::move(args));
+        args.append({f32In(o.getGrad()), resultOut(o.getResult())});
+        return call(roundsToBf16(o.getResult()) ? "hmrt_sce_loss_backward_f32_to_bf16"
+                                                : "hmrt_sce_loss_backward_f32",
+                    std::move(args));
       })
       // Optimizer.
       .Case([&](SumSquaresOp o) {

@@ -166,7 +166,8 @@ def TG_SoftmaxCrossEntropyLossGradOp : TG_Op<"softmax_cross_entropy_loss_grad", 
   let summary = "gradient of softmax_cross_entropy_loss with respect to the scores";
   let description = [{
     `grad` is the loss's gradient (a scalar for "mean"/"sum", one per label
-    for "none"); attributes as in the forward op.
+    for "none"); attributes as in the forward op. With f32 scores, a bf16
+    result is the f32 gradient rounded to nearest even (tg-fold-rounding).
 
     ```mlir
     %ds = tg.softmax_cross_entropy_loss_grad %g, %logits, %t {ignore_index = -100 : i64} : (tensor<f32>, tensor<32x64xf32>, tensor<32xi64>) -> tensor<32x64xf32>

@@ -35,6 +35,13 @@ LogicalResult expectType(Operation *op, Value value, ArrayRef<int64_t> shape,
   return success();
 }
 
+/// The element type of a result computed in f32 from `in`'s: `in`'s, or
+/// bf16 where the op writes the f32 value rounded (tg-fold-rounding).
+Type roundedResultType(Operation *op, RankedTensorType in) {
+  Type result = tensorType(op->getResult(0)).getElementType();
+  return in.getElementType().isF32() && result.isBF16() ? result : in.getElementType();
+}
+
 LogicalResult checkAxis(Operation *op, int64_t axis, int64_t rank,
                         StringRef name = "axis") {
   if (axis < 0 || axis >= rank)
@@ -161,8 +168,8 @@ int hmcc::tg::fusedArity(StringRef name) {
 
 LogicalResult FusedOp::verify() {
   auto result = getResult().getType();
-  if (!result.getElementType().isF32())
-    return emitOpError("result must be f32");
+  if (!result.getElementType().isF32() && !result.getElementType().isBF16())
+    return emitOpError("result must be f32 or bf16");
   ArrayRef<int64_t> args = getArgs();
   int64_t nIn = getInputs().size(), nCode = getOps().size();
   if (nCode == 0)
@@ -634,7 +641,7 @@ LogicalResult LayerNormOp::verify() {
         failed(expectType(*this, getStats()[1], statShape, f32, "inv_std_dev")))
       return failure();
   }
-  return expectType(*this, getResult(), in.getShape(), in.getElementType());
+  return expectType(*this, getResult(), in.getShape(), roundedResultType(*this, in));
 }
 
 LogicalResult SoftmaxCrossEntropyLossOp::verify() {
@@ -749,7 +756,7 @@ LogicalResult SoftmaxCrossEntropyLossGradOp::verify() {
   Shape gradShape = reduction == "none" ? labelShape : Shape{};
   if (failed(expectType(*this, getGrad(), gradShape, scores.getElementType(), "grad")))
     return failure();
-  return expectType(*this, getResult(), scores.getShape(), scores.getElementType());
+  return expectType(*this, getResult(), scores.getShape(), roundedResultType(*this, scores));
 }
 
 

@@ -174,7 +174,8 @@ def TG_FusedOp : TG_Op<"fused", [Pure]> {
     `where` (condition, x, y) and `relu_grad` (x, grad), as the tg ops of
     those names. Every value is f32; an input is f32 or a bool (i1)
     condition of `where`, and broadcasts to the result's shape (each dim 1
-    or the result's, aligned on the trailing dims).
+    or the result's, aligned on the trailing dims). A bf16 result is the
+    last value rounded to nearest even (tg-fold-rounding).
 
     ```mlir
     // x * 0.5, then erf
@@ -555,6 +556,8 @@ def TG_LayerNormOp : TG_Op<"layer_norm", [Pure]> {
     optional `bias` have the normalised dimensions' shape. `stats` is empty
     or holds ONNX's outputs 1 and 2, the mean and the inverse standard
     deviation (f32, the input's shape with the normalised dimensions set to 1).
+    With an f32 `x`, a bf16 result is the f32 one rounded to nearest even
+    (tg-fold-rounding).
 
     ```mlir
     %y = tg.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x16x32xf32>

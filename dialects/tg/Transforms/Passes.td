@@ -173,6 +173,25 @@ def TGFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGFoldRounding : Pass<"tg-fold-rounding", "::mlir::ModuleOp"> {
+  let summary = "Ops whose value only a bf16 copy reads write that copy themselves";
+  let description = [{
+    tg-precision's bf16-storage rounds a value that only GEMM operands read
+    with a `tg.cast {nearest_even}` right after the op that makes it. Where
+    that op can write its result in bf16 (a `tg.fused` program, the result
+    of `tg.layer_norm` and `tg.softmax_cross_entropy_loss_grad`: their
+    runtime kernels compute in f32 and round each element as the cast
+    would) and the cast is the value's only reader, the op's result becomes
+    bf16 and the cast goes: the f32 tensor is never written, the op writes
+    half the bytes, and the values are the same bits. Runs after
+    tg-fuse-elementwise, which forms the fused programs; other casts stay.
+
+    Example: `%y = tg.layer_norm %x, ... -> tensor<8x32xf32>` then
+    `%c = tg.cast %y {nearest_even} : ... to tensor<8x32xbf16>` becomes
+    `%c = tg.layer_norm %x, ... -> tensor<8x32xbf16>`.
+  }];
+}
+
 def TGExpandGradients : Pass<"tg-expand-gradients", "::mlir::ModuleOp"> {
   let summary = "Replaces each tg.gradient by the reverse sweep that computes it";
   let description = [{

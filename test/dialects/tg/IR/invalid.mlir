@@ -530,6 +530,23 @@ func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<6xf32>) {
 }
 
 // -----
+// LayerNorm's result is the input's type, or bf16 (rounded) from f32 only:
+// not f16.
+func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>) {
+  // expected-error @+1 {{result type 'tensor<2x3xf16>' does not match the expected 'tensor<2x3xf32>'}}
+  %0 = tg.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf16>
+  return
+}
+
+// -----
+// tg.fused: a result of f32 or bf16 (rounded), not f16.
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result must be f32 or bf16}}
+  %0 = tg.fused %x {ops = ["neg"], args = array<i64: 0, -1, -1>} : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
 // LayerNorm's axis is a dimension.
 func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>) {
   // expected-error @+1 {{axis 2 is out of range for rank 2}}
