@@ -23,9 +23,9 @@
 #     for cuBLAS's GEMMs);
 #  2. the GPT-2 fixture compiled with --target cuda (prepare needs hmcc,
 #     make build) four times, --precision fp32, bf16 (bf16 products in the
-#     GEMMs, the CUDA default), bf16 with --bf16-storage (GEMM operands
-#     rounded by casts of their own and kept in bf16: the bf16-operand
-#     GEMMs) and fp32 with a parameter in pieces (--host-params NAME:ROWS:
+#     GEMMs, fp32 tensors), bf16 with --bf16-storage=always (GEMM operands
+#     kept in bf16: written so by layer norm, the fused GELU and the loss
+#     gradient, or rounded by casts of their own; the bf16-operand GEMMs) and fp32 with a parameter in pieces (--host-params NAME:ROWS:
 #     its last rows in pinned host memory, updated by the host optimizer),
 #     20 AdamW steps on the GPU and, with the same executable, on
 #     the CPU (train --device cpu, which rounds the GEMM operands to bf16 as
@@ -56,7 +56,10 @@ mode=${1:-}
 # hmcc's flags for a GPT-2 check: fp32, bf16 or bf16-storage.
 precision_flags() {
   case "$1" in
-    bf16-storage) echo "--precision bf16 --bf16-storage" ;;
+    # bf16 products with fp32 tensors, and with bf16 storage (written so by
+    # the layer norms, GELUs and the loss gradient, or rounded by casts).
+    bf16) echo "--precision bf16 --bf16-storage=never" ;;
+    bf16-storage) echo "--precision bf16 --bf16-storage=always" ;;
     # A parameter in pieces: its last rows in pinned host memory, updated
     # there, the first on the GPU; read as their concatenation.
     pieces) echo "--precision fp32 --host-params h.0.attn.c_attn.weight:48" ;;

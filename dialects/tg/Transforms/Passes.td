@@ -105,10 +105,10 @@ def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
     then left with one bf16 and one f32 operand rounds the f32 one just
     before it (hmrt_matmul_bf16 takes two bf16 operands), so that copy lives
     no longer than the GEMM.  The results are those of the kernel's own
-    rounding, bit for bit.  It is off in hmcc's pipeline: on the 1.3 B GPT
-    of the benchmarks the casts cost more time than the memory they save
-    buys back (docs/benchmarks.md); it becomes worth it once the ops that
-    make those values write bf16 themselves.
+    rounding, bit for bit.  tg-fold-rounding then lets the ops that can
+    write bf16 (layer norm, fused programs, the loss gradient) take the cast
+    that follows them.  hmcc's `--bf16-storage auto` plans the program with
+    and without it and keeps the shorter predicted step.
 
     Example: `tg.matmul %x, %w` becomes `tg.matmul %x, %w {tg.math = "bf16"}`.
   }];
