@@ -123,17 +123,28 @@ struct PrecisionPass : hmcc::impl::TGPrecisionBase<PrecisionPass> {
     }
     // A GEMM left with one bf16 and one f32 operand (a parameter or an
     // argument, which lives throughout, or a value something else reads
-    // too) rounds the f32 one just before it, so that copy lives no longer
-    // than the GEMM; two f32 operands the kernel rounds itself.
+    // too) converts the smaller of the two just before it, so that the copy
+    // lives no longer than the GEMM: it rounds the f32 one (a GEMM of bf16
+    // operands), or widens the bf16 one to f32, exactly, where that has
+    // fewer elements (a GEMM of f32 operands that it rounds itself, to the
+    // same values). Two f32 operands the kernel rounds itself.
     for (Operation *op : gemms) {
-      SmallVector<OpOperand *, 2> f32;
+      OpOperand *f32 = nullptr, *bf16 = nullptr;
       for (OpOperand *use : factors(op))
-        if (cast<RankedTensorType>(use->get().getType()).getElementType().isF32())
-          f32.push_back(use);
-      if (f32.size() != 1)
+        (cast<RankedTensorType>(use->get().getType()).getElementType().isF32() ? f32 : bf16) =
+            use;
+      if (!f32 || !bf16)
         continue;
       b.setInsertionPoint(op);
-      f32[0]->set(rounded(f32[0]->get(), op->getLoc()).getResult());
+      auto elements = [](OpOperand *use) {
+        return cast<RankedTensorType>(use->get().getType()).getNumElements();
+      };
+      if (elements(bf16) < elements(f32)) {
+        auto type = cast<RankedTensorType>(bf16->get().getType());
+        bf16->set(CastOp::create(b, op->getLoc(), type.clone(b.getF32Type()), bf16->get()));
+      } else {
+        f32->set(rounded(f32->get(), op->getLoc()).getResult());
+      }
     }
   }
 };

@@ -46,7 +46,7 @@ func.func @gemms(%x: tensor<2x3x8xf32>, %w: tensor<8x16xf32>, %v: tensor<16x4xf3
 
 // bf16-storage: a value two GEMMs and another op read (%e) stays f32, and
 // is rounded just before the GEMM whose other operand is bf16 (%p, read by
-// that GEMM only, rounded once after its op).
+// that GEMM only, rounded once after its op; of as many elements as %e).
 // STORE-LABEL: func.func @mixed
 // STORE:      %[[E:.*]] = tg.exp %arg0
 // STORE-NEXT: %[[P:.*]] = tg.matmul %[[E]], %arg1 {tg.math = "bf16"}
@@ -91,4 +91,21 @@ func.func @attention(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tenso
   %dq, %dk, %dv = tg.attention_grad %q, %k, %v, %o, %lse, %g {causal, scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
   %e = tg.exp %dq : tensor<1x2x4x8xf32>
   return %e, %dk : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}
+
+// bf16-storage: a GEMM whose bf16 operand has fewer elements than its f32
+// one widens the bf16 one to f32 (exact: the GEMM rounds it back to the
+// same value) instead of rounding the larger f32 one.
+// BF16-LABEL: func.func @widen
+// STORE-LABEL: func.func @widen
+// STORE:      %[[Y:.*]] = tg.matmul %arg0, %arg1 {tg.math = "bf16"}
+// STORE-NEXT: %[[Y16:.*]] = tg.cast %[[Y]] {nearest_even} : tensor<2x8xf32> to tensor<2x8xbf16>
+// STORE-NEXT: %[[Y32:.*]] = tg.cast %[[Y16]] : tensor<2x8xbf16> to tensor<2x8xf32>
+// STORE-NEXT: tg.matmul %[[Y32]], %arg2 {tg.math = "bf16"} : (tensor<2x8xf32>, tensor<8x64xf32>)
+// STORE-NEXT: tg.matmul %[[Y16]], %[[Y16]] {tg.math = "bf16", transA} : (tensor<2x8xbf16>, tensor<2x8xbf16>)
+func.func @widen(%x: tensor<2x4xf32>, %a: tensor<4x8xf32>, %w: tensor<8x64xf32>) -> (tensor<2x64xf32>, tensor<8x8xf32>) {
+  %y = tg.matmul %x, %a : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  %z = tg.matmul %y, %w : (tensor<2x8xf32>, tensor<8x64xf32>) -> tensor<2x64xf32>
+  %u = tg.matmul %y, %y {transA} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+  return %z, %u : tensor<2x64xf32>, tensor<8x8xf32>
 }
