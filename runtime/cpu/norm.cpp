@@ -12,8 +12,8 @@
 #include "core/float16.h"
 #include "core/internal.h"
 #include "core/norm_math.h"
-#include "cpu/vec.h"
 #include "cpu/nn_ops_shared.h"
+#include "cpu/vec.h"
 #include "hmrt/kernels.h"
 
 namespace hmrt {

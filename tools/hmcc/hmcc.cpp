@@ -31,8 +31,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
-#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/DebugStringHelper.h"
 
@@ -44,8 +44,8 @@
 #include "llvm/Support/WithColor.h"
 
 #include <csignal>
-#include <thread>
 #include <cstdlib>
+#include <thread>
 
 using namespace llvm;
 
@@ -453,8 +453,11 @@ uint64_t smallestVram(StringRef message) {
   StringRef marker = "smallest budget that fits is --vram ";
   size_t at = message.find(marker);
   uint64_t n = UINT64_MAX;
-  if (at == StringRef::npos ||
-      message.substr(at + marker.size()).take_while([](char c) { return c >= '0' && c <= '9'; }).getAsInteger(10, n))
+  if (at == StringRef::npos)
+    return UINT64_MAX;
+  StringRef digits =
+      message.substr(at + marker.size()).take_while([](char c) { return c >= '0' && c <= '9'; });
+  if (digits.getAsInteger(10, n))
     return UINT64_MAX;
   return n;
 }

@@ -45,7 +45,9 @@ Arg data(Value v, StringRef ctype = "uint8_t") { return ofValue(K::Data, v, ctyp
 Arg f32Out(Value v) { return data(v, "float"); }
 Arg f32In(Value v) { return data(v, "const float"); }
 /// Whether an op computed in f32 writes `v` rounded to bf16 (tg-fold-rounding).
-bool roundsToBf16(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isBF16(); }
+bool roundsToBf16(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
+}
 /// Such a result: f32, or bf16 bit patterns.
 Arg resultOut(Value v) { return data(v, roundsToBf16(v) ? "uint16_t" : "float"); }
 /// A GEMM operand: f32, or bf16 bit patterns (tg-precision).
