@@ -1090,6 +1090,9 @@ int run(int argc, char **argv) {
   // --bf16-storage auto: a copy planned with bf16 storage, beside the
   // program planned without, on a thread and in a context of its own.
   std::unique_ptr<StorageTrial> trial;
+  if (bf16Storage != "auto" && o.precision == "bf16")
+    storageChoice = std::string(o.bf16Storage ? "bf16" : "fp32") + " storage (--bf16-storage " +
+                    std::string(bf16Storage) + ")";
   if (bf16Storage == "auto" && o.precision == "bf16" && o.until != "training") {
     o.bf16Storage = true; // the passes take their options' values when built
     trial = StorageTrial::start(*module, o);
