@@ -127,6 +127,10 @@ HMRT_HD inline void layernorm_dx_row(const float* dyr, const float* xr, const fl
 // chunks' sums in order (so that a GPU sums the chunks in parallel).
 constexpr int64_t kNormRowChunk = 256;
 
+HMRT_HD inline int64_t norm_row_chunks(int64_t rows) {
+  return (rows + kNormRowChunk - 1) / kNormRowChunk;
+}
+
 // LayerNorm's weight and bias gradient sums over chunk k of the rows for
 // column c (mean and rstd saved by the forward).
 HMRT_HD inline void layernorm_dparams_chunk(const float* dy, const float* x, const float* mean,

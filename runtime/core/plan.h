@@ -119,11 +119,6 @@ inline bool broadcast_plan(Plan& p, int nin, const int32_t* ranks,
   return true;
 }
 
-// The plans of a sum of x (dense, shape sx) down to shape sy (hmrt_reduce_to_f32):
-// p iterates x (operand 0, dense) and y (operand 1, stride 0 on the summed
-// dims), merged; kept lists p's dims that y keeps, in order; rp iterates the
-// summed dims alone with x's strides (operand 0).  Shapes must be checked
-// and x not empty.
 // Calls seg(off, len) for the runs of the innermost dim that cover the flat
 // iteration range [lo, hi), in order: off[k] is operand k's element offset
 // at the run's start, and element i of the run is at off[k] + i *
@@ -132,7 +127,7 @@ inline bool broadcast_plan(Plan& p, int nin, const int32_t* ranks,
 // (core/reduce_math.h) too.
 template <class Seg>
 HMRT_HD inline void for_runs(const Plan& p, int64_t lo, int64_t hi, Seg&& seg) {
-  int64_t off[kMaxOps] = {0, 0, 0, 0};
+  int64_t off[kMaxOps] = {};
   if (lo >= hi) return;
   if (p.rank == 0) {
     seg(static_cast<const int64_t*>(off), int64_t{1});
@@ -169,6 +164,11 @@ HMRT_HD inline void for_runs(const Plan& p, int64_t lo, int64_t hi, Seg&& seg) {
   }
 }
 
+// The plans of a sum of x (dense, shape sx) down to shape sy (hmrt_reduce_to_f32):
+// p iterates x (operand 0, dense) and y (operand 1, stride 0 on the summed
+// dims), merged; kept lists p's dims that y keeps, in order; rp iterates the
+// summed dims alone with x's strides (operand 0).  Shapes must be checked
+// and x not empty.
 struct ReducePlan {
   Plan p, rp;
   int kept[kPlanRank];

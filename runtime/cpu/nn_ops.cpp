@@ -1025,23 +1025,6 @@ hmrt_status hmrt::check_layer_norm(const char* fn, int32_t rank, const int64_t* 
 
 extern "C" {
 
-hmrt_status hmrt_layer_norm_f32(const float* x, int32_t rank,
-                                const int64_t* shape, int32_t axis,
-                                const float* scale, const float* bias,
-                                float eps, float* y, float* mean,
-                                float* rstd) {
-  using namespace hmrt;
-  const char* fn = "hmrt_layer_norm_f32";
-  int64_t outer, cols;
-  hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
-  if (st != HMRT_OK) return st;
-  HMRT_CHECK_ARG(eps >= 0.0f, "%s: eps must be >= 0, got %g", fn, (double)eps);
-  HMRT_CHECK_PTR(fn, x, outer * cols);
-  HMRT_CHECK_PTR(fn, y, outer * cols);
-  return hmrt_layernorm_forward(x, scale, bias, y, mean, rstd, outer, cols,
-                                eps);
-}
-
 hmrt_status hmrt_layer_norm_backward_f32(const float* dy, const float* x,
                                          int32_t rank, const int64_t* shape,
                                          int32_t axis, const float* scale,

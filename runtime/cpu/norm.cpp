@@ -86,6 +86,19 @@ hmrt_status layernorm_rows(const char* fn, const float* x, const float* weight,
   return HMRT_OK;
 }
 
+// hmrt_layer_norm_f32 and its bf16 twin: x's dims from `axis` on
+// normalised, the dims before it the rows.
+template <class Out>
+hmrt_status layer_norm_nd(const char* fn, const float* x, int32_t rank, const int64_t* shape,
+                          int32_t axis, const float* scale, const float* bias, float eps, Out* y,
+                          float* mean, float* rstd) {
+  int64_t outer, cols;
+  hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(eps >= 0.0f, "%s: eps must be >= 0, got %g", fn, (double)eps);
+  return layernorm_rows(fn, x, scale, bias, y, mean, rstd, outer, cols, eps);
+}
+
 }  // namespace
 }  // namespace hmrt
 
@@ -99,16 +112,18 @@ hmrt_status hmrt_layernorm_forward(const float* x, const float* weight,
                               cols, eps);
 }
 
+hmrt_status hmrt_layer_norm_f32(const float* x, int32_t rank, const int64_t* shape,
+                                int32_t axis, const float* scale, const float* bias, float eps,
+                                float* y, float* mean, float* rstd) {
+  return hmrt::layer_norm_nd("hmrt_layer_norm_f32", x, rank, shape, axis, scale, bias, eps, y,
+                             mean, rstd);
+}
+
 hmrt_status hmrt_layer_norm_f32_to_bf16(const float* x, int32_t rank, const int64_t* shape,
                                         int32_t axis, const float* scale, const float* bias,
                                         float eps, uint16_t* y, float* mean, float* rstd) {
-  using namespace hmrt;
-  const char* fn = "hmrt_layer_norm_f32_to_bf16";
-  int64_t outer, cols;
-  hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
-  if (st != HMRT_OK) return st;
-  HMRT_CHECK_ARG(eps >= 0.0f, "%s: eps must be >= 0, got %g", fn, (double)eps);
-  return layernorm_rows(fn, x, scale, bias, y, mean, rstd, outer, cols, eps);
+  return hmrt::layer_norm_nd("hmrt_layer_norm_f32_to_bf16", x, rank, shape, axis, scale, bias,
+                             eps, y, mean, rstd);
 }
 
 hmrt_status hmrt_layernorm_backward(const float* dy, const float* x,

@@ -598,7 +598,7 @@ int layer_norm(void* stream, const float* x, const float* scale, const float* bi
 }
 
 int64_t layer_norm_partials(int64_t rows, int64_t cols) {
-  return 2 * ((rows + kNormRowChunk - 1) / kNormRowChunk) * cols;
+  return 2 * norm_row_chunks(rows) * cols;
 }
 
 int layer_norm_backward(void* stream, const float* dy, const float* x, const float* scale,
@@ -609,7 +609,7 @@ int layer_norm_backward(void* stream, const float* dy, const float* x, const flo
     layer_norm_dx_kernel<<<row_group_blocks(rows), kThreads, 0, s>>>(dy, x, scale, mean, rstd,
                                                                      dx, rows, cols);
   if ((dscale || dbias) && cols > 0) {
-    const int64_t chunks = (rows + kNormRowChunk - 1) / kNormRowChunk;
+    const int64_t chunks = norm_row_chunks(rows);
     if (partials && chunks > 0) {
       const dim3 grid(static_cast<unsigned>((cols + 31) / 32),
                       static_cast<unsigned>((chunks + 7) / 8));

@@ -88,9 +88,10 @@ int gather(void* stream, const void* x, const int64_t* nidx, int64_t outer, int6
 int gather_backward(void* stream, const float* dy, const int64_t* first, const int64_t* order,
                     int64_t outer, int64_t dim, int64_t n_idx, int64_t inner, float* dx);
 
-// LayerNorm over rows of cols, one thread per row in the CPU's order
-// (cpu/norm.cpp: sums over eight interleaved lanes, cpu/vec.h's
-// reduce_sum); scale and bias nullable (1 and 0), mean and rstd nullable.
+// LayerNorm over rows of cols, eight threads per row sharing the CPU's sums
+// (core/norm_math.h's reduce_sum8: eight interleaved lanes, then the tail),
+// so the CPU's bits; scale and bias nullable (1 and 0), mean and rstd
+// nullable.
 int layer_norm(void* stream, const float* x, const float* scale, const float* bias, float eps,
                float* y, float* mean, float* rstd, int64_t rows, int64_t cols);
 // The same with y rounded to bf16 (nearest even; hmrt_layer_norm_f32_to_bf16).
