@@ -19,6 +19,7 @@
 
 #include "cuda_test_fixture.h"
 #include "fused_inputs.h"
+#include "sce_inputs.h"
 #include "hmrt/io.h"
 #include "hmrt/kernels.h"
 #include "hmrt/nn_ops.h"
@@ -173,49 +174,26 @@ TEST_F(Cuda, SoftmaxMatchesCpu) {
 }
 
 TEST_F(Cuda, SoftmaxCrossEntropyMatchesCpu) {
-  struct Case {
-    std::vector<int64_t> shape;
-    hmrt_loss_reduction reduction;
-    bool weighted, ignore;
-  };
-  const Case cases[] = {
-      {{64, 1000}, HMRT_LOSS_MEAN, false, false},  // GPT's (tokens, vocabulary)
-      {{40, 77}, HMRT_LOSS_MEAN, false, true},
-      {{9, 13}, HMRT_LOSS_SUM, true, true},
-      {{3, 5, 4, 2}, HMRT_LOSS_NONE, true, false},
-      {{3, 5, 4}, HMRT_LOSS_MEAN, true, true},
-  };
-  int salt = 0;
-  for (const Case& c : cases) {
+  uint32_t salt = 0;
+  for (const hmrt_test::SceCase& c : hmrt_test::sce_cases()) {
     SCOPED_TRACE("case " + std::to_string(salt));
-    ++salt;
-    const int32_t rank = int32_t(c.shape.size());
-    const int64_t N = c.shape[0], C = c.shape[1];
-    int64_t D = 1;
-    for (int32_t d = 2; d < rank; ++d) D *= c.shape[size_t(d)];
-    const int64_t E = N * D;
-    const std::vector<float> x = hmrt_test::random_vec(E * C, 40 + salt, -6.0f, 6.0f);
-    std::vector<int64_t> labels(static_cast<size_t>(E));
-    for (int64_t e = 0; e < E; ++e) labels[size_t(e)] = (e * 7 + salt) % C;
-    const int64_t ignore_index = c.ignore ? labels[1] : 0;
-    const std::vector<float> w = hmrt_test::random_vec(C, 50 + salt, 0.5f, 2.0f);
-    const float* wp = c.weighted ? w.data() : nullptr;
-    const int64_t nl = c.reduction == HMRT_LOSS_NONE ? E : 1;
-    const std::vector<float> dloss = hmrt_test::random_vec(nl, 60 + salt, 0.5f, 1.5f);
+    const hmrt_test::SceInputs in(c, salt++);
+    const int32_t rank = in.rank;
+    const int64_t C = in.C, E = in.E, nl = in.nl, ignore_index = in.ignore_index;
     std::vector<float> loss(static_cast<size_t>(nl)), logp(static_cast<size_t>(E * C)),
         dx(static_cast<size_t>(E * C));
-    HMRT_ASSERT_OK(hmrt_sce_loss_f32(x.data(), rank, c.shape.data(), labels.data(), wp,
+    HMRT_ASSERT_OK(hmrt_sce_loss_f32(in.x.data(), rank, c.shape.data(), in.labels.data(), in.wp,
                                      c.reduction, c.ignore, ignore_index, loss.data(),
                                      logp.data()));
-    HMRT_ASSERT_OK(hmrt_sce_loss_backward_f32(x.data(), rank, c.shape.data(), labels.data(), wp,
-                                              c.reduction, c.ignore, ignore_index, dloss.data(),
-                                              dx.data()));
+    HMRT_ASSERT_OK(hmrt_sce_loss_backward_f32(in.x.data(), rank, c.shape.data(),
+                                              in.labels.data(), in.wp, c.reduction, c.ignore,
+                                              ignore_index, in.dloss.data(), dx.data()));
     float *gx, *gw, *gloss, *glogp, *gdl, *gdx;
     int64_t* gl;
-    BufferPtr bx = upload(x, &gx), bw = upload(w, &gw), bl = upload(labels, &gl);
+    BufferPtr bx = upload(in.x, &gx), bw = upload(in.w, &gw), bl = upload(in.labels, &gl);
     BufferPtr bloss = upload(std::vector<float>(size_t(nl), 0.0f), &gloss);
     BufferPtr blogp = upload(std::vector<float>(size_t(E * C), 0.0f), &glogp);
-    BufferPtr bdl = upload(dloss, &gdl);
+    BufferPtr bdl = upload(in.dloss, &gdl);
     BufferPtr bdx = upload(std::vector<float>(size_t(E * C), 7.0f), &gdx);
     HMRT_ASSERT_OK(k_->sce_loss_f32(gx, rank, c.shape.data(), gl, c.weighted ? gw : nullptr,
                                     c.reduction, c.ignore, ignore_index, gloss, glogp));

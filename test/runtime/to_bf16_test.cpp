@@ -11,6 +11,7 @@
 #include "hmrt/kernels.h"
 #include "hmrt/nn_ops.h"
 #include "hmrt/tensor_ops.h"
+#include "sce_inputs.h"
 #include "test_util.h"
 
 namespace {
@@ -122,48 +123,23 @@ TEST(ToBf16, LayerNormIsTheRoundedFp32Norm) {
 }
 
 TEST(ToBf16, CrossEntropyGradientIsTheRoundedFp32Gradient) {
-  // (tokens, vocabulary) with the mean and no weights (the fp32 kernel's
-  // fast path, which the bf16 one does not take), with weights, an ignored
-  // label and each reduction, and with dims after the classes (tiles of
-  // columns).
-  struct Case {
-    std::vector<int64_t> shape;
-    hmrt_loss_reduction reduction;
-    bool weighted, ignore;
-  };
-  const Case cases[] = {
-      {{64, 1000}, HMRT_LOSS_MEAN, false, false},
-      {{40, 77}, HMRT_LOSS_MEAN, false, true},
-      {{9, 13}, HMRT_LOSS_SUM, true, true},
-      {{3, 5, 4, 2}, HMRT_LOSS_NONE, true, false},
-      {{3, 5, 70}, HMRT_LOSS_MEAN, true, true},
-  };
+  // The cases of sce_inputs.h, the first two by the fp32 kernel's fast path
+  // (mean, no weights), which the bf16 one does not take; with dims after
+  // the classes, by tiles of columns.
   uint32_t salt = 0;
-  for (const Case& c : cases) {
+  for (const hmrt_test::SceCase& c : hmrt_test::sce_cases()) {
     SCOPED_TRACE("case " + std::to_string(salt));
-    ++salt;
-    const int32_t rank = int32_t(c.shape.size());
-    int64_t D = 1;
-    for (int32_t d = 2; d < rank; ++d) D *= c.shape[size_t(d)];
-    const int64_t C = c.shape[1], E = c.shape[0] * D;
-    const std::vector<float> x = hmrt_test::random_vec(E * C, 30 + salt, -6.0f, 6.0f);
-    std::vector<int64_t> labels(static_cast<size_t>(E));
-    for (int64_t e = 0; e < E; ++e) labels[size_t(e)] = (e * 7 + salt) % C;
-    const int64_t ignore_index = c.ignore ? labels[1] : 0;
-    const std::vector<float> w = hmrt_test::random_vec(C, 40 + salt, 0.5f, 2.0f);
-    const float* wp = c.weighted ? w.data() : nullptr;
-    const int64_t nl = c.reduction == HMRT_LOSS_NONE ? E : 1;
-    const std::vector<float> dloss = hmrt_test::random_vec(nl, 50 + salt, 0.5f, 1.5f);
-    std::vector<float> want(static_cast<size_t>(E * C));
-    HMRT_ASSERT_OK(hmrt_sce_loss_backward_f32(x.data(), rank, c.shape.data(), labels.data(), wp,
-                                              c.reduction, c.ignore, ignore_index,
-                                              dloss.data(), want.data()));
+    const hmrt_test::SceInputs in(c, salt++);
+    std::vector<float> want(static_cast<size_t>(in.E * in.C));
+    HMRT_ASSERT_OK(hmrt_sce_loss_backward_f32(in.x.data(), in.rank, c.shape.data(),
+                                              in.labels.data(), in.wp, c.reduction, c.ignore,
+                                              in.ignore_index, in.dloss.data(), want.data()));
     for (int threads : {1, 2}) {
       hmrt_test::ThreadScope scope(threads);
       std::vector<uint16_t> got(want.size(), kPoison);
-      HMRT_ASSERT_OK(hmrt_sce_loss_backward_f32_to_bf16(x.data(), rank, c.shape.data(),
-                                                        labels.data(), wp, c.reduction, c.ignore,
-                                                        ignore_index, dloss.data(), got.data()));
+      HMRT_ASSERT_OK(hmrt_sce_loss_backward_f32_to_bf16(
+          in.x.data(), in.rank, c.shape.data(), in.labels.data(), in.wp, c.reduction, c.ignore,
+          in.ignore_index, in.dloss.data(), got.data()));
       EXPECT_EQ(got, rounded(want)) << threads << " threads";
     }
   }
