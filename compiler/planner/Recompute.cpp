@@ -671,6 +671,8 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     // The messages name the user's --vram: the arena's budget and the
     // runtime's reserve beside it (vram-reserve).
     const int64_t reserve = vramReserve, smallest = t.arena + reserve;
+    module->setAttr(hm::kSmallestVramAttr,
+                    IntegerAttr::get(IntegerType::get(module.getContext(), 64), smallest));
     return module.emitError() << "the program does not fit --vram "
                               << formatBytes(budget + uint64_t(reserve))
                               << ": the smallest budget that fits is --vram " << smallest << " ("

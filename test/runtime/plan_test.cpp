@@ -250,7 +250,7 @@ TEST(Plan, LayerNormGpuDecompositionMatchesTheCpuKernel) {
                              rstd[size_t(r)], row.data(), cols);
       ASSERT_EQ(std::memcmp(row.data(), dx.data() + r * cols, cols * sizeof(float)), 0) << r;
     }
-    const int64_t chunks = (rows + hmrt::kNormRowChunk - 1) / hmrt::kNormRowChunk;
+    const int64_t chunks = hmrt::norm_row_chunks(rows);
     for (int64_t c = 0; c < cols; ++c) {
       double tw = 0.0, tb = 0.0;
       for (int64_t k = 0; k < chunks; ++k) {

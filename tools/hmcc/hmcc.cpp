@@ -447,19 +447,10 @@ struct FailedPass : mlir::PassInstrumentation {
   }
 };
 
-/// The N of "the smallest budget that fits is --vram N" in a plan's
-/// message (the largest number when there is none).
-uint64_t smallestVram(StringRef message) {
-  StringRef marker = "smallest budget that fits is --vram ";
-  size_t at = message.find(marker);
-  uint64_t n = UINT64_MAX;
-  if (at == StringRef::npos)
-    return UINT64_MAX;
-  StringRef digits =
-      message.substr(at + marker.size()).take_while([](char c) { return c >= '0' && c <= '9'; });
-  if (digits.getAsInteger(10, n))
-    return UINT64_MAX;
-  return n;
+/// The smallest --vram a failed plan names (plan-recompute's), or none.
+uint64_t smallestVram(mlir::ModuleOp module) {
+  auto n = module->getAttrOfType<mlir::IntegerAttr>(hmcc::hm::kSmallestVramAttr);
+  return n ? n.getValue().getZExtValue() : UINT64_MAX;
 }
 
 /// What --bf16-storage auto chose, and why, for --explain ("" otherwise).
@@ -1109,7 +1100,7 @@ int run(int argc, char **argv) {
   // where the program does not.
   if (trial && !trial->finish() && mlir::failed(planned) && trial->module &&
       trial->failure->pass == failure->pass &&
-      smallestVram(trial->diagnostics) < smallestVram(diagnostics)) {
+      smallestVram(*trial->module) < smallestVram(*module)) {
     // Neither fits --vram: the smaller of the budgets the two plans name
     // is the smallest for --bf16-storage auto.
     diagnostics = trial->diagnostics;

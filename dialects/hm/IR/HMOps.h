@@ -109,6 +109,9 @@ Slice stateSlice(mlir::Operation *state, std::optional<std::pair<int64_t, int64_
 /// The recompute planner's chain and decision, on the module
 /// (plan-recompute).
 constexpr const char *kRecomputeAttr = "hm.recompute";
+/// When no plan fits --vram: the smallest --vram that does, in bytes (an
+/// i64 on the module, set by plan-recompute with its error).
+constexpr const char *kSmallestVramAttr = "hm.smallest_vram";
 
 /// The arena offset of `v`, if an hm.place stores it.
 std::optional<int64_t> placedOffset(mlir::Value v);
