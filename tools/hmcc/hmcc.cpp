@@ -466,8 +466,7 @@ struct StorageTrial {
   std::string bytecode;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   bool planned = false;
-  std::string diagnostics; // its own, as the driver's
-  FailedPass *failure = nullptr;
+  std::string diagnostics; // its messages, joined as the driver joins its own
   std::thread thread;
 
   /// Starts planning a copy of `source` with the pipeline of `o` (nullptr
@@ -481,9 +480,6 @@ struct StorageTrial {
     if (mlir::failed(mlir::writeBytecodeToFile(source, os)))
       return nullptr;
     hmcc::buildPipeline(t->pm, o);
-    auto failedPass = std::make_unique<FailedPass>();
-    t->failure = failedPass.get();
-    t->pm.addInstrumentation(std::move(failedPass));
     t->thread = std::thread([p = t.get()] {
       mlir::ScopedDiagnosticHandler collect(&p->context, [p](mlir::Diagnostic &d) {
         p->diagnostics += (p->diagnostics.empty() ? "" : "\n") + d.str();
@@ -1097,17 +1093,13 @@ int run(int argc, char **argv) {
   bool train = programKind == Program::Train;
   mlir::LogicalResult planned = pm.run(*module);
   // The copy replaces the program where it predicts a shorter step or fits
-  // where the program does not.
-  if (trial && !trial->finish() && mlir::failed(planned) && trial->module &&
-      trial->failure->pass == failure->pass &&
-      smallestVram(*trial->module) < smallestVram(*module)) {
-    // Neither fits --vram: the smaller of the budgets the two plans name
-    // is the smallest for --bf16-storage auto.
-    diagnostics = trial->diagnostics;
-    if (failure->pass == "hm-check-budget")
-      if (auto copy = trial->moveTo(context))
-        module = std::move(copy);
-  } else if (trial && trial->planned) {
+  // where the program does not; where neither fits, the smaller of the
+  // budgets they name is the smallest for --bf16-storage auto.
+  if (trial && !trial->finish()) {
+    if (mlir::failed(planned) && trial->module &&
+        smallestVram(*trial->module) < smallestVram(*module))
+      diagnostics = trial->diagnostics;
+  } else if (trial) {
     std::string why;
     auto profile = hmcc::planner::loadDeviceProfile(deviceProfile, why);
     auto step = [&](mlir::ModuleOp m) {
