@@ -37,103 +37,120 @@ bool readModel(const std::string &path, onnx::ModelProto &model, std::string &er
 
 } // namespace
 
-std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
-                                        std::string &error) {
+std::unique_ptr<ParameterReader> ParameterReader::open(ModuleOp module, StringRef modelPath,
+                                                      std::string &error) {
   std::string path = modelPath.str();
   if (llvm::sys::fs::is_directory(path)) {
     auto source = module->getAttrOfType<StringAttr>("tg.source");
     if (!source) {
       error = "the module has no tg.source attribute naming the model file in " + path;
-      return std::nullopt;
+      return nullptr;
     }
     llvm::SmallString<256> joined(path);
     llvm::sys::path::append(joined, source.getValue());
     path = std::string(joined);
   }
-  std::string dir = llvm::sys::path::parent_path(path).str();
-  if (dir.empty())
-    dir = ".";
-
-  onnx::ModelProto model;
-  if (!readModel(path, model, error))
-    return std::nullopt;
-  std::unordered_map<std::string, const onnx::TensorProto *> initializers;
-  for (const onnx::TensorProto &t : model.graph().initializer())
-    initializers[t.name()] = &t;
-  for (const onnx::TrainingInfoProto &info : model.training_info())
+  std::unique_ptr<ParameterReader> reader(new ParameterReader());
+  reader->path = path;
+  reader->dir = llvm::sys::path::parent_path(path).str();
+  if (reader->dir.empty())
+    reader->dir = ".";
+  if (!readModel(path, reader->model, error))
+    return nullptr;
+  for (const onnx::TensorProto &t : reader->model.graph().initializer())
+    reader->initializers[t.name()] = &t;
+  for (const onnx::TrainingInfoProto &info : reader->model.training_info())
     for (const onnx::TensorProto &t : info.algorithm().initializer())
-      initializers.emplace(t.name(), &t);
+      reader->initializers.emplace(t.name(), &t);
+  return reader;
+}
 
-  TensorMap values;
-  for (auto param : module.getOps<tg::ParameterOp>()) {
-    std::string name = param.getSymName().str();
-    std::string what = path + ": parameter @" + name;
-    if (auto initial = param.getInitialValueAttr()) {
-      auto type = cast<RankedTensorType>(param.getType());
-      Tensor tensor;
-      tensor.shape.assign(type.getShape().begin(), type.getShape().end());
-      if (auto floats = dyn_cast<DenseFPElementsAttr>(initial))
-        for (const APFloat &v : floats.getValues<APFloat>())
-          tensor.values.push_back(v.convertToDouble());
-      else if (auto ints = dyn_cast<DenseIntElementsAttr>(initial))
-        for (const APInt &v : ints.getValues<APInt>())
-          tensor.values.push_back(static_cast<double>(
-              type.getElementType().isUnsignedInteger() ? v.getZExtValue() : v.getSExtValue()));
-      else {
-        error = what + ": initial_value is not a dense attribute";
-        return std::nullopt;
-      }
-      values[name] = std::move(tensor);
-      continue;
-    }
-    auto it = initializers.find(param.getSource().str());
-    if (it == initializers.end()) {
-      error = what + ": the model has no initializer '" + param.getSource().str() + "'";
-      return std::nullopt;
-    }
-    const onnx::TensorProto &proto = *it->second;
-    std::string bytes;
-    bool external = false;
-    if (auto location = param.getLocation()) {
-      // The importer checked the location; a hand-written module may not have.
-      if (llvm::sys::path::is_absolute(*location) || location->contains("..")) {
-        error = what + ": external data location '" + location->str() +
-                "' must lie inside the model's directory";
-        return std::nullopt;
-      }
-      llvm::SmallString<256> file(dir);
-      llvm::sys::path::append(file, *location);
-      auto type = cast<RankedTensorType>(param.getType());
-      int64_t length = param.getLength()
-                           ? static_cast<int64_t>(*param.getLength())
-                           : tg::tensorBytes(type);
-      int64_t offset = param.getOffset() ? static_cast<int64_t>(*param.getOffset()) : 0;
-      if (auto message = import::readFileSlice(file, offset, length, bytes)) {
-        error = what + ": its external data '" + location->str() + "' " + *message;
-        return std::nullopt;
-      }
-      external = true;
-    } else if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-      error = what + ": the initializer is stored externally but the parameter has no location";
-      return std::nullopt;
-    }
-    import::HostTensor host;
-    if (auto message = import::decodeTensor(proto, external ? &bytes : nullptr, host)) {
-      error = what + ": " + *message;
-      return std::nullopt;
-    }
+ParameterReader::~ParameterReader() = default;
+
+std::optional<Tensor> ParameterReader::read(tg::ParameterOp param, std::string &error) const {
+  std::string what = path + ": parameter @" + param.getSymName().str();
+  if (auto initial = param.getInitialValueAttr()) {
     auto type = cast<RankedTensorType>(param.getType());
-    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    if (host.shape != shape) {
-      error = what + ": the initializer's shape differs from the declared type";
+    Tensor tensor;
+    tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (auto floats = dyn_cast<DenseFPElementsAttr>(initial))
+      for (const APFloat &v : floats.getValues<APFloat>())
+        tensor.values.push_back(v.convertToDouble());
+    else if (auto ints = dyn_cast<DenseIntElementsAttr>(initial))
+      for (const APInt &v : ints.getValues<APInt>())
+        tensor.values.push_back(static_cast<double>(
+            type.getElementType().isUnsignedInteger() ? v.getZExtValue() : v.getSExtValue()));
+    else {
+      error = what + ": initial_value is not a dense attribute";
       return std::nullopt;
     }
-    Tensor tensor;
-    tensor.shape = shape;
+    return tensor;
+  }
+  auto it = initializers.find(param.getSource().str());
+  if (it == initializers.end()) {
+    error = what + ": the model has no initializer '" + param.getSource().str() + "'";
+    return std::nullopt;
+  }
+  const onnx::TensorProto &proto = *it->second;
+  std::string bytes;
+  bool external = false;
+  if (auto location = param.getLocation()) {
+    // The importer checked the location; a hand-written module may not have.
+    if (llvm::sys::path::is_absolute(*location) || location->contains("..")) {
+      error = what + ": external data location '" + location->str() +
+              "' must lie inside the model's directory";
+      return std::nullopt;
+    }
+    llvm::SmallString<256> file(dir);
+    llvm::sys::path::append(file, *location);
+    auto type = cast<RankedTensorType>(param.getType());
+    int64_t length =
+        param.getLength() ? static_cast<int64_t>(*param.getLength()) : tg::tensorBytes(type);
+    int64_t offset = param.getOffset() ? static_cast<int64_t>(*param.getOffset()) : 0;
+    if (auto message = import::readFileSlice(file, offset, length, bytes)) {
+      error = what + ": its external data '" + location->str() + "' " + *message;
+      return std::nullopt;
+    }
+    external = true;
+  } else if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = what + ": the initializer is stored externally but the parameter has no location";
+    return std::nullopt;
+  }
+  import::HostTensor host;
+  if (auto message = import::decodeTensor(proto, external ? &bytes : nullptr, host)) {
+    error = what + ": " + *message;
+    return std::nullopt;
+  }
+  bytes = std::string(); // the decoded copy is all that is needed now
+  auto type = cast<RankedTensorType>(param.getType());
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  if (host.shape != shape) {
+    error = what + ": the initializer's shape differs from the declared type";
+    return std::nullopt;
+  }
+  Tensor tensor;
+  tensor.shape = shape;
+  if (host.isFloat()) {
+    tensor.values = std::move(host.f);
+  } else {
     tensor.values.resize(host.size());
     for (int64_t k = 0; k < host.size(); ++k)
       tensor.values[k] = host.real(k);
-    values[name] = std::move(tensor);
+  }
+  return tensor;
+}
+
+std::optional<TensorMap> loadParameters(ModuleOp module, StringRef modelPath,
+                                        std::string &error) {
+  auto reader = ParameterReader::open(module, modelPath, error);
+  if (!reader)
+    return std::nullopt;
+  TensorMap values;
+  for (auto param : module.getOps<tg::ParameterOp>()) {
+    auto tensor = reader->read(param, error);
+    if (!tensor)
+      return std::nullopt;
+    values[param.getSymName().str()] = std::move(*tensor);
   }
   return values;
 }

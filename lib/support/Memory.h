@@ -6,8 +6,9 @@
 
 namespace hmcc {
 
-/// The bytes this process may allocate at most: the machine's physical
-/// memory, or the address-space limit (ulimit -v) when that is lower.
+/// The bytes this process may still allocate at most: the machine's
+/// physical memory, or what the address-space limit (ulimit -v) leaves of
+/// it beside the address space in use now, when that is lower.
 uint64_t usableMemoryBytes();
 
 } // namespace hmcc

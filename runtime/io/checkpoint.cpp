@@ -771,6 +771,26 @@ class ExecSource final : public Source {
   std::vector<const hmrt_tensor_desc*> descs_;
 };
 
+// hmrt_checkpoint_write_filled: the caller's callback, through one buffer.
+class FillSource final : public Source {
+ public:
+  FillSource(hmrt_checkpoint_fill_fn fill, void* user, uint64_t largest)
+      : fill_(fill), user_(user),
+        buf_(std::max<uint64_t>(1, std::min(largest, g_stage_bytes))) {}
+  uint64_t max_chunk() const override { return buf_.size(); }
+  hmrt_status chunk(int32_t i, uint64_t offset, uint64_t n,
+                    const void** data) override {
+    const hmrt_status st = fill_(user_, i, offset, n, buf_.data());
+    *data = buf_.data();
+    return st;
+  }
+
+ private:
+  hmrt_checkpoint_fill_fn fill_;
+  void* user_;
+  std::vector<uint8_t> buf_;
+};
+
 // Checks the arguments of a C function and turns exceptions (out of memory,
 // a filesystem error) into a status and message: none escapes the C API.
 template <class F>
@@ -1048,6 +1068,29 @@ hmrt_status hmrt_checkpoint_write(const char* dir,
                                   const hmrt_checkpoint_tensor* tensors) {
   return guarded("hmrt_checkpoint_write", [&] {
     return write_checkpoint(dir, meta, count, tensors, nullptr);
+  });
+}
+
+hmrt_status hmrt_checkpoint_write_filled(const char* dir,
+                                         const hmrt_checkpoint_meta* meta,
+                                         int32_t count,
+                                         const hmrt_checkpoint_tensor* tensors,
+                                         hmrt_checkpoint_fill_fn fill,
+                                         void* user) {
+  return guarded("hmrt_checkpoint_write_filled", [&]() -> hmrt_status {
+    HMRT_CHECK_ARG(fill != nullptr,
+                   "hmrt_checkpoint_write_filled: fill is NULL");
+    HMRT_CHECK_ARG(count >= 0 && (tensors != nullptr || count == 0),
+                   "hmrt_checkpoint_write_filled: bad tensor list");
+    uint64_t largest = 0;
+    for (int32_t i = 0; i < count; ++i) {
+      const int64_t n = hmrt::io::checked_count(
+          tensors[i].rank, tensors[i].shape, hmrt_dtype_size(tensors[i].dtype));
+      if (n > 0)
+        largest = std::max(largest, uint64_t(n) * hmrt_dtype_size(tensors[i].dtype));
+    }
+    FillSource source(fill, user, largest);
+    return write_checkpoint(dir, meta, count, tensors, &source);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hmrt/io.h"
@@ -1296,6 +1297,62 @@ TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
             HMRT_INVALID_ARGUMENT);
   // The failed writes did not touch the existing state.
   HMRT_ASSERT_OK(hmrt_checkpoint_load(state.c_str(), &fake_.program, arena_, &got));
+}
+
+TEST_F(IoCheckpoint, FilledWriterMatchesTheGenericOne) {
+  // hmrt_checkpoint_write_filled asks for each tensor's bytes in pieces, in
+  // order, and writes the same files as hmrt_checkpoint_write; a failing
+  // callback stops the write and leaves the target alone.
+  const float w[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const int64_t count = 99;
+  const double mom[7] = {0.5, 0, 0, 0, 0, 0, -2};
+  const hmrt_checkpoint_tensor list[] = {
+      {"layer.w", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 2, fake_.w_shape, w},
+      {"step_count", HMRT_KIND_PARAM, HMRT_DTYPE_I64, 0, nullptr, &count},
+      {"layer.w.m", HMRT_KIND_STATE, HMRT_DTYPE_F64, 1, fake_.s_shape, mom},
+  };
+  hmrt_checkpoint_meta m;
+  std::memset(&m, 0, sizeof(m));
+  std::strcpy(m.model, "fake");
+  const std::string plain = dir_ / "plain", filled = dir_ / "filled";
+  HMRT_ASSERT_OK(hmrt_checkpoint_write(plain.c_str(), &m, 3, list));
+  struct Calls {
+    const hmrt_checkpoint_tensor* list;
+    std::vector<std::tuple<int32_t, uint64_t, uint64_t>> seen;
+    int32_t fail_at = -1;
+  } calls{list, {}, -1};
+  auto fill = [](void* user, int32_t i, uint64_t offset, uint64_t bytes,
+                 void* dst) -> hmrt_status {
+    auto* c = static_cast<Calls*>(user);
+    c->seen.emplace_back(i, offset, bytes);
+    if (i == c->fail_at) return HMRT_IO_ERROR;
+    std::memcpy(dst, static_cast<const char*>(c->list[i].data) + offset, bytes);
+    return HMRT_OK;
+  };
+  hmrt_checkpoint_tensor shapes_only[3];
+  for (int i = 0; i < 3; ++i) {
+    shapes_only[i] = list[i];
+    shapes_only[i].data = nullptr;
+  }
+  hmrt::io::set_checkpoint_stage_bytes(16);  // layer.w in 4 pieces
+  HMRT_ASSERT_OK(hmrt_checkpoint_write_filled(filled.c_str(), &m, 3, shapes_only, fill,
+                                              &calls));
+  hmrt::io::set_checkpoint_stage_bytes(0);
+  const std::vector<std::tuple<int32_t, uint64_t, uint64_t>> expected = {
+      {0, 0, 16}, {0, 16, 16}, {0, 32, 16}, {0, 48, 12}, {1, 0, 8},
+      {2, 0, 16}, {2, 16, 16}, {2, 32, 16}, {2, 48, 8}};
+  EXPECT_EQ(calls.seen, expected);
+  for (const char* file : {"/manifest.json", "/tensors.bin"})
+    EXPECT_EQ(read_bytes(filled + file), read_bytes(plain + file)) << file;
+
+  calls.seen.clear();
+  calls.fail_at = 2;
+  EXPECT_EQ(hmrt_checkpoint_write_filled(filled.c_str(), &m, 3, shapes_only, fill, &calls),
+            HMRT_IO_ERROR);
+  EXPECT_EQ(read_bytes(filled + "/tensors.bin"), read_bytes(plain + "/tensors.bin"));
+  EXPECT_EQ(hmrt_checkpoint_write_filled(filled.c_str(), &m, 3, shapes_only, nullptr, &calls),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error(), "fill is NULL")) << last_error();
 }
 
 // A checkpoint of format version 1 (the runtime before manifests carried a

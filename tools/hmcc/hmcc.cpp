@@ -739,12 +739,16 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
 int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func::FuncOp eval,
                     mlir::ModuleOp declared, std::string &diagnostics) {
   // Before any work: the initial state must fit in memory.
-  uint64_t need = noInitialState ? 0 : hmcc::initialStateMemory(module),
+  // The model file is read whole (its inline initializers stay in memory).
+  uint64_t modelBytes = 0;
+  if (!noInitialState && sys::fs::file_size(inputFile, modelBytes))
+    modelBytes = 0;
+  uint64_t need = noInitialState ? 0 : hmcc::initialStateMemory(declared) + modelBytes,
            usable = hmcc::usableMemoryBytes();
   if (need > usable)
     return error("writing the initial state would hold about " + hmcc::formatBytes(need) +
                  " in memory, more than the " + hmcc::formatBytes(usable) +
-                 " this process may use (physical memory, or ulimit -v); --no-initial-state "
+                 " this process may still use (physical memory, or what ulimit -v leaves); --no-initial-state "
                  "writes the program without it (its train then starts from --init SEED or "
                  "--weights MODEL)");
   auto staged = hmcc::StagedDirectory::create(outputFile);
@@ -777,10 +781,19 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   }
   // The initial state: parameters from the model, optimizer states zero.
   if (!noInitialState) {
-    auto values = hmcc::loadParameters(declared, inputFile, message);
-    if (!values)
+    errs() << "hmcc: writing " << statePath << " (" << hmcc::formatBytes(hmcc::initialStateBytes(module))
+           << ")\n";
+    auto reader = hmcc::ParameterReader::open(declared, inputFile, message);
+    if (!reader)
       return error(message);
-    if (!hmcc::writeInitialState(module, static_cast<bool>(train), *values, inStaging("state"),
+    mlir::SymbolTable symbols(declared);
+    auto valueOf = [&](StringRef name, std::string &why) -> std::optional<hmcc::Tensor> {
+      if (auto param = symbols.lookup<hmcc::tg::ParameterOp>(name))
+        return reader->read(param, why);
+      why = "no initial value for parameter '" + name.str() + "'";
+      return std::nullopt;
+    };
+    if (!hmcc::writeInitialState(module, static_cast<bool>(train), valueOf, inStaging("state"),
                                  message))
       return error(message);
   }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 using namespace mlir;
@@ -76,75 +77,122 @@ hmrt_hyperparams programHyperparams(ModuleOp module, bool training) {
   return h;
 }
 
-bool writeInitialState(ModuleOp module, bool training, const TensorMap &values,
-                       llvm::StringRef path, std::string &error) {
-  std::vector<std::vector<char>> storage;
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<std::string> names;
-  std::vector<hmrt_checkpoint_tensor> tensors;
-  // Zero-filled storage for one tensor; parameters then get their values.
-  auto add = [&](StringRef name, Type type, int kind) {
-    auto t = cast<RankedTensorType>(type);
-    storage.emplace_back(tg::tensorBytes(t), 0);
-    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
-    names.push_back(name.str());
-    tensors.push_back({nullptr, kind, hmrtDtypeOf(t.getElementType()),
-                       static_cast<int32_t>(t.getRank()), nullptr, nullptr});
-  };
-  // Whole tensors, also where the program keeps one in pieces.
-  for (const WholeTensor &w : wholeTensors(module, /*states=*/false)) {
-    auto it = values.find(w.name);
-    if (it == values.end()) {
-      error = "no initial value for parameter '" + w.name + "'";
+namespace {
+
+/// The bytes of the initial state's tensors for hmrt_checkpoint_write_filled:
+/// a parameter's value is asked for when its first piece is, and dropped
+/// after its last; states are zero.
+struct InitialStateFill {
+  llvm::function_ref<std::optional<Tensor>(StringRef, std::string &)> valueOf;
+  const std::vector<WholeTensor> *params;
+  std::string error;
+  int32_t current = -1;
+  std::vector<char> bytes; // parameter `current` in its element type
+
+  bool encode(const WholeTensor &w) {
+    std::optional<Tensor> value = valueOf(w.name, error);
+    if (!value)
+      return false;
+    Type element = w.type.getElementType();
+    const std::vector<double> &v = value->values;
+    if (int64_t(v.size()) != w.type.getNumElements()) {
+      error = "parameter '" + w.name + "': the value has " + std::to_string(v.size()) +
+              " elements, its type " + std::to_string(w.type.getNumElements());
       return false;
     }
-    add(w.name, w.type, HMRT_KIND_PARAM);
-    Type element = w.type.getElementType();
-    const std::vector<double> &v = it->second.values;
+    bytes.assign(tg::tensorBytes(w.type), 0);
     if (element.isF32())
-      std::copy(v.begin(), v.end(), reinterpret_cast<float *>(storage.back().data()));
+      std::copy(v.begin(), v.end(), reinterpret_cast<float *>(bytes.data()));
     else if (element.isF64())
-      std::copy(v.begin(), v.end(), reinterpret_cast<double *>(storage.back().data()));
+      std::copy(v.begin(), v.end(), reinterpret_cast<double *>(bytes.data()));
     else if (element.isInteger(64))
-      std::copy(v.begin(), v.end(), reinterpret_cast<int64_t *>(storage.back().data()));
+      std::copy(v.begin(), v.end(), reinterpret_cast<int64_t *>(bytes.data()));
     else if (element.isInteger(32))
-      std::copy(v.begin(), v.end(), reinterpret_cast<int32_t *>(storage.back().data()));
+      std::copy(v.begin(), v.end(), reinterpret_cast<int32_t *>(bytes.data()));
     else {
       error = "parameter '" + w.name + "' has element type " + debugString(element) +
               "; the CPU target keeps parameters in f32, f64, i32 or i64";
       return false;
     }
+    return true;
   }
-  for (const WholeTensor &w : wholeTensors(module, /*states=*/true))
-    add(w.name, w.type, HMRT_KIND_STATE);
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    tensors[i].name = names[i].c_str();
+
+  static hmrt_status fill(void *user, int32_t index, uint64_t offset, uint64_t n, void *dst) {
+    auto *self = static_cast<InitialStateFill *>(user);
+    if (index >= int32_t(self->params->size())) { // an optimizer state
+      std::memset(dst, 0, n);
+      return HMRT_OK;
+    }
+    if (index != self->current) {
+      self->bytes.clear();
+      self->bytes.shrink_to_fit();
+      self->current = index;
+      if (!self->encode((*self->params)[index]))
+        return HMRT_INVALID_ARGUMENT;
+    }
+    std::memcpy(dst, self->bytes.data() + offset, n);
+    if (offset + n == self->bytes.size()) {
+      self->bytes.clear();
+      self->bytes.shrink_to_fit();
+    }
+    return HMRT_OK;
+  }
+};
+
+} // namespace
+
+bool writeInitialState(ModuleOp module, bool training,
+                       llvm::function_ref<std::optional<Tensor>(StringRef, std::string &)> valueOf,
+                       llvm::StringRef path, std::string &error) {
+  std::vector<WholeTensor> params = wholeTensors(module, /*states=*/false);
+  std::vector<WholeTensor> states = wholeTensors(module, /*states=*/true);
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<hmrt_checkpoint_tensor> tensors;
+  for (const std::vector<WholeTensor> *list : {&params, &states})
+    for (const WholeTensor &w : *list) {
+      shapes.emplace_back(w.type.getShape().begin(), w.type.getShape().end());
+      tensors.push_back({w.name.c_str(), list == &params ? HMRT_KIND_PARAM : HMRT_KIND_STATE,
+                         hmrtDtypeOf(w.type.getElementType()),
+                         static_cast<int32_t>(w.type.getRank()), nullptr, nullptr});
+    }
+  for (size_t i = 0; i < tensors.size(); ++i)
     tensors[i].shape = shapes[i].data();
-    tensors[i].data = storage[i].data();
-  }
   hmrt_checkpoint_meta meta = {};
   std::snprintf(meta.model, sizeof meta.model, "%s",
                 module.getSymName() ? module.getSymName()->str().c_str() : "model");
   meta.abi_version = HMRT_PROGRAM_ABI_VERSION;
   meta.hyper = programHyperparams(module, training);
-  if (hmrt_checkpoint_write(path.str().c_str(), &meta, static_cast<int32_t>(tensors.size()),
-                            tensors.data()) != HMRT_OK) {
-    error = std::string("cannot write the initial state: ") + hmrt_last_error();
+  InitialStateFill fill{valueOf, &params, "", -1, {}};
+  if (hmrt_checkpoint_write_filled(path.str().c_str(), &meta, static_cast<int32_t>(tensors.size()),
+                                   tensors.data(), &InitialStateFill::fill,
+                                   &fill) != HMRT_OK) {
+    error = !fill.error.empty() ? fill.error
+                                : std::string("cannot write the initial state: ") + hmrt_last_error();
     return false;
   }
   return true;
 }
 
-uint64_t initialStateMemory(ModuleOp module) {
+uint64_t initialStateBytes(ModuleOp module) {
   uint64_t bytes = 0;
+  for (bool states : {false, true})
+    for (const WholeTensor &w : wholeTensors(module, states))
+      bytes += static_cast<uint64_t>(tg::tensorBytes(w.type));
+  return bytes;
+}
+
+uint64_t initialStateMemory(ModuleOp module) {
+  // One parameter at a time. Decoding holds its file bytes, a copy in its
+  // element type and the doubles (16 bytes an element and its bytes, for
+  // f32); then the doubles and its bytes again. States go through the
+  // writer's buffer.
+  uint64_t largest = 0;
   for (auto p : module.getOps<tg::ParameterOp>()) {
     auto t = cast<RankedTensorType>(p.getType());
-    // The decoded value and the double copy (8 bytes each), its bytes.
-    bytes += static_cast<uint64_t>(t.getNumElements()) * 16 + tg::tensorBytes(t);
+    largest = std::max(largest, static_cast<uint64_t>(t.getNumElements()) * 16 +
+                                    2 * static_cast<uint64_t>(tg::tensorBytes(t)));
   }
-  for (auto st : module.getOps<tg::StateOp>())
-    bytes += tg::tensorBytes(cast<RankedTensorType>(st.getType()));
-  return bytes;
+  return largest + (uint64_t(64) << 20);
 }
 
 } // namespace hmcc

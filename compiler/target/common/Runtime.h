@@ -14,8 +14,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 
 namespace hmcc {
@@ -29,15 +31,23 @@ int hmrtDtypeOf(mlir::Type element);
 hmrt_hyperparams programHyperparams(mlir::ModuleOp module, bool training);
 
 /// Writes the program's initial state to the directory `path` in the
-/// runtime's checkpoint format: every tg.parameter with its value from
-/// `values`, every tg.state zero; the manifest records the program (ABI and
-/// hyper-parameters). Returns false with `error` set.
-bool writeInitialState(mlir::ModuleOp module, bool training, const TensorMap &values,
-                       llvm::StringRef path, std::string &error);
+/// runtime's checkpoint format: every tg.parameter (whole, where the program
+/// keeps one in pieces) with the value `valueOf` gives for its name, every
+/// tg.state zero; the manifest records the program (ABI and
+/// hyper-parameters). Values are asked for one at a time and each is
+/// dropped once written, so the state may be far larger than memory.
+/// Returns false with `error` set (`valueOf`'s message where it failed).
+bool writeInitialState(
+    mlir::ModuleOp module, bool training,
+    llvm::function_ref<std::optional<Tensor>(llvm::StringRef name, std::string &error)> valueOf,
+    llvm::StringRef path, std::string &error);
 
-/// About the most memory that loading the parameters (loadParameters: each
-/// element decoded, then kept as a double) and writeInitialState (every
-/// parameter and state in its own bytes) hold at once.
+/// The bytes of the tensors writeInitialState writes.
+uint64_t initialStateBytes(mlir::ModuleOp module);
+
+/// About the most memory writeInitialState holds at once beside the model
+/// (with the values from hmcc::ParameterReader): the largest parameter,
+/// decoded and in its own bytes, and the writer's buffer.
 uint64_t initialStateMemory(mlir::ModuleOp module);
 
 } // namespace hmcc

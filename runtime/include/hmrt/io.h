@@ -189,6 +189,27 @@ hmrt_status hmrt_checkpoint_write(const char* dir,
                                   int32_t count,
                                   const hmrt_checkpoint_tensor* tensors);
 
+/* Supplies the bytes of a tensor being written by
+ * hmrt_checkpoint_write_filled: writes bytes [offset, offset + bytes) of
+ * tensor `index` to `dst` and returns HMRT_OK, or returns another status to
+ * stop the write (nothing replaces `dir` then).  Calls come tensor by tensor
+ * in list order, each tensor's pieces in increasing offsets, none larger
+ * than 64 MiB. */
+typedef hmrt_status (*hmrt_checkpoint_fill_fn)(void* user, int32_t index,
+                                               uint64_t offset, uint64_t bytes,
+                                               void* dst);
+
+/* hmrt_checkpoint_write with the bytes from `fill` instead of the tensors'
+ * `data` (ignored): a checkpoint larger than memory is written through one
+ * buffer of at most 64 MiB.  A status other than HMRT_OK from `fill` is
+ * returned as it is, with whatever message the caller set. */
+hmrt_status hmrt_checkpoint_write_filled(const char* dir,
+                                         const hmrt_checkpoint_meta* meta,
+                                         int32_t count,
+                                         const hmrt_checkpoint_tensor* tensors,
+                                         hmrt_checkpoint_fill_fn fill,
+                                         void* user);
+
 /* Checks, without writing anything, that a save into `dir` would be allowed
  * by the rule of hmrt_checkpoint_write (the same status and message). */
 hmrt_status hmrt_checkpoint_check_target(const char* dir);
