@@ -215,9 +215,17 @@ def PlanQuantize : Pass<"plan-quantize", "::mlir::ModuleOp"> {
 }
 
 def PlanQuantizeDevice : Pass<"plan-quantize-device", "::mlir::ModuleOp"> {
-  let summary = "Keeps optimizer states 8-bit where the device budget needs it (--quantize-states auto)";
+  let summary = "Keeps optimizer states 8-bit where the device budget or the recompute time needs it (--quantize-states auto)";
   let description = [{
     Runs before plan-tiers. With `mode=auto`, when the training program
+    fits `vram` with recompute (plan-recompute's quick search), 8-bit
+    moments can still shorten the step: the room they free on the device
+    keeps activations that would be recomputed. Where all of them would
+    save recompute time of 1% of the step's compute or more (as
+    plan-recompute's dynamic program predicts it, without offload, for
+    the activation budget their bytes widen), about the fewest of the
+    largest parameters' updates (a bisection on how many, to within a
+    quarter of them) that come within 1% of that saving become 8-bit. When the training program
     does not fit `vram` with what plan-recompute can do, but would with
     every AdamW update 8-bit (parameters of 4096 elements or more), the
     fewest of the largest parameters' updates become 8-bit AdamW (as

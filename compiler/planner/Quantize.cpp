@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <limits>
 #include <map>
 
 namespace hmcc {
@@ -165,41 +166,86 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
     if (!fn)
       return;
     SmallVector<AdamWUpdateOp> updates = quantizable(module);
-    // Whether the program with the `count` largest quantized fits the
-    // device with what plan-recompute can do (judged on a copy).
-    auto fits = [&](size_t count) {
-      OwningOpRef<ModuleOp> copy(module.clone());
-      SmallVector<AdamWUpdateOp> theirs = quantizable(*copy);
-      for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(theirs).take_front(count))
-        quantize(*copy, u);
-      planner::RecomputeSearch search(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()),
-                                      *profile);
-      if (!search.planned)
-        return false;
+    if (updates.empty())
+      return;
+    // The predicted recompute time of the program with the `count` largest
+    // quantized where it fits the device with what plan-recompute can do
+    // (its quick search, on a copy); none where it does not fit.
+    planner::RecomputeSearch search(module, fn, *profile);
+    auto recomputeSeconds = [&](size_t count) -> std::optional<double> {
+      OwningOpRef<ModuleOp> copy;
+      std::optional<planner::RecomputeSearch> other;
+      if (count) {
+        copy = module.clone();
+        SmallVector<AdamWUpdateOp> theirs = quantizable(*copy);
+        for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(theirs).take_front(count))
+          quantize(*copy, u);
+        other.emplace(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), *profile);
+      }
+      planner::RecomputeSearch &s = count ? *other : search;
+      if (!s.planned)
+        return std::nullopt;
       if (recompute == "none") // nothing will be recomputed: the unplanned arena
-        return search.base.arena <= **budget;
-      return search.fit(**budget, /*thorough=*/false).has_value();
+        return s.base.arena <= **budget ? std::optional<double>(0.0) : std::nullopt;
+      std::optional<planner::Decision> decision = s.fit(**budget, /*thorough=*/false);
+      return decision ? std::optional<double>(decision->seconds) : std::nullopt;
     };
-    if (updates.empty() || fits(0))
-      return; // fits as it is
-    if (!fits(updates.size())) {
+    // The fewest largest ones for which `meets(count)` holds (a bisection
+    // on how many, to within `step`), given that it holds for all of them.
+    auto fewest = [&](llvm::function_ref<bool(size_t)> meets, size_t step) {
+      size_t lo = 0, hi = updates.size(); // lo does not meet it, hi does
+      while (lo + step < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        (meets(mid) ? hi : lo) = mid;
+      }
+      return hi;
+    };
+    auto quantizeFirst = [&](size_t count) {
+      for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(updates).take_front(count))
+        quantize(module, u);
+    };
+    std::optional<double> asItIs = recomputeSeconds(0);
+    if (asItIs) {
+      // It fits; 8-bit moments still pay where the room they free on the
+      // device saves recompute, by 1% of the step's compute or more: about
+      // the fewest (to within a quarter of them) that come within 1% of the
+      // time all of them save, as plan-recompute's model predicts it (its
+      // decision without offload for the activation budget their bytes
+      // widen, unplaced), against the quick search's time as it is.
+      if (*asItIs == 0 || recompute == "none" || !search.planned)
+        return;
+      SmallVector<int64_t> freed(1, 0); // by the `count` largest
+      for (AdamWUpdateOp u : updates) {
+        auto type = cast<RankedTensorType>(u.getGrad().getType());
+        freed.push_back(freed.back() + 2 * hm::arenaBytes(type) - quantizedBytes(type));
+      }
+      auto predicted = [&](size_t count) {
+        auto d = planner::solve(search.chain, **budget + freed[count] - search.base.persistent);
+        return d ? d->seconds : std::numeric_limits<double>::infinity();
+      };
+      // Savings under 1% of the step's compute are not worth 8 bits.
+      double step = 0;
+      for (Operation &op : fn.getBody().front())
+        step += planner::predictSeconds(&op, *profile);
+      double all = predicted(updates.size());
+      if (!(*asItIs - all >= 0.01 * step))
+        return;
+      quantizeFirst(
+          fewest([&](size_t count) { return predicted(count) <= all + 0.01 * (*asItIs - all); },
+                 std::max<size_t>(1, updates.size() / 4)));
+      return;
+    }
+    if (!recomputeSeconds(updates.size())) {
       // Parameters go to the host anyway (plan-tiers). With host updates
       // of 8-bit moments no slower than fp32 ones, every moment 8-bit
       // leaves room on the device for more parameters, whose updates move
       // nothing; else nothing changes here.
       if (planner::hostUpdateSeconds(1.0, "8bit", *profile) <=
           planner::hostUpdateSeconds(1.0, "f32", *profile))
-        for (AdamWUpdateOp u : updates)
-          quantize(module, u);
+        quantizeFirst(updates.size());
       return;
     }
-    size_t lo = 0, hi = updates.size(); // lo does not fit, hi does
-    while (lo + 1 < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      (fits(mid) ? hi : lo) = mid;
-    }
-    for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(updates).take_front(hi))
-      quantize(module, u);
+    quantizeFirst(fewest([&](size_t count) { return recomputeSeconds(count).has_value(); }, 1));
   }
 };
 

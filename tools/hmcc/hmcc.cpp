@@ -105,7 +105,8 @@ cl::opt<std::string> quantizeStates(
     "quantize-states", cl::value_desc("never|auto|always"),
     cl::desc("AdamW's moments in block-wise 8 bits (as bitsandbytes' AdamW8bit; parameters of "
              "4096 elements or more): never (default), auto (the largest parameters' first: as "
-             "--vram needs before any parameter goes to the host, or all of them when parameters "
+             "--vram needs before any parameter goes to the host, or as many as save recompute "
+             "under it, by 1% of the step or more, or all of them when parameters "
              "must go to the host anyway and the profile's host updates 8-bit moments as fast as "
              "fp32 ones; as --ram needs before any state goes to storage; then those in storage "
              "while 8 bits shorten the predicted step), "

@@ -4,8 +4,10 @@
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=auto vram=50000" | FileCheck %s --check-prefix=NONE
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=never vram=60000" | FileCheck %s --check-prefix=NONE
 // RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=auto vram=50000 device-profile=h200" | FileCheck %s --check-prefix=ALL
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=auto vram=74000" -plan-recompute="vram=74000" | FileCheck %s --check-prefix=SPEED
+// RUN: hmcc-opt %s -tg-autodiff -tg-optimizer -tg-select-entries=functions=train_step -plan-quantize-device="mode=never vram=74000" -plan-recompute="vram=74000" | FileCheck %s --check-prefix=SLOW
 // RUN: not hmcc-opt %s -plan-quantize-device="mode=auto vram=6x" 2>&1 | FileCheck %s --check-prefix=BAD
-// plan-quantize-device makes the largest parameters' moments 8-bit when that, and only that, lets the program fit the device budget.
+// plan-quantize-device makes the largest parameters' moments 8-bit when that, and only that, lets the program fit the device budget, or saves recompute.
 
 // Unplanned, the program needs 74752 bytes; at 60000 plan-recompute alone
 // cannot make it fit, @w1's moments in 8 bits can: its update becomes
@@ -30,6 +32,16 @@
 // that plan-tiers keeps more parameters on the device.
 // ALL: tg.adamw8bit_update @w1,
 // ALL: tg.adamw_update @w2,
+
+// At 74000 the program fits with 3 of its 4 forward stages recomputed
+// (SLOW); @w1's moments in 8 bits leave room to keep them all, which saves
+// more than 1% of the step: auto makes them 8-bit, and nothing is
+// recomputed.
+// SLOW: recompute_seconds = 1.{{[0-9]+}}e-05
+// SLOW-NOT: adamw8bit
+// SPEED: recompute_seconds = 0.000000e+00
+// SPEED: tg.adamw8bit_update @w1,
+// SPEED: tg.adamw_update @w2,
 
 // BAD: error: plan-quantize-device: vram: invalid size '6x'
 tg.parameter @w1 : tensor<64x64xf32> {source = "w1"}
