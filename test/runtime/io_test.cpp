@@ -801,6 +801,14 @@ class IoCheckpoint : public ::testing::Test {
     return m;
   }
   std::string ckpt() const { return dir_ / "ckpt"; }
+  // The fake program's tensors as hmrt_checkpoint_write takes them, with
+  // the values of `w` (15), `count` and `mom` (7).
+  std::vector<hmrt_checkpoint_tensor> listed(const float* w, const int64_t* count,
+                                             const double* mom) const {
+    return {{"layer.w", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 2, fake_.w_shape, w},
+            {"step_count", HMRT_KIND_PARAM, HMRT_DTYPE_I64, 0, nullptr, count},
+            {"layer.w.m", HMRT_KIND_STATE, HMRT_DTYPE_F64, 1, fake_.s_shape, mom}};
+  }
 
   TempDir dir_;
   FakeProgram fake_;
@@ -1238,11 +1246,8 @@ TEST_F(IoCheckpoint, GenericWriterAndInitialState) {
   const float w[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const int64_t count = 99;
   const double mom[7] = {0};
-  const hmrt_checkpoint_tensor list[] = {
-      {"layer.w", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 2, fake_.w_shape, w},
-      {"step_count", HMRT_KIND_PARAM, HMRT_DTYPE_I64, 0, nullptr, &count},
-      {"layer.w.m", HMRT_KIND_STATE, HMRT_DTYPE_F64, 1, fake_.s_shape, mom},
-  };
+  const std::vector<hmrt_checkpoint_tensor> tensors = listed(w, &count, mom);
+  const hmrt_checkpoint_tensor* list = tensors.data();
   hmrt_checkpoint_meta m;
   std::memset(&m, 0, sizeof(m));
   std::strcpy(m.model, "fake");
@@ -1306,11 +1311,8 @@ TEST_F(IoCheckpoint, FilledWriterMatchesTheGenericOne) {
   const float w[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const int64_t count = 99;
   const double mom[7] = {0.5, 0, 0, 0, 0, 0, -2};
-  const hmrt_checkpoint_tensor list[] = {
-      {"layer.w", HMRT_KIND_PARAM, HMRT_DTYPE_F32, 2, fake_.w_shape, w},
-      {"step_count", HMRT_KIND_PARAM, HMRT_DTYPE_I64, 0, nullptr, &count},
-      {"layer.w.m", HMRT_KIND_STATE, HMRT_DTYPE_F64, 1, fake_.s_shape, mom},
-  };
+  const std::vector<hmrt_checkpoint_tensor> tensors = listed(w, &count, mom);
+  const hmrt_checkpoint_tensor* list = tensors.data();
   hmrt_checkpoint_meta m;
   std::memset(&m, 0, sizeof(m));
   std::strcpy(m.model, "fake");
