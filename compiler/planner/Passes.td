@@ -218,23 +218,26 @@ def PlanQuantizeDevice : Pass<"plan-quantize-device", "::mlir::ModuleOp"> {
   let summary = "Keeps optimizer states 8-bit where the device budget or the recompute time needs it (--quantize-states auto)";
   let description = [{
     Runs before plan-tiers. With `mode=auto`, when the training program
-    fits `vram` with recompute (plan-recompute's quick search), 8-bit
-    moments can still shorten the step: the room they free on the device
-    keeps activations that would be recomputed. Where all of them would
-    save recompute time of 1% of the step's compute or more (as
-    plan-recompute's dynamic program predicts it, without offload, for
-    the activation budget their bytes widen), about the fewest of the
-    largest parameters' updates (a bisection on how many, to within a
-    quarter of them) that come within 1% of that saving become 8-bit. When the training program
     does not fit `vram` with what plan-recompute can do, but would with
     every AdamW update 8-bit (parameters of 4096 elements or more), the
     fewest of the largest parameters' updates become 8-bit AdamW (as
     plan-quantize does it) such that it fits: a bisection on how many,
     largest first, each count judged by plan-recompute's own fit on a copy
     of the module (its quick search, as plan-tiers judges; with
-    `recompute=none`, by the unplanned arena). 8-bit moments take about a quarter of the device bytes
-    and cost no transfers, where plan-tiers would move parameters to the
-    host and fetch them every step. When even all of them 8-bit do not fit,
+    `recompute=none`, by the unplanned arena). 8-bit moments take about a
+    quarter of the device bytes and cost no transfers, where plan-tiers
+    would move parameters to the host and fetch them every step.
+
+    When it fits with recompute, 8-bit moments can still shorten the step:
+    the room they free keeps activations that would be recomputed. Where
+    all of them would save recompute time of 1% of the step's compute or
+    more (plan-recompute's dynamic program, without offload, for the
+    activation budget their bytes widen, against the quick search's time
+    as it is), about the fewest largest ones (a bisection on how many, to
+    within a quarter of them) that come within 1% of that saving become
+    8-bit.
+
+    When even all of them 8-bit do not fit,
     plan-tiers will move parameters to the host: then, if the profile's
     host optimizer updates 8-bit moments at least as fast as fp32 ones
     (h200), all of them become 8-bit, so that the device holds more
