@@ -555,7 +555,17 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
       (Twine(hostParams) + " of " + Twine(params) + " tensors on the host" +
        (split.empty() ? "" : ", and the last rows of " + split))
           .str());
-  row("optimizer states", m.states, m.hostStates);
+  // Moments 8-bit or fp32, by the parameters their AdamW updates are for.
+  unsigned adamw = 0, adamw8bit = 0;
+  module.walk([&](mlir::Operation *op) {
+    adamw += isa<hmcc::tg::AdamWUpdateOp>(op);
+    adamw8bit += isa<hmcc::tg::AdamW8bitUpdateOp>(op);
+  });
+  row("optimizer states", m.states, m.hostStates,
+      adamw8bit ? (Twine("8-bit moments for ") + Twine(adamw8bit) + " of " +
+                   Twine(adamw + adamw8bit) + " AdamW updates")
+                      .str()
+                : "");
   if (train)
     row("gradients", std::nullopt, m.hostArena ? std::optional<int64_t>(m.hostTransient) : std::nullopt,
         m.hostArena ? "host copies at their peak; on the device among activations" : "among activations");
