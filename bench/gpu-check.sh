@@ -105,7 +105,8 @@ prepare() {
     cp -r "build-gpu/gpt2-$precision/state" "build-gpu/bundle/gpt2-$precision/"
   done
   # The 1.3 B GPT (shape-only: its 5.3 GiB of weights are never written),
-  # planned for the H200 at 8 and 24 GiB, with one batch of tokens.
+  # planned for the H200 at 8 and 24 GiB as docs/benchmarks.md's H200 plan table
+  # has it (--quantize-states auto), with one batch of tokens.
   rm -rf build-gpu/g13
   "$py" bench/gpt_shapes.py build-gpu/g13 >/dev/null
   mkdir -p build-gpu/bundle/gpt13
@@ -119,7 +120,7 @@ PY
   local vram
   for vram in 8G 24G; do
     build/bin/hmcc build-gpu/g13/model.onnx --target cuda --precision bf16 --no-initial-state \
-      --device-profile h200 --vram "$vram" --dump-schedule="build-gpu/bundle/gpt13/plan-$vram.json" \
+      --device-profile h200 --vram "$vram" --quantize-states auto --dump-schedule="build-gpu/bundle/gpt13/plan-$vram.json" \
       -o "build-gpu/gpt13-$vram" --force
     # shellcheck disable=SC2086
     c++ -O1 -std=c++17 -Iruntime/include "build-gpu/gpt13-$vram/model.cpp" \
