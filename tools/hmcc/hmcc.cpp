@@ -804,9 +804,25 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
       why = "no initial value for parameter '" + name.str() + "'";
       return std::nullopt;
     };
+    // On a terminal, a large state's write shows how far it is.
+    int shown = -1;
+    auto progress = [&](uint64_t done, uint64_t total) {
+      int percent = int(done * 100 / std::max<uint64_t>(total, 1));
+      if (percent == shown)
+        return;
+      shown = percent;
+      errs() << "\rhmcc: writing the initial state: " << percent << "%";
+      if (done == total)
+        errs() << "\n";
+    };
+    bool show = errs().is_displayed() && hmcc::initialStateBytes(module) >= (uint64_t(1) << 30);
     if (!hmcc::writeInitialState(module, static_cast<bool>(train), valueOf, inStaging("state"),
-                                 message))
+                                 message, show ? llvm::function_ref<void(uint64_t, uint64_t)>(progress)
+                                               : llvm::function_ref<void(uint64_t, uint64_t)>())) {
+      if (shown >= 0 && shown < 100)
+        errs() << "\n"; // the error on a line of its own
       return error(message);
+    }
   }
   if (Error e = staged->commit())
     return error("-o: cannot replace '" + outputFile + "': " + toString(std::move(e)));

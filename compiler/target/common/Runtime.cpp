@@ -84,7 +84,9 @@ namespace {
 /// after its last; states are zero.
 struct InitialStateFill {
   llvm::function_ref<std::optional<Tensor>(StringRef, std::string &)> valueOf;
+  llvm::function_ref<void(uint64_t, uint64_t)> progress;
   const std::vector<WholeTensor> *params;
+  uint64_t done = 0, total = 0;
   std::string error;
   int32_t current = -1;
   std::vector<char> bytes; // parameter `current` in its element type
@@ -119,6 +121,9 @@ struct InitialStateFill {
 
   static hmrt_status fill(void *user, int32_t index, uint64_t offset, uint64_t n, void *dst) {
     auto *self = static_cast<InitialStateFill *>(user);
+    self->done += n;
+    if (self->progress)
+      self->progress(self->done, self->total);
     if (index >= int32_t(self->params->size())) { // an optimizer state
       std::memset(dst, 0, n);
       return HMRT_OK;
@@ -143,7 +148,8 @@ struct InitialStateFill {
 
 bool writeInitialState(ModuleOp module, bool training,
                        llvm::function_ref<std::optional<Tensor>(StringRef, std::string &)> valueOf,
-                       llvm::StringRef path, std::string &error) {
+                       llvm::StringRef path, std::string &error,
+                       llvm::function_ref<void(uint64_t, uint64_t)> progress) {
   std::vector<WholeTensor> params = wholeTensors(module, /*states=*/false);
   std::vector<WholeTensor> states = wholeTensors(module, /*states=*/true);
   std::vector<std::vector<int64_t>> shapes;
@@ -162,7 +168,7 @@ bool writeInitialState(ModuleOp module, bool training,
                 module.getSymName() ? module.getSymName()->str().c_str() : "model");
   meta.abi_version = HMRT_PROGRAM_ABI_VERSION;
   meta.hyper = programHyperparams(module, training);
-  InitialStateFill fill{valueOf, &params, "", -1, {}};
+  InitialStateFill fill{valueOf, progress, &params, 0, initialStateBytes(module), "", -1, {}};
   if (hmrt_checkpoint_write_filled(path.str().c_str(), &meta, static_cast<int32_t>(tensors.size()),
                                    tensors.data(), &InitialStateFill::fill,
                                    &fill) != HMRT_OK) {

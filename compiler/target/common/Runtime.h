@@ -37,10 +37,13 @@ hmrt_hyperparams programHyperparams(mlir::ModuleOp module, bool training);
 /// hyper-parameters). Values are asked for one at a time and each is
 /// dropped once written, so the state may be far larger than memory.
 /// Returns false with `error` set (`valueOf`'s message where it failed).
+/// `progress`, where given, hears the bytes written so far and in all after
+/// each piece.
 bool writeInitialState(
     mlir::ModuleOp module, bool training,
     llvm::function_ref<std::optional<Tensor>(llvm::StringRef name, std::string &error)> valueOf,
-    llvm::StringRef path, std::string &error);
+    llvm::StringRef path, std::string &error,
+    llvm::function_ref<void(uint64_t done, uint64_t total)> progress = {});
 
 /// The bytes of the tensors writeInitialState writes.
 uint64_t initialStateBytes(mlir::ModuleOp module);
