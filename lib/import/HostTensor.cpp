@@ -112,12 +112,17 @@ std::optional<std::string> decodeTensor(const TensorProto &proto,
   case TensorProto::FLOAT: {
     if (auto e = sizeError(4))
       return e;
-    std::vector<float> v;
-    if (raw)
-      readRaw(*raw, n, v);
-    else
-      v.assign(proto.float_data().begin(), proto.float_data().end());
-    out.f.assign(v.begin(), v.end());
+    if (raw) { // straight into doubles: no float copy beside them
+      out.f.resize(n);
+      const char *p = raw->data();
+      for (int64_t k = 0; k < n; ++k) {
+        float x;
+        std::memcpy(&x, p + 4 * k, 4);
+        out.f[k] = x;
+      }
+    } else {
+      out.f.assign(proto.float_data().begin(), proto.float_data().end());
+    }
     break;
   }
   case TensorProto::DOUBLE:

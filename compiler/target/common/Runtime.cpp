@@ -188,10 +188,11 @@ uint64_t initialStateBytes(ModuleOp module) {
 }
 
 uint64_t initialStateMemory(ModuleOp module) {
-  // One parameter at a time. Decoding holds its file bytes, a copy in its
-  // element type and the doubles (16 bytes an element and its bytes, for
-  // f32); then the doubles and its bytes again. States go through the
-  // writer's buffer.
+  // One parameter at a time. Decoding holds its file bytes and the
+  // doubles (8 bytes an element), as read from external data through a
+  // mapped file (its bytes once more); then the doubles and its bytes
+  // again. 16 bytes an element and twice its bytes bound both. States go
+  // through the writer's buffer.
   uint64_t largest = 0;
   for (auto p : module.getOps<tg::ParameterOp>()) {
     auto t = cast<RankedTensorType>(p.getType());
