@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <vector>
 
 using namespace mlir;
@@ -169,13 +170,29 @@ bool writeInitialState(ModuleOp module, bool training,
   meta.abi_version = HMRT_PROGRAM_ABI_VERSION;
   meta.hyper = programHyperparams(module, training);
   InitialStateFill fill{valueOf, progress, &params, 0, initialStateBytes(module), "", -1, {}};
-  if (hmrt_checkpoint_write_filled(path.str().c_str(), &meta, static_cast<int32_t>(tensors.size()),
-                                   tensors.data(), &InitialStateFill::fill,
-                                   &fill) != HMRT_OK) {
-    error = !fill.error.empty() ? fill.error
-                                : std::string("cannot write the initial state: ") + hmrt_last_error();
-    return false;
-  }
+  // An allocation that fails throws std::bad_alloc, which the runtime's
+  // entry point turns into HMRT_OUT_OF_MEMORY (LLVM's handler, which hmcc
+  // installs, would abort instead).
+  struct NewHandler {
+    std::new_handler saved = std::set_new_handler(nullptr);
+    ~NewHandler() { std::set_new_handler(saved); }
+  } throwing;
+  hmrt_status status = hmrt_checkpoint_write_filled(path.str().c_str(), &meta,
+                                                    static_cast<int32_t>(tensors.size()),
+                                                    tensors.data(), &InitialStateFill::fill, &fill);
+  if (status == HMRT_OK)
+    return true;
+  if (!fill.error.empty())
+    error = fill.error;
+  else if (status == HMRT_OUT_OF_MEMORY && fill.current >= 0 &&
+           fill.current < int32_t(params.size()))
+    error = "out of memory for parameter '" + params[fill.current].name + "' (" +
+            std::to_string(params[fill.current].type.getNumElements()) +
+            " elements) while writing the initial state; --no-initial-state writes the program "
+            "without it";
+  else
+    error = std::string("cannot write the initial state: ") + hmrt_last_error();
+  return false;
   return true;
 }
 

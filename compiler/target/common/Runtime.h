@@ -36,7 +36,9 @@ hmrt_hyperparams programHyperparams(mlir::ModuleOp module, bool training);
 /// tg.state zero; the manifest records the program (ABI and
 /// hyper-parameters). Values are asked for one at a time and each is
 /// dropped once written, so the state may be far larger than memory.
-/// Returns false with `error` set (`valueOf`'s message where it failed).
+/// Returns false with `error` set (`valueOf`'s message where it failed; a
+/// parameter's value that memory cannot hold is a message too, not an
+/// abort).
 /// `progress`, where given, hears the bytes written so far and in all after
 /// each piece.
 bool writeInitialState(
