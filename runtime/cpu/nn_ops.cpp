@@ -1023,6 +1023,15 @@ hmrt_status hmrt::check_layer_norm(const char* fn, int32_t rank, const int64_t* 
   return HMRT_OK;
 }
 
+hmrt_status hmrt::check_layer_norm_forward(const char* fn, int32_t rank, const int64_t* shape,
+                                           int32_t axis, float eps, int64_t* outer,
+                                           int64_t* cols) {
+  hmrt_status st = check_layer_norm(fn, rank, shape, axis, outer, cols);
+  if (st != HMRT_OK) return st;
+  HMRT_CHECK_ARG(eps >= 0.0f, "%s: eps must be >= 0, got %g", fn, (double)eps);
+  return HMRT_OK;
+}
+
 extern "C" {
 
 hmrt_status hmrt_layer_norm_backward_f32(const float* dy, const float* x,

@@ -69,6 +69,10 @@ extern template hmrt_status gemm_on(const GemmEngine<uint16_t>&, const uint16_t*
 // axis; outer groups of cols elements.
 hmrt_status check_layer_norm(const char* fn, int32_t rank, const int64_t* shape, int32_t axis,
                              int64_t* outer, int64_t* cols);
+// The forward's (hmrt_layer_norm_f32 and its bf16 twin on every backend):
+// those, and eps >= 0.
+hmrt_status check_layer_norm_forward(const char* fn, int32_t rank, const int64_t* shape,
+                                     int32_t axis, float eps, int64_t* outer, int64_t* cols);
 
 // A reduction's arguments (hmrt_reduce_f32, hmrt_reduce_max_backward_f32):
 // x's shape and the reduced axes; count elements of x in groups of

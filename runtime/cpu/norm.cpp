@@ -93,9 +93,8 @@ hmrt_status layer_norm_nd(const char* fn, const float* x, int32_t rank, const in
                           int32_t axis, const float* scale, const float* bias, float eps, Out* y,
                           float* mean, float* rstd) {
   int64_t outer, cols;
-  hmrt_status st = check_layer_norm(fn, rank, shape, axis, &outer, &cols);
+  hmrt_status st = check_layer_norm_forward(fn, rank, shape, axis, eps, &outer, &cols);
   if (st != HMRT_OK) return st;
-  HMRT_CHECK_ARG(eps >= 0.0f, "%s: eps must be >= 0, got %g", fn, (double)eps);
   return layernorm_rows(fn, x, scale, bias, y, mean, rstd, outer, cols, eps);
 }
 
