@@ -39,9 +39,11 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// The bytes of a parameter of `type`'s two 8-bit moments.
-int64_t quantizedBytes(RankedTensorType type) {
-  return 2 * (hm::arenaBytes(adamw8bitCodesType(type)) + hm::arenaBytes(adamw8bitAbsmaxType(type)));
+/// The arena bytes a parameter of `type` saves with 8-bit moments: its two
+/// fp32 moments less the codes and absmax of both.
+int64_t bytesSaved(RankedTensorType type) {
+  return 2 * hm::arenaBytes(type) -
+         2 * (hm::arenaBytes(adamw8bitCodesType(type)) + hm::arenaBytes(adamw8bitAbsmaxType(type)));
 }
 
 /// Replaces `update` by 8-bit AdamW: its fp32 moments by codes and absmax
@@ -130,7 +132,7 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
       if (host <= **budget)
         break;
       auto type = cast<RankedTensorType>(module.lookupSymbol<ParameterOp>(u.getParam()).getType());
-      host -= 2 * hm::arenaBytes(type) - quantizedBytes(type);
+      host -= bytesSaved(type);
       chosen.push_back(u);
     }
     for (AdamWUpdateOp u : chosen)
@@ -217,7 +219,7 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       SmallVector<int64_t> freed(1, 0); // by the `count` largest
       for (AdamWUpdateOp u : updates) {
         auto type = cast<RankedTensorType>(u.getGrad().getType());
-        freed.push_back(freed.back() + 2 * hm::arenaBytes(type) - quantizedBytes(type));
+        freed.push_back(freed.back() + bytesSaved(type));
       }
       auto predicted = [&](size_t count) {
         auto d = planner::solve(search.chain, **budget + freed[count] - search.base.persistent);

@@ -792,8 +792,8 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   }
   // The initial state: parameters from the model, optimizer states zero.
   if (!noInitialState) {
-    errs() << "hmcc: writing " << statePath << " (" << hmcc::formatBytes(hmcc::initialStateBytes(module))
-           << ")\n";
+    uint64_t stateBytes = hmcc::initialStateBytes(module);
+    errs() << "hmcc: writing " << statePath << " (" << hmcc::formatBytes(stateBytes) << ")\n";
     auto reader = hmcc::ParameterReader::open(declared, inputFile, message);
     if (!reader)
       return error(message);
@@ -815,7 +815,7 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
       if (done == total)
         errs() << "\n";
     };
-    bool show = errs().is_displayed() && hmcc::initialStateBytes(module) >= (uint64_t(1) << 30);
+    bool show = errs().is_displayed() && stateBytes >= (uint64_t(1) << 30);
     if (!hmcc::writeInitialState(module, static_cast<bool>(train), valueOf, inStaging("state"),
                                  message, show ? llvm::function_ref<void(uint64_t, uint64_t)>(progress)
                                                : llvm::function_ref<void(uint64_t, uint64_t)>())) {

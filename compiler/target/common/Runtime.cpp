@@ -130,17 +130,14 @@ struct InitialStateFill {
       return HMRT_OK;
     }
     if (index != self->current) {
-      self->bytes.clear();
-      self->bytes.shrink_to_fit();
+      std::vector<char>().swap(self->bytes);
       self->current = index;
       if (!self->encode((*self->params)[index]))
         return HMRT_INVALID_ARGUMENT;
     }
     std::memcpy(dst, self->bytes.data() + offset, n);
-    if (offset + n == self->bytes.size()) {
-      self->bytes.clear();
-      self->bytes.shrink_to_fit();
-    }
+    if (offset + n == self->bytes.size())
+      std::vector<char>().swap(self->bytes); // written: its memory goes now
     return HMRT_OK;
   }
 };
