@@ -37,7 +37,10 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 
 namespace hmcc {
 #define GEN_PASS_DEF_PLANRECOMPUTE
@@ -335,7 +338,49 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
     }
 }
 
+namespace {
+
+/// What solve reads of a chain, with the budget and the mode: equal keys
+/// have equal answers. Doubles are kept by their bits.
+std::vector<int64_t> solveKey(const Chain &chain, int64_t budget, bool offload) {
+  auto bits = [](double x) {
+    int64_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+  };
+  std::vector<int64_t> key{budget, offload, chain.tailPeak};
+  key.reserve(key.size() + 12 * chain.stages.size());
+  for (const Stage &s : chain.stages)
+    key.insert(key.end(), {s.forwardPeak, s.backwardPeak, s.forwardGrowth, s.liveAtBackward,
+                           s.inputBytes, s.outputBytes, s.savedBytes, s.inputReadByBackward,
+                           s.backwardStart != Stage::kNone, s.outputBackwardStart != Stage::kNone,
+                           bits(s.forwardSeconds), bits(s.inputTransferSeconds)});
+  return key;
+}
+
+std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool offload);
+
+} // namespace
+
 std::optional<Decision> solve(const Chain &chain, int64_t budget, bool offload) {
+  // The planning passes (and plan-recompute's fit, round by round) ask the
+  // same questions of the same chain: each is answered once per process.
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, std::optional<Decision>> answers;
+  std::vector<int64_t> key = solveKey(chain, budget, offload);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = answers.find(key); it != answers.end())
+      return it->second;
+  }
+  std::optional<Decision> answer = solveUncached(chain, budget, offload);
+  std::lock_guard<std::mutex> lock(mutex);
+  return answers.emplace(std::move(key), answer).first->second;
+}
+
+namespace {
+
+std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool offload) {
   struct Point {
     double seconds;
     int64_t freed;
@@ -415,6 +460,8 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget, bool offload) 
   }
   return std::nullopt;
 }
+
+} // namespace
 
 RecomputeSearch::RecomputeSearch(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile)
     : module(module), name(fn.getSymName().str()) {
