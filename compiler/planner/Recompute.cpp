@@ -391,55 +391,104 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
   unsigned n = chain.stages.size();
   std::vector<std::vector<Point>> front(n + 1);
   front[0].push_back({0.0, 0, -1, 1, 0, false, false});
-  auto prune = [](std::vector<Point> &points) {
-    std::sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
+  // The Pareto front of a stage's points: least time first, each keeping
+  // more bytes freed than any faster one. The sort orders compact keys
+  // (what it compares, and where the point is) rather than the points.
+  struct Key {
+    double seconds;
+    int64_t freed;
+    unsigned index;
+  };
+  std::vector<Key> keys;
+  auto prune = [&keys](const std::vector<Point> &points, std::vector<Point> &kept) {
+    keys.clear();
+    keys.reserve(points.size());
+    for (auto [k, p] : llvm::enumerate(points))
+      keys.push_back({p.seconds, p.freed, unsigned(k)});
+    std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) {
       return a.seconds != b.seconds ? a.seconds < b.seconds : a.freed > b.freed;
     });
-    std::vector<Point> kept;
-    for (const Point &p : points)
-      if (kept.empty() || p.freed > kept.back().freed)
-        kept.push_back(p);
-    points = std::move(kept);
+    for (const Key &key : keys)
+      if (kept.empty() || key.freed > kept.back().freed)
+        kept.push_back(points[key.index]);
+  };
+  // Segment s..t recomputed (its input offloaded or not), after a point
+  // that freed S bytes: its saved values and the cuts inside it (when the
+  // backward reads them) are freed after their forward; while stage t runs
+  // forward, the cut before it is still read. Every stage of the segment
+  // stays within the budget when S is `least` or more; the segment then
+  // adds `seconds` and frees `gain` more.
+  //
+  // The cut before the segment is kept on the device until the segment is
+  // recomputed (`extra` bytes the unplanned program would have freed, when
+  // the backward does not read it), or, offloaded, on the host from its
+  // last forward reader until then (`held` is then negative when the
+  // backward reads it: bytes freed). Recomputing needs it on the device.
+  struct Segment {
+    int64_t least;
+    double seconds;
+    int64_t gain;
+  };
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  std::vector<Segment> segments(2 * n * n, {kNever, 0.0, 0});
+  auto segment = [&](unsigned s, int off, unsigned t) -> Segment & {
+    return segments[(off * n + s - 1) * n + t - 1];
   };
   for (unsigned s = 1; s <= n; ++s) {
-    prune(front[s - 1]);
     const Stage &first = chain.stages[s - 1];
-    // The cut before the segment: kept on the device until the segment is
-    // recomputed (`extra` bytes the unplanned program would have freed, when
-    // the backward does not read it), or, offloaded, on the host from its
-    // last forward reader until then (`held` is then negative when the
-    // backward reads it: bytes freed). Recomputing needs it on the device.
     int64_t extra = first.inputReadByBackward ? 0 : first.inputBytes;
     bool canOffload = offload && s > 1 && first.inputBytes > 0;
-    for (auto [k, p] : llvm::enumerate(front[s - 1])) {
-      int64_t S = p.freed;
-      // Kept.
-      if (first.forwardPeak - S <= budget && first.backwardPeak - S <= budget)
-        front[s].push_back({p.seconds, S, int(k), s, s, false, false});
-      // Recomputed, s..t: its saved values and the cuts inside it (when the
-      // backward reads them) are freed after their forward. While stage t
-      // runs forward, the cut before it is still read.
-      for (int off = 0; off <= int(canOffload); ++off) {
-        int64_t held = off ? (first.inputReadByBackward ? -first.inputBytes : 0) : extra;
-        double seconds = off ? first.inputTransferSeconds : 0;
-        int64_t saved = 0, growth = 0, cut = 0;
-        for (unsigned t = s; t <= n; ++t) {
-          const Stage &st = chain.stages[t - 1];
-          if (st.forwardPeak - S - saved + (t > s ? held : 0) > budget ||
-              st.backwardPeak - S + extra > budget)
-            break;
-          seconds += st.forwardSeconds;
-          saved += st.savedBytes + cut;
-          cut = st.outputBackwardStart != Stage::kNone ? st.outputBytes : 0;
-          growth = std::max(growth, st.forwardGrowth);
-          if (st.backwardStart != Stage::kNone && st.liveAtBackward - S + extra + growth > budget)
-            continue;
-          front[t].push_back({p.seconds + seconds, S + saved - held, int(k), s, t, true, bool(off)});
-        }
+    for (int off = 0; off <= int(canOffload); ++off) {
+      int64_t held = off ? (first.inputReadByBackward ? -first.inputBytes : 0) : extra;
+      double seconds = off ? first.inputTransferSeconds : 0;
+      int64_t saved = 0, growth = 0, cut = 0;
+      int64_t least = std::numeric_limits<int64_t>::min();
+      for (unsigned t = s; t <= n; ++t) {
+        const Stage &st = chain.stages[t - 1];
+        least = std::max({least, st.forwardPeak - saved + (t > s ? held : 0) - budget,
+                          st.backwardPeak + extra - budget});
+        seconds += st.forwardSeconds;
+        saved += st.savedBytes + cut;
+        cut = st.outputBackwardStart != Stage::kNone ? st.outputBytes : 0;
+        growth = std::max(growth, st.forwardGrowth);
+        int64_t need = least;
+        if (st.backwardStart != Stage::kNone)
+          need = std::max(need, st.liveAtBackward + extra + growth - budget);
+        segment(s, off, t) = {need, seconds, saved - held};
       }
     }
   }
-  prune(front[n]);
+  // Each stage's points, from every point before a segment ending there (or
+  // the stage kept), in the order of the segments' first stages, then of the
+  // points, kept before recomputed before offloaded. A point's successors
+  // are those whose `least` its bytes freed meet: a suffix of the front,
+  // where the bytes freed grow.
+  std::vector<Point> points;
+  for (unsigned t = 1; t <= n; ++t) {
+    points.clear();
+    for (unsigned s = 1; s <= t; ++s) {
+      const Stage &first = chain.stages[s - 1];
+      int64_t kept = s == t ? std::max(first.forwardPeak, first.backwardPeak) - budget : kNever;
+      const Segment &local = segment(s, 0, t), &offloaded = segment(s, 1, t);
+      int64_t least = std::min({kept, local.least, offloaded.least});
+      if (least == kNever)
+        continue;
+      const std::vector<Point> &before = front[s - 1];
+      auto from = std::lower_bound(before.begin(), before.end(), least,
+                                   [](const Point &p, int64_t x) { return p.freed < x; });
+      for (int k = from - before.begin(), e = before.size(); k < e; ++k) {
+        const Point &p = before[k];
+        int64_t S = p.freed;
+        if (S >= kept)
+          points.push_back({p.seconds, S, k, s, t, false, false});
+        if (S >= local.least)
+          points.push_back({p.seconds + local.seconds, S + local.gain, k, s, t, true, false});
+        if (S >= offloaded.least)
+          points.push_back({p.seconds + offloaded.seconds, S + offloaded.gain, k, s, t, true, true});
+      }
+    }
+    prune(points, front[t]);
+  }
   for (auto [k, p] : llvm::enumerate(front[n])) {
     if (chain.tailPeak - p.freed > budget)
       continue;
