@@ -262,11 +262,23 @@ private:
     FlatSymbolRefAttr device, host;
   };
 
+  /// The operand of `op` whose bytes its result may take: the one its
+  /// kernel may overwrite (hm::inPlaceOperand), when `op` reads it for the
+  /// last time (it is among `dying`) and the result needs memory.
+  Value inPlaceOperand(Operation &op, ArrayRef<Value> dying) {
+    std::optional<unsigned> k = hm::inPlaceOperand(&op);
+    if (!k || !needsMemory(op.getResult(0), inArena) ||
+        !llvm::is_contained(dying, op.getOperand(*k)))
+      return {};
+    return op.getOperand(*k);
+  }
+
   /// Writes when each value of `fn` is in memory: an hm.place right after
   /// the op that defines it (in the host arena when the op is homed there),
   /// an hm.release right after its last reader. The offsets are
   /// provisional (packFunction sets them), except that a view of a value
-  /// read for the last time is placed in that value's bytes.
+  /// read for the last time, or a result written in place of one, is
+  /// placed in that value's bytes.
   void scheduleLifetimes(func::FuncOp fn, Arenas arenas) {
     Block &body = fn.getBody().front();
     OpBuilder b(fn.getContext());
@@ -324,6 +336,22 @@ private:
         arenaOf[r] = arena;
         offsets[r] = offsets[x];
         hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
+        continue;
+      }
+      // So does the result of an op whose kernel may write it over an
+      // operand read for the last time here (hm::inPlaceOperand); the
+      // op's other dying values are released after it.
+      if (Value x = inPlaceOperand(op, it == dying.end() ? ArrayRef<Value>() : it->second);
+          x && arenaOf.lookup(x) == arena) {
+        Value r = op.getResult(0);
+        hm::ReleaseOp::create(b, op.getLoc(), ValueRange{x});
+        arenaOf[r] = arena;
+        offsets[r] = offsets[x];
+        hm::PlaceOp::create(b, op.getLoc(), r, arena, b.getI64IntegerAttr(offsets[x]));
+        SmallVector<Value> others(
+            llvm::make_filter_range(it->second, [&](Value v) { return v != x; }));
+        if (!others.empty())
+          hm::ReleaseOp::create(b, op.getLoc(), others);
         continue;
       }
       for (Value r : op.getResults()) {

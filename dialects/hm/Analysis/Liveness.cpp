@@ -60,10 +60,11 @@ public:
       return true;
     }
     live.steps.push_back({&op});
-    // A view in its operand's bytes holds them from the op on: the operand
-    // may be released before the view is placed.
-    if (isAliasingView(&op)) {
-      auto it = live.lifetimes.find(op.getOperand(0));
+    // A view in its operand's bytes, or a result written over its operand's
+    // (in place), holds them from the op on: the operand may be released
+    // before the result is placed.
+    if (Value x = bytesTakenFrom(&op)) {
+      auto it = live.lifetimes.find(x);
       if (it != live.lifetimes.end() && it->second.end == Lifetime::kNever) {
         views[op.getResult(0)] = it->second.owner;
         ++holders[it->second.owner];

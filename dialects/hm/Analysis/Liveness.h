@@ -62,7 +62,8 @@ struct Lifetime {
   unsigned begin = 0;    ///< placed at steps[begin]
   unsigned end = kNever; ///< released at steps[end]; kNever if it is not
   /// The value whose bytes these are: the value itself or, for the result
-  /// of an aliasing view (hm::isAliasingView), the owner of its operand.
+  /// of an aliasing view or an in-place op (hm::bytesTakenFrom), the owner
+  /// of the operand whose bytes it took.
   mlir::Value owner;
   /// Whether steps[step].op may read the value.
   bool readableAt(unsigned step) const { return begin < step && step <= end; }

@@ -200,6 +200,33 @@ bool hmcc::hm::isAliasingView(Operation *op) {
   return r && x && *r == *x;
 }
 
+std::optional<unsigned> hmcc::hm::inPlaceOperand(Operation *op) {
+  // hmrt_sce_loss_backward_f32: "in place OK (dscores == scores)".
+  auto grad = dyn_cast<tg::SoftmaxCrossEntropyLossGradOp>(op);
+  if (!grad || !grad.getResult().getType().getElementType().isF32() ||
+      grad.getScores().getType() != grad.getResult().getType())
+    return std::nullopt;
+  return grad.getScoresMutable().getOperandNumber();
+}
+
+/// Where an hm.place stores `v`: its arena and offset.
+static std::optional<std::pair<StringRef, int64_t>> placement(Value v) {
+  for (Operation *user : v.getUsers())
+    if (auto place = dyn_cast<PlaceOp>(user))
+      return std::make_pair(place.getArena(), int64_t(place.getByteOffset()));
+  return std::nullopt;
+}
+
+Value hmcc::hm::bytesTakenFrom(Operation *op) {
+  if (isAliasingView(op))
+    return op->getOperand(0);
+  std::optional<unsigned> k = inPlaceOperand(op);
+  if (!k)
+    return {};
+  auto r = placement(op->getResult(0));
+  return r && placement(op->getOperand(*k)) == r ? op->getOperand(*k) : Value();
+}
+
 LogicalResult ArenaOp::verify() {
   if (getTier() != "device" && getTier() != "host" && getTier() != "storage")
     return emitOpError() << "tier must be \"device\", \"host\" or \"storage\", not \""

@@ -120,6 +120,18 @@ std::optional<int64_t> placedOffset(mlir::Value v);
 /// that no copy runs.
 bool isAliasingView(mlir::Operation *op);
 
+/// The operand whose bytes `op`'s kernel may write its result over (the
+/// runtime's "in place OK"), if any: the scores of an f32 loss gradient.
+/// (The runtime allows it for more ops, fused elementwise programs and the
+/// binaries among them; taking their operands' bytes placed the bundled
+/// demo's smallest budget 7% larger, first fit fragmenting the arena.)
+std::optional<unsigned> inPlaceOperand(mlir::Operation *op);
+
+/// The operand whose bytes `op`'s result is placed in, if any: that of an
+/// aliasing view, or its in-place operand (inPlaceOperand) placed at the
+/// result's offset in the same arena, whose bytes the op then overwrites.
+mlir::Value bytesTakenFrom(mlir::Operation *op);
+
 } // namespace hmcc::hm
 
 #define GET_OP_CLASSES

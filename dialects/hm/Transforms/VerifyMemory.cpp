@@ -293,7 +293,16 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
                                                                : ", which has no memory");
       }
       // The op writes its results when it runs: their bytes must be free
-      // then, except that a view may sit in its operand's own bytes.
+      // then, except that a view may sit in its operand's own bytes, and so
+      // may a result written in place of an operand (hm::inPlaceOperand)
+      // that nothing reads after it.
+      Value taken = hm::bytesTakenFrom(op);
+      if (taken && !tg::isView(op)) {
+        auto lifetime = liveness.lifetimes.find(taken);
+        if (lifetime == liveness.lifetimes.end() || lifetime->second.end != i)
+          return fail(op) << "writes its result in place of " << describe(taken)
+                          << ", which is not released right after it";
+      }
       for (Value r : op->getResults()) {
         auto where = places.find(r);
         if (where == places.end()) {
@@ -310,7 +319,7 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
         if (!other)
           continue;
         // (The operand is in memory: the reads are checked above.)
-        Value x = tg::isView(op) ? op->getOperand(0) : Value();
+        Value x = taken;
         hm::PlaceOp xPlace = x ? places.lookup(x) : hm::PlaceOp();
         bool ownOperand = xPlace && addressOf(xPlace).first == begin && other->begin == begin &&
                           other->end == begin + bytesOf(x.getType());

@@ -118,3 +118,41 @@ func.func @copies(%x: tensor<16xf32> {tg.input = "x"}, %y: tensor<64xf32> {tg.in
   %r = tg.add %c, %f : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
   return %r, %s : tensor<16xf32>, tensor<f32>
 }
+
+// -----
+// The loss gradient takes the bytes of its scores, which it reads last
+// (the runtime's kernel may write dscores over scores): released before
+// the gradient is placed, at their offset; the op's other dying values
+// are released after it.
+// CHECK-LABEL: func.func @grad_in_place
+// CHECK: %[[E:.*]] = tg.exp
+// CHECK-NEXT: hm.place %[[E]] in @arena at [[AT:[0-9]+]]
+// CHECK: %[[D:.*]] = tg.softmax_cross_entropy_loss_grad %{{.*}}, %[[E]]
+// CHECK-NEXT: hm.release %[[E]]
+// CHECK-NEXT: hm.place %[[D]] in @arena at [[AT]]
+// CHECK-NEXT: hm.release %{{.*}} : tensor<f32>
+func.func @grad_in_place(%s: tensor<4x8xf32> {tg.input = "s"}, %t: tensor<4xi64> {tg.input = "t"},
+                         %l: tensor<f32> {tg.input = "l"}) -> tensor<4x8xf32> {
+  %e = tg.exp %s : tensor<4x8xf32>
+  %g = tg.exp %l : tensor<f32>
+  %d = tg.softmax_cross_entropy_loss_grad %g, %e, %t : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+  return %d : tensor<4x8xf32>
+}
+
+// -----
+// Scores read after the gradient keep their bytes: the gradient gets its
+// own.
+// CHECK-LABEL: func.func @scores_read_after
+// CHECK: %[[E:.*]] = tg.exp
+// CHECK-NEXT: hm.place %[[E]] in @arena at 256
+// CHECK: %[[D:.*]] = tg.softmax_cross_entropy_loss_grad
+// CHECK-NEXT: hm.place %[[D]] in @arena at 448
+// CHECK: tg.add %[[D]], %[[E]]
+func.func @scores_read_after(%s: tensor<4x8xf32> {tg.input = "s"}, %t: tensor<4xi64> {tg.input = "t"},
+                             %l: tensor<f32> {tg.input = "l"}) -> tensor<4x8xf32> {
+  %e = tg.exp %s : tensor<4x8xf32>
+  %g = tg.exp %l : tensor<f32>
+  %d = tg.softmax_cross_entropy_loss_grad %g, %e, %t : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+  %y = tg.add %d, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -154,3 +154,52 @@ func.func @f(%x: tensor<16xf32> {hm.offset = 0 : i64, tg.input = "x"}) {
 func.func @g(%x: tensor<8xf32> {hm.offset = 0 : i64, tg.input = "x"}) {
   return
 }
+
+// -----
+// The loss gradient written in place of its scores, read by nothing after
+// it: sound (hmrt_sce_loss_backward_f32 allows dscores == scores).
+hm.arena @arena tier "device" size 512
+func.func @f(%s: tensor<4x8xf32> {hm.offset = 0 : i64, tg.input = "s"},
+             %t: tensor<4xi64> {hm.offset = 128 : i64, tg.input = "t"}) -> tensor<4x8xf32> {
+  %e = tg.exp %s : tensor<4x8xf32>
+  hm.place %e in @arena at 192 : tensor<4x8xf32>
+  %g = tg.constant dense<1.0> : tensor<f32>
+  hm.place %g in @arena at 320 : tensor<f32>
+  %d = tg.softmax_cross_entropy_loss_grad %g, %e, %t : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+  hm.release %e : tensor<4x8xf32>
+  hm.place %d in @arena at 192 : tensor<4x8xf32>
+  hm.release %g : tensor<f32>
+  return %d : tensor<4x8xf32>
+}
+
+// -----
+// The same with the scores read again after it: their bytes now hold the
+// gradient.
+hm.arena @arena tier "device" size 512
+func.func @f(%s: tensor<4x8xf32> {hm.offset = 0 : i64, tg.input = "s"},
+             %t: tensor<4xi64> {hm.offset = 128 : i64, tg.input = "t"}) -> tensor<4x8xf32> {
+  %e = tg.exp %s : tensor<4x8xf32>
+  hm.place %e in @arena at 192 : tensor<4x8xf32>
+  %g = tg.constant dense<1.0> : tensor<f32>
+  hm.place %g in @arena at 320 : tensor<f32>
+  // expected-error @+1 {{writes its result in place of the result of tg.exp, which is not released right after it}}
+  %d = tg.softmax_cross_entropy_loss_grad %g, %e, %t : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+  hm.place %d in @arena at 192 : tensor<4x8xf32>
+  %y = tg.add %d, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  hm.place %y in @arena at 384 : tensor<4x8xf32>
+  hm.release %d, %e, %g : tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+// An f32 op that may not run in place (tg.exp) placed over its operand.
+hm.arena @arena tier "device" size 512
+func.func @f(%s: tensor<4x8xf32> {hm.offset = 0 : i64, tg.input = "s"}) -> tensor<4x8xf32> {
+  %e = tg.exp %s : tensor<4x8xf32>
+  hm.place %e in @arena at 192 : tensor<4x8xf32>
+  // expected-error @+1 {{writes the result of tg.exp at [192, 320) of the device arena over the result of tg.exp (placed at 192), which is live}}
+  %f = tg.exp %e : tensor<4x8xf32>
+  hm.release %e : tensor<4x8xf32>
+  hm.place %f in @arena at 192 : tensor<4x8xf32>
+  return %f : tensor<4x8xf32>
+}
