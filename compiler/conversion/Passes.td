@@ -25,8 +25,11 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     value within those N ops only when no other free bytes fit. A result never shares memory with an operand
     of its op, except a view (reshape, flatten, squeeze, unsqueeze,
     identity) of a value it reads for the last time: the operand is released
-    and the result placed in its bytes, so the copy it stands for vanishes.
-    Function results are never released; a result without memory
+    and the result placed in its bytes, so the copy it stands for vanishes;
+    and an op whose kernel may write its result over an operand
+    (hm::inPlaceOperand: the f32 loss gradient over its scores) that it
+    reads for the last time: the result is placed in the operand's bytes
+    the same way. Function results are never released; a result without memory
     of its own (a parameter, a small constant or an argument returned as it
     is) is first copied by `tg.identity`. Small constants are static data
     of the program, not arena memory, unless the module's `hm.constants` is

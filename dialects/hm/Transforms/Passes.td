@@ -15,8 +15,11 @@ def HMVerifyMemory : Pass<"hm-verify-memory", "::mlir::ModuleOp"> {
     overlaps a live value or a persistent tensor, a value placed twice, a
     release of a value that is not live, a read of a value that has no
     memory (neither placed, persistent, a parameter, nor a static constant)
-    or that was released. A program that passes never touches memory
-    outside `hm.arena` and never overwrites a value before its last read.
+    or that was released, a result written in place of an operand
+    (hm::inPlaceOperand) that is read after it. A view, and such a
+    result, may sit in the bytes of the operand it takes them from. A
+    program that passes never touches memory outside `hm.arena` and never
+    overwrites a value before its last read.
   }];
 }
 
