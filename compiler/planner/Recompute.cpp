@@ -484,7 +484,8 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
         if (S >= local.least)
           points.push_back({p.seconds + local.seconds, S + local.gain, k, s, t, true, false});
         if (S >= offloaded.least)
-          points.push_back({p.seconds + offloaded.seconds, S + offloaded.gain, k, s, t, true, true});
+          points.push_back(
+              {p.seconds + offloaded.seconds, S + offloaded.gain, k, s, t, true, true});
       }
     }
     prune(points, front[t]);
