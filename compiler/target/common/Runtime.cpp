@@ -190,7 +190,6 @@ bool writeInitialState(ModuleOp module, bool training,
   else
     error = std::string("cannot write the initial state: ") + hmrt_last_error();
   return false;
-  return true;
 }
 
 uint64_t initialStateBytes(ModuleOp module) {
