@@ -265,7 +265,7 @@ private:
   /// The operand of `op` whose bytes its result may take: the one its
   /// kernel may overwrite (hm::inPlaceOperand), when `op` reads it for the
   /// last time (it is among `dying`) and the result needs memory.
-  Value inPlaceOperand(Operation &op, ArrayRef<Value> dying) {
+  Value operandToOverwrite(Operation &op, ArrayRef<Value> dying) {
     std::optional<unsigned> k = hm::inPlaceOperand(&op);
     if (!k || !needsMemory(op.getResult(0), inArena) ||
         !llvm::is_contained(dying, op.getOperand(*k)))
@@ -341,7 +341,7 @@ private:
       // So does the result of an op whose kernel may write it over an
       // operand read for the last time here (hm::inPlaceOperand); the
       // op's other dying values are released after it.
-      if (Value x = inPlaceOperand(op, it == dying.end() ? ArrayRef<Value>() : it->second);
+      if (Value x = operandToOverwrite(op, it == dying.end() ? ArrayRef<Value>() : it->second);
           x && arenaOf.lookup(x) == arena) {
         Value r = op.getResult(0);
         hm::ReleaseOp::create(b, op.getLoc(), ValueRange{x});
