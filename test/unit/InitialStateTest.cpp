@@ -59,9 +59,20 @@ TEST_F(InitialState, ValuesOneAtATimeStatesZero) {
       t.values.push_back(name == "w" ? 0.5 * k : -1.0 - k);
     return t;
   };
+  // Progress is heard after each piece, growing to the state's bytes.
+  uint64_t heard = 0, last = 0;
+  bool growing = true;
+  auto progress = [&](uint64_t done, uint64_t total) {
+    growing &= done > heard && total == hmcc::initialStateBytes(*module);
+    heard = done;
+    last = total;
+  };
   std::string error;
-  ASSERT_TRUE(hmcc::writeInitialState(*module, true, valueOf, state(), error)) << error;
+  ASSERT_TRUE(hmcc::writeInitialState(*module, true, valueOf, state(), error, progress)) << error;
   EXPECT_EQ(asked, (std::vector<std::string>{"w", "b"}));
+  EXPECT_TRUE(growing);
+  EXPECT_EQ(heard, (12 + 3 + 12) * sizeof(float));
+  EXPECT_EQ(last, heard);
   hmrt_npy w, b, m;
   ASSERT_EQ(hmrt_checkpoint_read_tensor(state().c_str(), "w", &w), HMRT_OK) << hmrt_last_error();
   ASSERT_EQ(hmrt_checkpoint_read_tensor(state().c_str(), "b", &b), HMRT_OK) << hmrt_last_error();
