@@ -84,7 +84,11 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     decision of least predicted recompute time (device-profile's cost model)
     whose activations fit `vram` less the persistent tensors, by a dynamic
     program over the chain that keeps, for each prefix, every decision not
-    dominated in (recompute time, bytes freed). The bytes live at each
+    dominated in (recompute time, bytes freed); among equals, the one with
+    the most slack (the fewest bytes to spare at any stage, the most),
+    which the placement is likeliest to fit (a model's layers are alike:
+    which of them to recompute often makes no difference to the time or
+    the bytes freed). The bytes live at each
     point come from placing the unplanned program (hm-place-buffers); each
     decision found is then placed for real, and the budget tightened by
     what the placement exceeds until it fits. When that does not converge,

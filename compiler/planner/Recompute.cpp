@@ -387,31 +387,11 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
     int parent;        // index into points of the stage before, -1 at the start
     unsigned from, to; // the segment that led here (from > to: kept stage)
     bool recomputed, offloaded;
+    int64_t slack; // the least bytes to spare over any stage's need on the way
   };
   unsigned n = chain.stages.size();
   std::vector<std::vector<Point>> front(n + 1);
-  front[0].push_back({0.0, 0, -1, 1, 0, false, false});
-  // The Pareto front of a stage's points: least time first, each keeping
-  // more bytes freed than any faster one. The sort orders compact keys
-  // (what it compares, and where the point is) rather than the points.
-  struct Key {
-    double seconds;
-    int64_t freed;
-    unsigned index;
-  };
-  std::vector<Key> keys;
-  auto prune = [&keys](const std::vector<Point> &points, std::vector<Point> &kept) {
-    keys.clear();
-    keys.reserve(points.size());
-    for (auto [k, p] : llvm::enumerate(points))
-      keys.push_back({p.seconds, p.freed, unsigned(k)});
-    std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) {
-      return a.seconds != b.seconds ? a.seconds < b.seconds : a.freed > b.freed;
-    });
-    for (const Key &key : keys)
-      if (kept.empty() || key.freed > kept.back().freed)
-        kept.push_back(points[key.index]);
-  };
+  front[0].push_back({0.0, 0, -1, 1, 0, false, false, std::numeric_limits<int64_t>::max()});
   // Segment s..t recomputed (its input offloaded or not), after a point
   // that freed S bytes: its saved values and the cuts inside it (when the
   // backward reads them) are freed after their forward; while stage t runs
@@ -458,37 +438,94 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
       }
     }
   }
-  // Each stage's points, from every point before a segment ending there (or
-  // the stage kept), in the order of the segments' first stages, then of the
-  // points, kept before recomputed before offloaded. A point's successors
-  // are those whose `least` its bytes freed meet: a suffix of the front,
-  // where the bytes freed grow.
-  std::vector<Point> points;
+  // Each stage's front, the Pareto front of its points (least time first,
+  // each keeping more bytes freed than any faster one), among equals the
+  // one with the most slack, then the first in the order of the segments'
+  // first stages, then of the points before, kept before recomputed
+  // before offloaded. A point before leads here through a segment when its
+  // bytes freed meet the segment's `least`: a suffix of the front before,
+  // where time and bytes freed both grow. So each (first stage, kind) is a
+  // run of points in time order, and the front is their merge in that
+  // order, skipping in each run the points that free no more than the
+  // last kept.
+  enum Kind { Kept, Recomputed, Offloaded };
+  struct Run {
+    const std::vector<Point> *before;
+    unsigned k, s; // the next point before, and the segment's first stage
+    Kind kind;
+    int64_t least, gain;
+    double seconds;
+    Point next; // what the point before at k leads to
+    /// Moves onto the last of the points from k on that take as long as
+    /// k's (the sums may round to equal times: it frees the most of them),
+    /// and makes `next` of it.
+    void settle() {
+      const std::vector<Point> &b = *before;
+      while (k + 1 < b.size() && b[k + 1].seconds + seconds == b[k].seconds + seconds)
+        ++k;
+      const Point &p = b[k];
+      next = {p.seconds + seconds, p.freed + gain, int(k), s, 0, kind != Kept, kind == Offloaded,
+              std::min(p.slack, p.freed - least)};
+    }
+  };
+  // Whether run a's next point comes after run b's.
+  auto later = [](const Run &a, const Run &b) {
+    const Point &x = a.next, &y = b.next;
+    if (x.seconds != y.seconds)
+      return x.seconds > y.seconds;
+    if (x.freed != y.freed)
+      return x.freed < y.freed;
+    if (x.slack != y.slack)
+      return x.slack < y.slack;
+    return std::tie(a.s, a.k, a.kind) > std::tie(b.s, b.k, b.kind);
+  };
+  std::vector<Run> heap;
   for (unsigned t = 1; t <= n; ++t) {
-    points.clear();
-    for (unsigned s = 1; s <= t; ++s) {
-      const Stage &first = chain.stages[s - 1];
-      int64_t kept = s == t ? std::max(first.forwardPeak, first.backwardPeak) - budget : kNever;
-      const Segment &local = segment(s, 0, t), &offloaded = segment(s, 1, t);
-      int64_t least = std::min({kept, local.least, offloaded.least});
+    heap.clear();
+    auto start = [&](unsigned s, Kind kind, int64_t least, double seconds, int64_t gain) {
       if (least == kNever)
-        continue;
+        return;
       const std::vector<Point> &before = front[s - 1];
       auto from = std::lower_bound(before.begin(), before.end(), least,
                                    [](const Point &p, int64_t x) { return p.freed < x; });
-      for (int k = from - before.begin(), e = before.size(); k < e; ++k) {
-        const Point &p = before[k];
-        int64_t S = p.freed;
-        if (S >= kept)
-          points.push_back({p.seconds, S, k, s, t, false, false});
-        if (S >= local.least)
-          points.push_back({p.seconds + local.seconds, S + local.gain, k, s, t, true, false});
-        if (S >= offloaded.least)
-          points.push_back(
-              {p.seconds + offloaded.seconds, S + offloaded.gain, k, s, t, true, true});
+      if (from == before.end())
+        return;
+      heap.push_back(
+          {&before, unsigned(from - before.begin()), s, kind, least, gain, seconds, Point()});
+      heap.back().settle();
+    };
+    for (unsigned s = 1; s <= t; ++s) {
+      const Stage &first = chain.stages[s - 1];
+      if (s == t)
+        start(s, Kept, std::max(first.forwardPeak, first.backwardPeak) - budget, 0.0, 0);
+      const Segment &local = segment(s, 0, t), &offloaded = segment(s, 1, t);
+      start(s, Recomputed, local.least, local.seconds, local.gain);
+      start(s, Offloaded, offloaded.least, offloaded.seconds, offloaded.gain);
+    }
+    std::make_heap(heap.begin(), heap.end(), later);
+    std::vector<Point> &kept = front[t];
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      Run &run = heap.back();
+      Point p = run.next;
+      p.to = t;
+      if (kept.empty() || p.freed > kept.back().freed) {
+        kept.push_back(p);
+        ++run.k;
+      } else {
+        // The run's points up to the last kept's bytes freed are no better.
+        int64_t past = kept.back().freed - run.gain;
+        run.k = std::upper_bound(run.before->begin() + run.k, run.before->end(), past,
+                                 [](int64_t x, const Point &q) { return x < q.freed; }) -
+                run.before->begin();
+      }
+      if (run.k < run.before->size()) {
+        run.settle();
+        std::push_heap(heap.begin(), heap.end(), later);
+      } else {
+        heap.pop_back();
       }
     }
-    prune(points, front[t]);
   }
   for (auto [k, p] : llvm::enumerate(front[n])) {
     if (chain.tailPeak - p.freed > budget)

@@ -137,8 +137,11 @@ void profileChain(Chain &chain, llvm::ArrayRef<int64_t> liveAt, llvm::ArrayRef<i
 
 /// The decision of least recompute (and transfer) time whose bytes live
 /// stay within `budget` at every op, as the profile predicts them; none if
-/// none does. With `offload`, a recomputed segment may also send its input
-/// cut to host memory until it is recomputed.
+/// none does. Among equally fast ones, the one whose segments free the most
+/// bytes by the end, then the one with the most slack (the least bytes to
+/// spare at any stage, the most), which a placement is likeliest to fit.
+/// With `offload`, a recomputed segment may also send its input cut to
+/// host memory until it is recomputed.
 std::optional<Decision> solve(const Chain &chain, int64_t budget, bool offload = false);
 
 /// Rewrites the function of `chain` by `decision`.
