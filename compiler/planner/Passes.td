@@ -232,12 +232,13 @@ def PlanQuantizeDevice : Pass<"plan-quantize-device", "::mlir::ModuleOp"> {
     quarter of the device bytes and cost no transfers, where plan-tiers
     would move parameters to the host and fetch them every step.
 
-    When it fits with recompute, 8-bit moments can still shorten the step:
-    the room they free keeps activations that would be recomputed. Where
-    all of them would save recompute time of 1% of the step's compute or
-    more (plan-recompute's dynamic program, without offload, for the
-    activation budget their bytes widen, against the quick search's time
-    as it is), about the fewest largest ones (a bisection on how many, to
+    When it fits with recompute, as it is or with those fewest, more 8-bit
+    moments can still shorten the step: the room they free keeps
+    activations that would be recomputed. Where all of them would save
+    recompute time of 1% of the step's compute or more (plan-recompute's
+    dynamic program, without offload, for the activation budget their
+    bytes widen, against the quick search's time with the fewest that fit),
+    about the fewest largest ones past those (a bisection on how many, to
     within a quarter of them) that come within 1% of that saving become
     8-bit.
 

@@ -172,9 +172,13 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       return;
     // The predicted recompute time of the program with the `count` largest
     // quantized where it fits the device with what plan-recompute can do
-    // (its quick search, on a copy); none where it does not fit.
+    // (its quick search, on a copy); none where it does not fit. Each count
+    // is judged once.
     planner::RecomputeSearch search(module, fn, *profile);
+    std::map<size_t, std::optional<double>> judged;
     auto recomputeSeconds = [&](size_t count) -> std::optional<double> {
+      if (auto it = judged.find(count); it != judged.end())
+        return it->second;
       OwningOpRef<ModuleOp> copy;
       std::optional<planner::RecomputeSearch> other;
       if (count) {
@@ -185,17 +189,19 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
         other.emplace(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), *profile);
       }
       planner::RecomputeSearch &s = count ? *other : search;
+      std::optional<double> &answer = judged[count];
       if (!s.planned)
-        return std::nullopt;
+        return answer = std::nullopt;
       if (recompute == "none") // nothing will be recomputed: the unplanned arena
-        return s.base.arena <= **budget ? std::optional<double>(0.0) : std::nullopt;
+        return answer = s.base.arena <= **budget ? std::optional<double>(0.0) : std::nullopt;
       std::optional<planner::Decision> decision = s.fit(**budget, /*thorough=*/false);
-      return decision ? std::optional<double>(decision->seconds) : std::nullopt;
+      return answer = decision ? std::optional<double>(decision->seconds) : std::nullopt;
     };
     // The fewest largest ones for which `meets(count)` holds (a bisection
-    // on how many, to within `step`), given that it holds for all of them.
-    auto fewest = [&](llvm::function_ref<bool(size_t)> meets, size_t step) {
-      size_t lo = 0, hi = updates.size(); // lo does not meet it, hi does
+    // on how many, to within `step`), given that it holds for all of them
+    // and not for the first `from`.
+    auto fewest = [&](size_t from, llvm::function_ref<bool(size_t)> meets, size_t step) {
+      size_t lo = from, hi = updates.size(); // lo does not meet it, hi does
       while (lo + step < hi) {
         size_t mid = lo + (hi - lo) / 2;
         (meets(mid) ? hi : lo) = mid;
@@ -206,16 +212,30 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(updates).take_front(count))
         quantize(module, u);
     };
-    std::optional<double> asItIs = recomputeSeconds(0);
-    if (asItIs) {
-      // It fits; 8-bit moments still pay where the room they free on the
-      // device saves recompute, by 1% of the step's compute or more: about
-      // the fewest (to within a quarter of them) that come within 1% of the
-      // time all of them save, as plan-recompute's model predicts it (its
-      // decision without offload for the activation budget their bytes
-      // widen, unplaced), against the quick search's time as it is.
-      if (*asItIs == 0 || recompute == "none" || !search.planned)
+    // The fewest that fit: none when the program fits as it is.
+    size_t least = 0;
+    std::optional<double> seconds = recomputeSeconds(0);
+    if (!seconds) {
+      if (!recomputeSeconds(updates.size())) {
+        // Parameters go to the host anyway (plan-tiers). With host updates
+        // of 8-bit moments no slower than fp32 ones, every moment 8-bit
+        // leaves room on the device for more parameters, whose updates
+        // move nothing; else nothing changes here.
+        if (planner::hostUpdateSeconds(1.0, "8bit", *profile) <=
+            planner::hostUpdateSeconds(1.0, "f32", *profile))
+          quantizeFirst(updates.size());
         return;
+      }
+      least = fewest(0, [&](size_t count) { return recomputeSeconds(count).has_value(); }, 1);
+      seconds = recomputeSeconds(least);
+    }
+    // More 8-bit moments still pay where the room they free on the device
+    // saves recompute, by 1% of the step's compute or more: about the
+    // fewest (to within a quarter of them) that come within 1% of the time
+    // all of them save, as plan-recompute's model predicts it (its decision
+    // without offload for the activation budget their bytes widen,
+    // unplaced), against the quick search's time with the fewest that fit.
+    if (*seconds > 0 && recompute != "none" && search.planned) {
       SmallVector<int64_t> freed(1, 0); // by the `count` largest
       for (AdamWUpdateOp u : updates) {
         auto type = cast<RankedTensorType>(u.getGrad().getType());
@@ -230,24 +250,11 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       for (Operation &op : fn.getBody().front())
         step += planner::predictSeconds(&op, *profile);
       double all = predicted(updates.size());
-      if (!(*asItIs - all >= 0.01 * step))
-        return;
-      quantizeFirst(
-          fewest([&](size_t count) { return predicted(count) <= all + 0.01 * (*asItIs - all); },
-                 std::max<size_t>(1, updates.size() / 4)));
-      return;
+      auto close = [&](size_t count) { return predicted(count) <= all + 0.01 * (*seconds - all); };
+      if (*seconds - all >= 0.01 * step)
+        least = fewest(least, close, std::max<size_t>(1, updates.size() / 4));
     }
-    if (!recomputeSeconds(updates.size())) {
-      // Parameters go to the host anyway (plan-tiers). With host updates
-      // of 8-bit moments no slower than fp32 ones, every moment 8-bit
-      // leaves room on the device for more parameters, whose updates move
-      // nothing; else nothing changes here.
-      if (planner::hostUpdateSeconds(1.0, "8bit", *profile) <=
-          planner::hostUpdateSeconds(1.0, "f32", *profile))
-        quantizeFirst(updates.size());
-      return;
-    }
-    quantizeFirst(fewest([&](size_t count) { return recomputeSeconds(count).has_value(); }, 1));
+    quantizeFirst(least);
   }
 };
 
