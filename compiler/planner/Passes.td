@@ -103,6 +103,19 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     (the prefetch headroom plan-tiers keeps too), then for the whole
     budget.
 
+    A kept stage may also be kept light: its cheap ops (elementwise, fused
+    elementwise programs, layer norms: one pass over their operands) whose
+    saved results the backward reads, where each operand is there anyway
+    when the backward first reads them (a parameter, a constant, an input,
+    or a value the backward reads then or later, made by no other light
+    op), are copied just before that first read, and the backward reads
+    the copies: a GELU's output, computed again from its input, which its
+    gradient reads; a layer norm's, from its input and parameters. Those
+    values then live only through the forward, and their copies only
+    through the backward. The dynamic program weighs the copies' time
+    against the bytes freed like any other choice; on the 1.3 B GPT they
+    are 40% of what a block saves for about a tenth of its forward time.
+
     Recomputation is exact: the copies are the same ops on the same inputs,
     and each tg.dropout is given its mask stream (`stream`) before any copy
     is made, so a copy draws the same mask.
@@ -111,7 +124,8 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     and saved bytes and the decision are recorded on the module as
     `hm.recompute` for the schedule dump and the summary. `force` replaces
     the search: "none", "all" (every stage its own recomputed segment), or
-    segments such as "1-3,5:offload" (stages are numbered from 1).
+    segments and light stages such as "1-3,5:offload,7:light" (stages are
+    numbered from 1).
 
     Offload: a recomputed segment may also send the cut before it to host
     memory (a `tg.identity` homed on the host) after its last forward reader
@@ -125,7 +139,7 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
            "cpu, h200 or a JSON profile: the cost model's figures">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
-           "For tests: none, all, or the recomputed segments, e.g. 1-3,5">,
+           "For tests: none, all, or the recomputed segments and light stages, e.g. 1-3,5,7:light">,
     Option<"vramReserve", "vram-reserve", "int64_t", /*default=*/"0",
            "Device bytes the runtime holds beside the arena (hmcc --target cuda): `vram` is "
            "the arena's budget, and messages name the user's --vram, these added">,

@@ -64,6 +64,17 @@ bool isActivation(Value v) {
 
 int64_t bytesOf(Value v) { return hm::arenaBytes(v.getType()); }
 
+/// Whether `op` is cheap to run again: one pass over its operands
+/// (elementwise, a fused elementwise program, a layer norm), no GEMM,
+/// attention or loss. Views share their operand's bytes: nothing to free.
+bool cheapToRepeat(Operation *op) {
+  if (isView(op) || op->getNumRegions())
+    return false;
+  StringRef kind = opKind(op);
+  return kind == "elementwise" || kind == "fused" || kind == "transcendental" ||
+         isa<LayerNormOp>(op);
+}
+
 /// The function's loss: the result named "loss", else none.
 Value lossOf(func::FuncOp fn) {
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
@@ -72,6 +83,12 @@ Value lossOf(func::FuncOp fn) {
       if (name.getValue() == "loss")
         return ret.getOperand(i);
   return {};
+}
+
+/// Whether `user` is a backward op of `chain` (not the forward's, not the
+/// return).
+bool readsInBackward(const Chain &chain, Operation *user) {
+  return !chain.isForward.contains(user) && !isa<func::ReturnOp>(user);
 }
 
 } // namespace
@@ -152,9 +169,7 @@ Chain analyzeChain(func::FuncOp fn) {
   addStage(chain.forward.size() - 1, Value());
 
   // What each stage saves for the backward, and where its backward starts.
-  auto backwardReader = [&](Operation *user) {
-    return !chain.isForward.contains(user) && !isa<func::ReturnOp>(user);
-  };
+  auto backwardReader = [&](Operation *user) { return readsInBackward(chain, user); };
   for (auto [n, s] : llvm::enumerate(chain.stages)) {
     s.number = n + 1;
     for (unsigned k = s.first; k <= s.last; ++k)
@@ -186,6 +201,49 @@ Chain analyzeChain(func::FuncOp fn) {
     Value input = chain.stages[n - 1].output;
     s.inputBytes = bytesOf(input);
     s.inputReadByBackward = llvm::any_of(input.getUsers(), backwardReader);
+  }
+
+  // Each stage's light ops: cheap ones whose saved results the backward
+  // first reads at some point where each of their operands is there
+  // anyway (persistent, or read at or after it), and none made by
+  // another light op (whose value would then live on for this one).
+  for (Stage &s : chain.stages) {
+    DenseSet<Value> saved(s.saved.begin(), s.saved.end());
+    DenseSet<Operation *> light;
+    for (unsigned k = s.first; k <= s.last; ++k) {
+      Operation *op = chain.forward[k];
+      if (!cheapToRepeat(op))
+        continue;
+      unsigned first = Stage::kNone;
+      int64_t bytes = 0;
+      for (Value r : op->getResults()) {
+        if (!saved.contains(r))
+          continue;
+        bytes += bytesOf(r);
+        for (Operation *user : r.getUsers())
+          if (backwardReader(user))
+            first = std::min(first, chain.index[user]);
+      }
+      if (first == Stage::kNone)
+        continue;
+      bool there = llvm::all_of(op->getOperands(), [&](Value x) {
+        Operation *def = x.getDefiningOp();
+        if (!def)
+          return true;
+        if (isa<ParamOp, ConstantOp>(def))
+          return true;
+        if (light.contains(def))
+          return false;
+        return llvm::any_of(x.getUsers(), [&](Operation *user) {
+          return user != op && chain.index.lookup(user) >= first;
+        });
+      });
+      if (!there)
+        continue;
+      light.insert(op);
+      s.light.push_back(op);
+      s.lightBytes += bytes;
+    }
   }
   return chain;
 }
@@ -250,6 +308,23 @@ static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping &map)
 }
 
 void applyDecision(Chain &chain, const Decision &decision) {
+  // Kept light: each light op copied just before the first backward op
+  // that reads what it saves; the backward reads the copy.
+  for (unsigned n : decision.light)
+    for (Operation *op : chain.stages[n - 1].light) {
+      Operation *first = nullptr;
+      for (Value r : op->getResults())
+        for (Operation *user : r.getUsers())
+          if (readsInBackward(chain, user) &&
+              (!first || chain.index.lookup(user) < chain.index.lookup(first)))
+            first = user;
+      OpBuilder b(first);
+      Operation *copy = b.clone(*op);
+      for (auto [r, c] : llvm::zip(op->getResults(), copy->getResults()))
+        r.replaceUsesWithIf(c, [&](OpOperand &use) {
+          return use.getOwner() != copy && readsInBackward(chain, use.getOwner());
+        });
+    }
   for (auto [s, t] : decision.recomputed) {
     // The values the backward reads, the segment's ops that compute them,
     // and the first backward op that reads one.
@@ -312,6 +387,8 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
     s.forwardGrowth = std::max<int64_t>(0, s.forwardPeak - before);
     for (unsigned k = s.first; k <= s.last; ++k)
       s.forwardSeconds += predictSeconds(chain.forward[k], profile);
+    for (Operation *op : s.light)
+      s.lightSeconds += predictSeconds(op, profile);
     s.inputTransferSeconds = transferSeconds(s.inputBytes, profile.deviceToHost) +
                              transferSeconds(s.inputBytes, profile.hostToDevice);
   }
@@ -349,12 +426,13 @@ std::vector<int64_t> solveKey(const Chain &chain, int64_t budget, bool offload) 
     return b;
   };
   std::vector<int64_t> key{budget, offload, chain.tailPeak};
-  key.reserve(key.size() + 12 * chain.stages.size());
+  key.reserve(key.size() + 14 * chain.stages.size());
   for (const Stage &s : chain.stages)
     key.insert(key.end(), {s.forwardPeak, s.backwardPeak, s.forwardGrowth, s.liveAtBackward,
                            s.inputBytes, s.outputBytes, s.savedBytes, s.inputReadByBackward,
                            s.backwardStart != Stage::kNone, s.outputBackwardStart != Stage::kNone,
-                           bits(s.forwardSeconds), bits(s.inputTransferSeconds)});
+                           bits(s.forwardSeconds), bits(s.inputTransferSeconds), s.lightBytes,
+                           bits(s.lightSeconds)});
   return key;
 }
 
@@ -386,12 +464,13 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
     int64_t freed;
     int parent;        // index into points of the stage before, -1 at the start
     unsigned from, to; // the segment that led here (from > to: kept stage)
-    bool recomputed, offloaded;
+    bool recomputed, offloaded, light;
     int64_t slack; // the least bytes to spare over any stage's need on the way
   };
   unsigned n = chain.stages.size();
   std::vector<std::vector<Point>> front(n + 1);
-  front[0].push_back({0.0, 0, -1, 1, 0, false, false, std::numeric_limits<int64_t>::max()});
+  front[0].push_back(
+      {0.0, 0, -1, 1, 0, false, false, false, std::numeric_limits<int64_t>::max()});
   // Segment s..t recomputed (its input offloaded or not), after a point
   // that freed S bytes: its saved values and the cuts inside it (when the
   // backward reads them) are freed after their forward; while stage t runs
@@ -441,14 +520,14 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
   // Each stage's front, the Pareto front of its points (least time first,
   // each keeping more bytes freed than any faster one), among equals the
   // one with the most slack, then the first in the order of the segments'
-  // first stages, then of the points before, kept before recomputed
-  // before offloaded. A point before leads here through a segment when its
-  // bytes freed meet the segment's `least`: a suffix of the front before,
-  // where time and bytes freed both grow. So each (first stage, kind) is a
-  // run of points in time order, and the front is their merge in that
-  // order, skipping in each run the points that free no more than the
-  // last kept.
-  enum Kind { Kept, Recomputed, Offloaded };
+  // first stages, then of the points before, kept before kept light
+  // before recomputed before offloaded. A point before leads here through
+  // a segment when its bytes freed meet the segment's `least`: a suffix of
+  // the front before, where time and bytes freed both grow. So each (first
+  // stage, kind) is a run of points in time order, and the front is their
+  // merge in that order, skipping in each run the points that free no more
+  // than the last kept.
+  enum Kind { Kept, Light, Recomputed, Offloaded };
   struct Run {
     const std::vector<Point> *before;
     unsigned k, s; // the next point before, and the segment's first stage
@@ -464,8 +543,8 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
       while (k + 1 < b.size() && b[k + 1].seconds + seconds == b[k].seconds + seconds)
         ++k;
       const Point &p = b[k];
-      next = {p.seconds + seconds, p.freed + gain, int(k), s, 0, kind != Kept, kind == Offloaded,
-              std::min(p.slack, p.freed - least)};
+      next = {p.seconds + seconds, p.freed + gain, int(k), s, 0, kind >= Recomputed,
+              kind == Offloaded, kind == Light, std::min(p.slack, p.freed - least)};
     }
   };
   // Whether run a's next point comes after run b's.
@@ -479,6 +558,18 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
       return x.slack < y.slack;
     return std::tie(a.s, a.k, a.kind) > std::tie(b.s, b.k, b.kind);
   };
+  // Bytes freed that meet every need there is: past a point that frees
+  // that many, slower points lead only to slower decisions than its own,
+  // which every continuation fits.
+  int64_t enough = chain.tailPeak - budget;
+  for (unsigned t = 1; t <= n; ++t) {
+    const Stage &st = chain.stages[t - 1];
+    enough = std::max(enough, std::max(st.forwardPeak, st.backwardPeak) - budget);
+    for (unsigned s = 1; s <= t; ++s)
+      for (int off = 0; off < 2; ++off)
+        if (int64_t least = segment(s, off, t).least; least != kNever)
+          enough = std::max(enough, least);
+  }
   std::vector<Run> heap;
   for (unsigned t = 1; t <= n; ++t) {
     heap.clear();
@@ -496,8 +587,15 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
     };
     for (unsigned s = 1; s <= t; ++s) {
       const Stage &first = chain.stages[s - 1];
-      if (s == t)
-        start(s, Kept, std::max(first.forwardPeak, first.backwardPeak) - budget, 0.0, 0);
+      if (s == t) {
+        // Kept, or kept light: what the light ops save is freed after the
+        // forward and made again for the backward, where the stage's
+        // backward peak had it live anyway.
+        int64_t least = std::max(first.forwardPeak, first.backwardPeak) - budget;
+        start(s, Kept, least, 0.0, 0);
+        if (first.lightBytes > 0)
+          start(s, Light, least, first.lightSeconds, first.lightBytes);
+      }
       const Segment &local = segment(s, 0, t), &offloaded = segment(s, 1, t);
       start(s, Recomputed, local.least, local.seconds, local.gain);
       start(s, Offloaded, offloaded.least, offloaded.seconds, offloaded.gain);
@@ -511,6 +609,8 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
       p.to = t;
       if (kept.empty() || p.freed > kept.back().freed) {
         kept.push_back(p);
+        if (p.freed >= enough)
+          break;
         ++run.k;
       } else {
         // The run's points up to the last kept's bytes freed are no better.
@@ -539,6 +639,8 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
         d.recomputed.push_back({q->from, q->to});
       if (q->offloaded)
         d.offloaded.insert(q->from);
+      if (q->light)
+        d.light.insert(q->from);
       stage = q->from - 1;
       q = &front[stage][q->parent];
     }
@@ -690,6 +792,17 @@ std::optional<Decision> parseDecision(StringRef text, unsigned stages, std::stri
   text.split(parts, ',');
   unsigned next = 1;
   for (StringRef part : parts) {
+    if (part.consume_back(":light")) {
+      unsigned stage = 0;
+      if (part.trim().getAsInteger(10, stage) || stage < next || stage > stages) {
+        error = "'" + part.str() + ":light' is not a stage in order within 1.." +
+                std::to_string(stages);
+        return std::nullopt;
+      }
+      d.light.insert(stage);
+      next = stage + 1;
+      continue;
+    }
     bool offload = part.consume_back(":offload");
     auto [a, b] = part.split('-');
     unsigned from = 0, to = 0;
@@ -759,6 +872,13 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
           decision.seconds += chain.stages[k - 1].forwardSeconds;
         if (decision.offloaded.count(s))
           decision.seconds += chain.stages[s - 1].inputTransferSeconds;
+      }
+      for (unsigned n : decision.light) {
+        if (chain.stages[n - 1].light.empty())
+          return module.emitError() << "plan-recompute: force (hmcc --recompute): stage " << n
+                                    << " has nothing to keep light (no cheap op whose saved "
+                                       "result can be made again)";
+        decision.seconds += chain.stages[n - 1].lightSeconds;
       }
     } else if (budget) {
       // With parameters on the host, room for their fetches to move ahead
@@ -831,13 +951,15 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       bool recomputed = llvm::any_of(decision.recomputed, [&](auto seg) {
         return seg.first <= s.number && s.number <= seg.second;
       });
+      StringRef kept = decision.light.count(s.number) ? "keep light" : "keep";
       stages.push_back(b.getDictionaryAttr({
           b.getNamedAttr("ops", b.getI64IntegerAttr(s.last - s.first + 1)),
           b.getNamedAttr("forward_seconds", b.getF64FloatAttr(s.forwardSeconds)),
           b.getNamedAttr("backward_seconds", b.getF64FloatAttr(s.backwardSeconds)),
           b.getNamedAttr("cut_bytes", b.getI64IntegerAttr(s.outputBytes)),
           b.getNamedAttr("saved_bytes", b.getI64IntegerAttr(s.savedBytes)),
-          b.getNamedAttr("decision", b.getStringAttr(recomputed ? "recompute" : "keep")),
+          b.getNamedAttr("light_bytes", b.getI64IntegerAttr(s.lightBytes)),
+          b.getNamedAttr("decision", b.getStringAttr(recomputed ? "recompute" : kept)),
           b.getNamedAttr("offload_input", b.getBoolAttr(decision.offloaded.count(s.number))),
       }));
     }

@@ -38,6 +38,12 @@ struct Stage {
   /// What the backward reads of the values it computes (not `output`).
   llvm::SmallVector<mlir::Value> saved;
   int64_t savedBytes = 0;
+  /// Its cheap ops (elementwise, fused elementwise, layer norm) whose saved
+  /// results can be made again just before the backward first reads them,
+  /// from operands that are there anyway: kept light, the stage keeps the
+  /// rest of what it saves.
+  std::vector<mlir::Operation *> light;
+  int64_t lightBytes = 0; ///< the saved bytes they make
   /// Block index of the first backward op reading a saved value.
   unsigned backwardStart = kNone;
   /// Block index of the first backward op reading `output` (kNone: none
@@ -46,6 +52,7 @@ struct Stage {
   // The profile (profileChain).
   double forwardSeconds = 0, backwardSeconds = 0;
   double inputTransferSeconds = 0; ///< the cut before it to the host and back
+  double lightSeconds = 0;         ///< the light ops' time, again
   int64_t forwardPeak = 0;    ///< most bytes live while its forward runs
   int64_t forwardGrowth = 0;  ///< what its forward adds to the bytes live before it
   int64_t backwardPeak = 0;   ///< most bytes live while its backward runs
@@ -62,14 +69,16 @@ struct Chain {
   int64_t tailPeak = 0; ///< most bytes live after the forward, before any stage's backward
 };
 
-/// Recomputed segments, as stage ranges [first, last] from 1, in order.
+/// Recomputed segments, as stage ranges [first, last] from 1, in order,
+/// and the kept stages kept light.
 struct Decision {
   std::vector<std::pair<unsigned, unsigned>> recomputed;
+  std::set<unsigned> light;
   /// The first stages of recomputed segments whose input cut goes to host
   /// memory after its last forward reader and comes back just before the
   /// segment is recomputed.
   std::set<unsigned> offloaded;
-  double seconds = 0; ///< predicted recompute and transfer time per step
+  double seconds = 0; ///< predicted recompute (light ones too) and transfer time per step
 };
 
 /// What the placement of a decision needs: the device arena, the

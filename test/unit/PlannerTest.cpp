@@ -301,8 +301,12 @@ Outcome evaluate(const Chain &chain, const Decision &d, int64_t budget) {
   for (unsigned s = 1; s <= n;) {
     const Stage &first = chain.stages[s - 1];
     if (!segmentOf[s]) {
+      // Kept; light, what its light ops save is freed after its forward
+      // and made again for its backward, where it was live anyway.
       within(first.forwardPeak - freed);
       within(first.backwardPeak - freed);
+      if (d.light.count(s))
+        freed += first.lightBytes;
       ++s;
       continue;
     }
@@ -349,12 +353,15 @@ double secondsOf(const Chain &chain, const Decision &d) {
     if (d.offloaded.count(s))
       seconds += chain.stages[s - 1].inputTransferSeconds;
   }
+  for (unsigned n : d.light)
+    seconds += chain.stages[n - 1].lightSeconds;
   return seconds;
 }
 
 /// Every decision on n stages: each boundary between stages splits or not,
-/// each resulting group is kept (as single stages) or recomputed.
-std::vector<Decision> everyDecision(unsigned n) {
+/// each resulting group is kept (as single stages; with `light`, kept light too) or
+/// recomputed.
+std::vector<Decision> everyDecision(unsigned n, bool light) {
   std::vector<Decision> out;
   for (unsigned cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
     std::vector<std::pair<unsigned, unsigned>> groups;
@@ -364,20 +371,23 @@ std::vector<Decision> everyDecision(unsigned n) {
         groups.push_back({start, k});
         start = k + 1;
       }
-    // Each group kept, recomputed, or (past the first stage) recomputed
-    // with its input cut offloaded.
+    // Each group kept, recomputed, (past the first stage) recomputed with
+    // its input cut offloaded, or kept light.
+    const unsigned choices = light ? 4 : 3;
     unsigned options = 1;
     for (unsigned g = 0; g < groups.size(); ++g)
-      options *= 3;
+      options *= choices;
     for (unsigned pick = 0; pick < options; ++pick) {
       Decision d;
       bool skip = false;
-      for (unsigned g = 0, code = pick; g < groups.size(); ++g, code /= 3) {
-        unsigned choice = code % 3;
-        if (choice == 0)
+      for (unsigned g = 0, code = pick; g < groups.size(); ++g, code /= choices) {
+        unsigned choice = code % choices;
+        if (choice == 0 || choice == 3)
           skip |= groups[g].second > groups[g].first; // kept: its stages one by one
         else
           d.recomputed.push_back(groups[g]);
+        if (choice == 3)
+          d.light.insert(groups[g].first);
         if (choice == 2) {
           skip |= groups[g].first == 1; // no cut before the first stage
           d.offloaded.insert(groups[g].first);
@@ -391,15 +401,18 @@ std::vector<Decision> everyDecision(unsigned n) {
 }
 
 /// How often solve, checked against every decision on 300 random chains
-/// of up to 7 stages (with `alike`, all like the first) at four budgets,
+/// of up to 7 stages (with `alike`, all like the first; with `light`, that
+/// may be kept light) at four budgets,
 /// was compared, found nothing, and chose by slack alone (the fastest that
 /// free the most differ in slack). Times are whole multiples of `unit`
 /// seconds, at most `most` of them per stage: sums of them are exact, so
 /// equally fast decisions are equal to the bit.
 struct SolveCounts {
   int compared = 0, infeasible = 0, tied = 0;
+  int light = 0; ///< decisions found with a stage kept light
 };
-SolveCounts checkSolveAgainstEveryDecision(unsigned seed, double unit, int most, bool alike) {
+SolveCounts checkSolveAgainstEveryDecision(unsigned seed, double unit, int most, bool alike,
+                                           bool light) {
   std::mt19937 rng(seed);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   SolveCounts counts;
@@ -429,6 +442,10 @@ SolveCounts checkSolveAgainstEveryDecision(unsigned seed, double unit, int most,
       s.backwardStart = s.savedBytes || uniform(0, 3) ? 200 - k : Stage::kNone;
       s.forwardSeconds = uniform(1, most) * unit;
       s.inputTransferSeconds = uniform(0, most * 2 / 5) * unit;
+      if (light) {
+        s.lightBytes = std::min<int64_t>(s.savedBytes, 64 * uniform(0, 10));
+        s.lightSeconds = uniform(1, std::max(1, most / 4)) * unit;
+      }
       s.forwardPeak = 64 * uniform(10, 60);
       s.forwardGrowth = 64 * uniform(0, 10);
       s.backwardPeak = 64 * uniform(10, 60);
@@ -436,7 +453,7 @@ SolveCounts checkSolveAgainstEveryDecision(unsigned seed, double unit, int most,
       chain.stages.push_back(s);
     }
     chain.tailPeak = 64 * uniform(10, 60);
-    std::vector<Decision> all = everyDecision(n);
+    std::vector<Decision> all = everyDecision(n, light);
     for (int64_t budget : {64 * 20, 64 * 35, 64 * 50, 64 * 70}) {
       // The least time, and what the decisions that take it free by the
       // end and their slack.
@@ -469,6 +486,7 @@ SolveCounts checkSolveAgainstEveryDecision(unsigned seed, double unit, int most,
       EXPECT_EQ(std::make_pair(o.freed, o.slack), *fastest.rbegin())
           << "trial " << trial << " budget " << budget;
       ++counts.compared;
+      counts.light += !found->light.empty();
       // Equally fast and freeing as much, but with less slack.
       auto most = *fastest.rbegin();
       counts.tied += fastest.size() > 1 && std::prev(fastest.end(), 2)->first == most.first;
@@ -478,16 +496,27 @@ SolveCounts checkSolveAgainstEveryDecision(unsigned seed, double unit, int most,
 }
 
 TEST(RecomputeSolve, EqualsExhaustiveSearch) {
-  SolveCounts counts = checkSolveAgainstEveryDecision(12345, 1.0 / 1024, 100, /*alike=*/false);
+  SolveCounts counts = checkSolveAgainstEveryDecision(12345, 1.0 / 1024, 100, /*alike=*/false,
+                                                      /*light=*/false);
   // Both outcomes occur, so the comparison says something.
   EXPECT_GT(counts.compared, 300);
   EXPECT_GT(counts.infeasible, 50);
 }
 
+TEST(RecomputeSolve, WithLightStagesEqualsExhaustiveSearch) {
+  // Stages that can also be kept light: their cheap saved values made
+  // again for the backward.
+  SolveCounts counts = checkSolveAgainstEveryDecision(777, 1.0 / 1024, 100, /*alike=*/false,
+                                                      /*light=*/true);
+  EXPECT_GT(counts.compared, 300);
+  EXPECT_GT(counts.infeasible, 50);
+  EXPECT_GT(counts.light, 50);
+}
+
 TEST(RecomputeSolve, AmongEquallyFastFreesMostThenHasMostSlack) {
   // Stages alike, as a model's layers are: which of them to recompute
   // makes no difference to the time or the bytes freed, only to the slack.
-  SolveCounts counts = checkSolveAgainstEveryDecision(3, 1.0 / 8, 1, /*alike=*/true);
+  SolveCounts counts = checkSolveAgainstEveryDecision(3, 1.0 / 8, 1, /*alike=*/true, /*light=*/false);
   EXPECT_GE(counts.tied, 10);
 }
 
@@ -503,6 +532,14 @@ TEST(RecomputeParse, Segments) {
   EXPECT_EQ(offloaded->offloaded, (std::set<unsigned>{4}));
   EXPECT_FALSE(parseDecision("1-2:offload", 6, error));
   EXPECT_NE(error.find("has no cut to offload"), std::string::npos) << error;
+  auto light = parseDecision("1-2,3:light,5:light", 6, error);
+  ASSERT_TRUE(light) << error;
+  EXPECT_EQ(light->recomputed, (std::vector<std::pair<unsigned, unsigned>>{{1, 2}}));
+  EXPECT_EQ(light->light, (std::set<unsigned>{3, 5}));
+  for (const char *bad : {"2:light,1", "1-3,2:light", "7:light", "x:light", "1-2:light"}) {
+    EXPECT_FALSE(parseDecision(bad, 6, error)) << bad;
+    EXPECT_NE(error.find("not a"), std::string::npos) << error;
+  }
   for (const char *bad : {"0-2", "2-1", "1-7", "3,2", "1-2,2", "x", "1-"}) {
     EXPECT_FALSE(parseDecision(bad, 6, error)) << bad;
     EXPECT_NE(error.find("is not a range of stages"), std::string::npos) << error;

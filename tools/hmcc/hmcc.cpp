@@ -152,9 +152,11 @@ cl::opt<bool> quickMeasure("quick", cl::desc("With --measure-device: small sizes
 cl::opt<std::string> recompute(
     "recompute", cl::value_desc("auto|none|all|SEGMENTS"),
     cl::desc("Which forward stages are recomputed in the backward: auto (what --vram "
-             "needs, default), none, all, or segments of the chain such as 1-3,5:offload "
+             "needs, default), none, all, or segments of the chain such as 1-3,5:offload,7:light "
              "(:offload sends the cut before the segment to host memory until it is "
-             "recomputed; --dump-schedule shows the chain)"),
+             "recomputed; a stage kept :light makes its cheap saved values, such as a GELU's "
+             "or a layer norm's output, again for the backward; --dump-schedule shows the "
+             "chain)"),
     cl::init("auto"), cl::cat(budgetCategory));
 
 cl::OptionCategory trainingCategory("Training");
@@ -597,21 +599,27 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   }
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
-    unsigned recomputed = 0, offloaded = 0;
+    unsigned recomputed = 0, offloaded = 0, light = 0;
     double forward = 0;
     for (mlir::Attribute a : stages) {
       auto s = cast<mlir::DictionaryAttr>(a);
       recomputed += s.getAs<mlir::StringAttr>("decision").getValue() == "recompute";
+      light += s.getAs<mlir::StringAttr>("decision").getValue() == "keep light";
       auto offload = s.getAs<mlir::BoolAttr>("offload_input");
       offloaded += offload && offload.getValue();
       forward += s.getAs<mlir::FloatAttr>("forward_seconds").getValueAsDouble();
     }
     double seconds = plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble();
-    if (!recomputed)
+    std::string kept = light ? ", " + std::to_string(light) + " kept light" : "";
+    if (!recomputed && !light)
       os << "  recompute: none of the " << stages.size() << " forward stages\n";
+    else if (!recomputed)
+      os << "  recompute: none of the " << stages.size() << " forward stages" << kept << "; "
+         << hmcc::formatSeconds(seconds) << " per step (the whole forward: "
+         << hmcc::formatSeconds(forward) << ")\n";
     else
-      os << "  recompute: " << recomputed << " of " << stages.size() << " forward stages, "
-         << offloaded << " cuts offloaded; " << hmcc::formatSeconds(seconds)
+      os << "  recompute: " << recomputed << " of " << stages.size() << " forward stages"
+         << kept << ", " << offloaded << " cuts offloaded; " << hmcc::formatSeconds(seconds)
          << " per step with the copies (the whole forward: " << hmcc::formatSeconds(forward)
          << ")\n";
   }
@@ -714,9 +722,14 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
       auto flag = cast<mlir::DictionaryAttr>(s).getAs<mlir::BoolAttr>("offload_input");
       return flag && flag.getValue();
     });
-    if (recomputed)
+    unsigned light = llvm::count_if(stages, [](mlir::Attribute s) {
+      return cast<mlir::DictionaryAttr>(s).getAs<mlir::StringAttr>("decision").getValue() ==
+             "keep light";
+    });
+    if (recomputed || light)
       summaryOut << "    recompute: " << recomputed << " of " << stages.size()
                  << " forward stages recomputed in the backward"
+                 << (light ? ", " + std::to_string(light) + " kept light" : std::string())
                  << (offloaded ? " (" + std::to_string(offloaded) +
                                      (offloaded == 1 ? " cut" : " cuts") + " offloaded to the host)"
                                : std::string())

@@ -112,6 +112,7 @@ public:
                       s.getAs<FloatAttr>("backward_seconds").getValueAsDouble());
           j.attribute("cut_bytes", s.getAs<IntegerAttr>("cut_bytes").getInt());
           j.attribute("saved_bytes", s.getAs<IntegerAttr>("saved_bytes").getInt());
+          j.attribute("light_bytes", s.getAs<IntegerAttr>("light_bytes").getInt());
           j.attribute("decision", s.getAs<StringAttr>("decision").getValue());
           j.attribute("offload_input", s.getAs<BoolAttr>("offload_input").getValue());
         });
