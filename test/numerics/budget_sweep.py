@@ -54,10 +54,12 @@ def compile_and_train(hmcc, model, out, tag, budget, steps, train_args, extra=()
     rows = [json.loads(line) for line in metrics.read_text().splitlines()]
     stages = schedule.get("recompute", {}).get("stages", [])
     recomputed = sum(s["decision"] == "recompute" for s in stages)
+    light = sum(s["decision"] == "keep light" for s in stages)
     params = [t for t in schedule["persistent"] if t["kind"] == "param"]
     host = sum(t["tier"] == "host" for t in params)
-    plan = f"{recomputed} of {len(stages)} stages recomputed, {host} of {len(params)} parameters on the host"
-    return schedule["arena"]["bytes"], rows, plan
+    plan = (f"{recomputed} of {len(stages)} stages recomputed, {light} kept light, "
+            f"{host} of {len(params)} parameters on the host")
+    return schedule["arena"]["bytes"], rows, plan, light
 
 
 def main():
@@ -68,7 +70,7 @@ def main():
         train_args.remove("--params-in-storage")
     out.mkdir(parents=True, exist_ok=True)
 
-    unplanned, reference, _ = compile_and_train(hmcc, model, out, "free", None, steps,
+    unplanned, reference, _, _ = compile_and_train(hmcc, model, out, "free", None, steps,
                                                    train_args)
     half, checkpoint = steps // 2, out / "free-checkpoint"
     run([out / "free" / "train", "--quiet", "--steps", str(half), "--save", checkpoint,
@@ -93,13 +95,17 @@ def main():
         return (f"arenas {'fit' if fits else 'OVER BUDGET'}, {len(rows)} steps "
                 f"{'bit-identical' if same else 'DIFFER'}")
 
+    light_budgets = 0
     for i, budget in enumerate(budgets):
-        arena, rows, plan = compile_and_train(hmcc, model, out, f"b{i}", budget, steps, train_args)
+        arena, rows, plan, light = compile_and_train(hmcc, model, out, f"b{i}", budget, steps,
+                                                     train_args)
         same = same_as_reference(rows)
         fits = arena <= budget
         failures += not (same and fits)
+        light_budgets += light > 0
         print(f"--vram {budget}: arena {arena} B {'fits' if fits else 'OVER BUDGET'}, {plan}, "
               f"{len(rows)} steps {'bit-identical' if same else 'DIFFER'}")
+    print(f"stages kept light at {light_budgets} of {len(budgets)} budgets")
 
     # A parameter in pieces: the largest matrix that can split, about the
     # last half of its rows homed on the host and the rest on the device;
@@ -125,7 +131,7 @@ def main():
     whole_bytes, name, dims = next(m for m in matrices if splits(m[2]))
     last = min(splits(dims), key=lambda n: abs(n - dims[0] // 2))
     split_args = ["--host-params", f"{name}:{last}"]
-    arena, rows, _ = compile_and_train(hmcc, model, out, "pieces", None, steps, train_args,
+    arena, rows, _, _ = compile_and_train(hmcc, model, out, "pieces", None, steps, train_args,
                                        split_args)
     schedule = json.loads((out / "pieces.json").read_text())
     pieces = [t for t in schedule["persistent"] if t.get("whole") == name]
@@ -157,7 +163,7 @@ def main():
         ram, nvme = host["bytes"] - 1, out / "nvme"
         nvme.mkdir(exist_ok=True)
         storage_args = ["--nvme", str(nvme)]
-        arena, rows, plan = compile_and_train(
+        arena, rows, plan, _ = compile_and_train(
             hmcc, model, out, "spill", smallest, steps, train_args + storage_args,
             ["--ram", str(ram), "--nvme", f"{nvme}:1G"])
         schedule = json.loads((out / "spill.json").read_text())
@@ -171,7 +177,7 @@ def main():
 
         # The same with updates of stored states chunk by chunk (--chunk-size
         # 4K, the smallest: 1024 elements): smaller staging buffers, the same values.
-        arena, rows, plan = compile_and_train(
+        arena, rows, plan, _ = compile_and_train(
             hmcc, model, out, "chunks", smallest, steps, train_args + storage_args,
             ["--ram", str(ram), "--nvme", f"{nvme}:1G", "--chunk-size", "4K"])
         schedule = json.loads((out / "chunks.json").read_text())
@@ -196,7 +202,7 @@ def main():
         states_bytes = sum(t["bytes"] for t in on_host if t["kind"] == "state")
         ram_params = host["bytes"] - states_bytes - params_bytes // 4
         chunk_kib = max(4, 1 << max(0, (params_bytes // 64 // 1024).bit_length() - 1))
-        arena, rows, plan = compile_and_train(
+        arena, rows, plan, _ = compile_and_train(
             hmcc, model, out, "params", smallest, steps, train_args + storage_args,
             ["--ram", str(ram_params), "--nvme", f"{nvme}:1G", "--chunk-size", f"{chunk_kib}K"])
         schedule = json.loads((out / "params.json").read_text())
