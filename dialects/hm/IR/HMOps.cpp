@@ -186,10 +186,17 @@ int hmcc::hm::homeTier(Operation *op) { return isHostHomed(op) ? 1 : isStorageHo
 
 int64_t hmcc::hm::arenaBytes(Type type) { return alignedSize(hmcc::tg::tensorBytes(type)); }
 
-std::optional<int64_t> hmcc::hm::placedOffset(Value v) {
+/// The hm.place that stores `v`, if any.
+static PlaceOp placeOf(Value v) {
   for (Operation *user : v.getUsers())
     if (auto place = dyn_cast<PlaceOp>(user))
-      return place.getByteOffset();
+      return place;
+  return {};
+}
+
+std::optional<int64_t> hmcc::hm::placedOffset(Value v) {
+  if (PlaceOp place = placeOf(v))
+    return place.getByteOffset();
   return std::nullopt;
 }
 
@@ -209,22 +216,16 @@ std::optional<unsigned> hmcc::hm::inPlaceOperand(Operation *op) {
   return grad.getScoresMutable().getOperandNumber();
 }
 
-/// Where an hm.place stores `v`: its arena and offset.
-static std::optional<std::pair<StringRef, int64_t>> placement(Value v) {
-  for (Operation *user : v.getUsers())
-    if (auto place = dyn_cast<PlaceOp>(user))
-      return std::make_pair(place.getArena(), int64_t(place.getByteOffset()));
-  return std::nullopt;
-}
-
 Value hmcc::hm::bytesTakenFrom(Operation *op) {
   if (isAliasingView(op))
     return op->getOperand(0);
   std::optional<unsigned> k = inPlaceOperand(op);
   if (!k)
     return {};
-  auto r = placement(op->getResult(0));
-  return r && placement(op->getOperand(*k)) == r ? op->getOperand(*k) : Value();
+  PlaceOp r = placeOf(op->getResult(0)), x = placeOf(op->getOperand(*k));
+  return r && x && r.getArena() == x.getArena() && r.getByteOffset() == x.getByteOffset()
+             ? op->getOperand(*k)
+             : Value();
 }
 
 LogicalResult ArenaOp::verify() {
