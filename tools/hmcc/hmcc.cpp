@@ -516,6 +516,27 @@ struct StorageTrial {
   }
 };
 
+/// What plan-recompute decided (its hm.recompute record): how many
+/// stages are recomputed, kept light and have their input cut offloaded,
+/// and the whole forward's predicted time.
+struct RecomputeCounts {
+  unsigned recomputed = 0, light = 0, offloaded = 0;
+  double forwardSeconds = 0;
+};
+RecomputeCounts countRecompute(mlir::ArrayAttr stages) {
+  RecomputeCounts c;
+  for (mlir::Attribute a : stages) {
+    auto s = cast<mlir::DictionaryAttr>(a);
+    StringRef decision = s.getAs<mlir::StringAttr>("decision").getValue();
+    c.recomputed += decision == "recompute";
+    c.light += decision == "keep light";
+    auto offload = s.getAs<mlir::BoolAttr>("offload_input");
+    c.offloaded += offload && offload.getValue();
+    c.forwardSeconds += s.getAs<mlir::FloatAttr>("forward_seconds").getValueAsDouble();
+  }
+  return c;
+}
+
 /// The --explain table.
 std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timeline, bool train) {
   using hmcc::formatBytes;
@@ -599,16 +620,7 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   }
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
-    unsigned recomputed = 0, offloaded = 0, light = 0;
-    double forward = 0;
-    for (mlir::Attribute a : stages) {
-      auto s = cast<mlir::DictionaryAttr>(a);
-      recomputed += s.getAs<mlir::StringAttr>("decision").getValue() == "recompute";
-      light += s.getAs<mlir::StringAttr>("decision").getValue() == "keep light";
-      auto offload = s.getAs<mlir::BoolAttr>("offload_input");
-      offloaded += offload && offload.getValue();
-      forward += s.getAs<mlir::FloatAttr>("forward_seconds").getValueAsDouble();
-    }
+    auto [recomputed, light, offloaded, forward] = countRecompute(stages);
     double seconds = plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble();
     std::string kept = light ? ", " + std::to_string(light) + " kept light" : "";
     if (!recomputed && !light)
@@ -714,25 +726,15 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
              << " of memory traffic\n";
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
-    unsigned recomputed = llvm::count_if(stages, [](mlir::Attribute s) {
-      return cast<mlir::DictionaryAttr>(s).getAs<mlir::StringAttr>("decision").getValue() ==
-             "recompute";
-    });
-    unsigned offloaded = llvm::count_if(stages, [](mlir::Attribute s) {
-      auto flag = cast<mlir::DictionaryAttr>(s).getAs<mlir::BoolAttr>("offload_input");
-      return flag && flag.getValue();
-    });
-    unsigned light = llvm::count_if(stages, [](mlir::Attribute s) {
-      return cast<mlir::DictionaryAttr>(s).getAs<mlir::StringAttr>("decision").getValue() ==
-             "keep light";
-    });
-    if (recomputed || light)
-      summaryOut << "    recompute: " << recomputed << " of " << stages.size()
+    RecomputeCounts c = countRecompute(stages);
+    if (c.recomputed || c.light)
+      summaryOut << "    recompute: " << c.recomputed << " of " << stages.size()
                  << " forward stages recomputed in the backward"
-                 << (light ? ", " + std::to_string(light) + " kept light" : std::string())
-                 << (offloaded ? " (" + std::to_string(offloaded) +
-                                     (offloaded == 1 ? " cut" : " cuts") + " offloaded to the host)"
-                               : std::string())
+                 << (c.light ? ", " + std::to_string(c.light) + " kept light" : std::string())
+                 << (c.offloaded ? " (" + std::to_string(c.offloaded) +
+                                       (c.offloaded == 1 ? " cut" : " cuts") +
+                                       " offloaded to the host)"
+                                 : std::string())
                  << ", "
                  << hmcc::formatSeconds(
                         plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble())
