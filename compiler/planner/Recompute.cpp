@@ -241,7 +241,7 @@ Chain analyzeChain(func::FuncOp fn) {
       if (!there)
         continue;
       light.insert(op);
-      s.light.push_back(op);
+      s.light.push_back({op, first});
       s.lightBytes += bytes;
     }
   }
@@ -311,14 +311,8 @@ void applyDecision(Chain &chain, const Decision &decision) {
   // Kept light: each light op copied just before the first backward op
   // that reads what it saves; the backward reads the copy.
   for (unsigned n : decision.light)
-    for (Operation *op : chain.stages[n - 1].light) {
-      Operation *first = nullptr;
-      for (Value r : op->getResults())
-        for (Operation *user : r.getUsers())
-          if (readsInBackward(chain, user) &&
-              (!first || chain.index.lookup(user) < chain.index.lookup(first)))
-            first = user;
-      OpBuilder b(first);
+    for (auto [op, at] : chain.stages[n - 1].light) {
+      OpBuilder b(chain.ops[at]);
       Operation *copy = b.clone(*op);
       for (auto [r, c] : llvm::zip(op->getResults(), copy->getResults()))
         r.replaceUsesWithIf(c, [&](OpOperand &use) {
@@ -387,8 +381,8 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
     s.forwardGrowth = std::max<int64_t>(0, s.forwardPeak - before);
     for (unsigned k = s.first; k <= s.last; ++k)
       s.forwardSeconds += predictSeconds(chain.forward[k], profile);
-    for (Operation *op : s.light)
-      s.lightSeconds += predictSeconds(op, profile);
+    for (const Stage::LightOp &light : s.light)
+      s.lightSeconds += predictSeconds(light.op, profile);
     s.inputTransferSeconds = transferSeconds(s.inputBytes, profile.deviceToHost) +
                              transferSeconds(s.inputBytes, profile.hostToDevice);
   }
@@ -459,18 +453,19 @@ std::optional<Decision> solve(const Chain &chain, int64_t budget, bool offload) 
 namespace {
 
 std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool offload) {
+  // How a point's last segment was planned.
+  enum Kind { Kept, Light, Recomputed, Offloaded };
   struct Point {
     double seconds;
     int64_t freed;
     int parent;        // index into points of the stage before, -1 at the start
-    unsigned from, to; // the segment that led here (from > to: kept stage)
-    bool recomputed, offloaded, light;
+    unsigned from, to; // the segment that led here (the start: 1, 0)
+    Kind kind;
     int64_t slack; // the least bytes to spare over any stage's need on the way
   };
   unsigned n = chain.stages.size();
   std::vector<std::vector<Point>> front(n + 1);
-  front[0].push_back(
-      {0.0, 0, -1, 1, 0, false, false, false, std::numeric_limits<int64_t>::max()});
+  front[0].push_back({0.0, 0, -1, 1, 0, Kept, std::numeric_limits<int64_t>::max()});
   // Segment s..t recomputed (its input offloaded or not), after a point
   // that freed S bytes: its saved values and the cuts inside it (when the
   // backward reads them) are freed after their forward; while stage t runs
@@ -527,7 +522,6 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
   // stage, kind) is a run of points in time order, and the front is their
   // merge in that order, skipping in each run the points that free no more
   // than the last kept.
-  enum Kind { Kept, Light, Recomputed, Offloaded };
   struct Run {
     const std::vector<Point> *before;
     unsigned k, s; // the next point before, and the segment's first stage
@@ -543,8 +537,8 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
       while (k + 1 < b.size() && b[k + 1].seconds + seconds == b[k].seconds + seconds)
         ++k;
       const Point &p = b[k];
-      next = {p.seconds + seconds, p.freed + gain, int(k), s, 0, kind >= Recomputed,
-              kind == Offloaded, kind == Light, std::min(p.slack, p.freed - least)};
+      next = {p.seconds + seconds, p.freed + gain, int(k), s, 0, kind,
+              std::min(p.slack, p.freed - least)};
     }
   };
   // Whether run a's next point comes after run b's.
@@ -635,11 +629,11 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
     const Point *q = &p;
     unsigned stage = n;
     while (q->parent >= 0) {
-      if (q->recomputed)
+      if (q->kind >= Recomputed)
         d.recomputed.push_back({q->from, q->to});
-      if (q->offloaded)
+      if (q->kind == Offloaded)
         d.offloaded.insert(q->from);
-      if (q->light)
+      if (q->kind == Light)
         d.light.insert(q->from);
       stage = q->from - 1;
       q = &front[stage][q->parent];

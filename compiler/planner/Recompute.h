@@ -42,7 +42,11 @@ struct Stage {
   /// results can be made again just before the backward first reads them,
   /// from operands that are there anyway: kept light, the stage keeps the
   /// rest of what it saves.
-  std::vector<mlir::Operation *> light;
+  struct LightOp {
+    mlir::Operation *op;
+    unsigned at; ///< block index of the first backward op reading what it saves
+  };
+  std::vector<LightOp> light;
   int64_t lightBytes = 0; ///< the saved bytes they make
   /// Block index of the first backward op reading a saved value.
   unsigned backwardStart = kNone;
