@@ -8,12 +8,15 @@
 #                                standalone with its CUDA backend in
 #                                build-gpu/ and gathers what the check runs
 #                                into build-gpu/bundle/ (a few MiB)
-#   bench/gpu-check.sh run [OUT] on the GPU machine, with build-gpu/bundle
+#   bench/gpu-check.sh run [OUT [PART...]]
+#                                on the GPU machine, with build-gpu/bundle
 #                                carried: runs the checks, prints a summary
 #                                and writes the full output under OUT
 #                                (a new or empty folder; default:
 #                                build-gpu/results, replaced); exits 0 only
-#                                when every check passes
+#                                when every check passes.  PARTs (default:
+#                                all, in this order): kernels gpt2 gpt13
+#                                pytorch profile trace
 #
 # What it checks:
 #  1. the CUDA backend's tests (hmrt_cuda_tests): tiers and copies between
@@ -48,7 +51,11 @@
 #     links, storage in OUT, launch overhead, each op kind's efficiency with
 #     the backend's kernels) in OUT/profile-measured.json, for hmcc
 #     --device-profile on the build machine.
-# Each run has a time limit, so that the whole check stays within 8 minutes.
+# Each run has a time limit, so that the whole check stays within 8 minutes
+# (kernels 90 s, each GPT-2 run 40 s, each 1.3 B run 75 s, each PyTorch run
+# 70 s, the profile 60 s, the trace 75 s; in practice far less).
+#  5. a Chrome trace of three steps of the 1.3 B GPT at --vram 8G
+#     (gpt13-8G.trace.json), the measured timeline beside the plan's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -155,6 +162,15 @@ run() {
     echo "gpu-check run: $out is not empty; give a new or empty folder" >&2
     exit 2
   fi
+  [ $# -gt 0 ] && shift
+  local parts=("$@") part
+  [ ${#parts[@]} -gt 0 ] || parts=(kernels gpt2 gpt13 pytorch profile trace)
+  for part in "${parts[@]}"; do
+    case "$part" in
+      kernels|gpt2|gpt13|pytorch|profile|trace) ;;
+      *) echo "gpu-check run: unknown part '$part' (kernels gpt2 gpt13 pytorch profile trace)" >&2; exit 2 ;;
+    esac
+  done
   mkdir -p "$out"
   [ -x "$bundle/hmrt_cuda_tests" ] || { echo "gpu-check: no $bundle; run 'bench/gpu-check.sh prepare' on the build machine" >&2; exit 2; }
   export LD_LIBRARY_PATH="$PWD/$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -164,17 +180,39 @@ run() {
     else
       echo "no nvidia-smi on this machine"
     fi; } | tee "$out/device.txt"
-  local status=0
-  "$bundle/hmrt_cuda_tests" --gtest_output="xml:$out/hmrt_cuda_tests.xml" >"$out/hmrt_cuda_tests.log" 2>&1 || status=$?
+  status=0
   echo
   echo "| check | result |"
   echo "|---|---|"
-  local passed failed skipped
+  for part in "${parts[@]}"; do
+    echo "$(date -u +%T) $part" >>"$out/progress.txt"
+    "check_$part" "$bundle" "$out"
+  done
+  return "$status"
+}
+
+# 1. The backend's tests; a failure's lines go to stderr after the table row.
+check_kernels() {
+  local bundle=$1 out=$2 rc=0 passed failed skipped
+  timeout 90 "$bundle/hmrt_cuda_tests" --gtest_output="xml:$out/hmrt_cuda_tests.xml" \
+    >"$out/hmrt_cuda_tests.log" 2>&1 || rc=$?
   passed=$(grep -c '^\[       OK \]' "$out/hmrt_cuda_tests.log" || true)
   failed=$(grep -c '^\[  FAILED  \] [A-Za-z]*\.[A-Za-z]* (' "$out/hmrt_cuda_tests.log" || true)
   skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z]*\.[A-Za-z]* (' "$out/hmrt_cuda_tests.log" || true)
-  echo "| CUDA backend tests (hmrt_cuda_tests) | $passed passed, $failed failed, $skipped skipped (exit $status) |"
-  # The GPT-2 fixture on the GPU and, with the same executable, on the CPU.
+  echo "| CUDA backend tests (hmrt_cuda_tests) | $passed passed, $failed failed, $skipped skipped (exit $rc$([ "$rc" = 124 ] && echo ', timed out')) |"
+  [ "$rc" = 0 ] || status=1
+  if [ "$skipped" != 0 ]; then
+    echo "  skipped because: $(grep -m1 'no GPU here' "$out/hmrt_cuda_tests.log" || echo '(see the log)')" >&2
+  fi
+  if [ "$rc" != 0 ]; then
+    grep -B2 -A8 'Failure\|FAILED' "$out/hmrt_cuda_tests.log" | head -60 >&2 || true
+    tail -n 5 "$out/hmrt_cuda_tests.log" >&2
+  fi
+}
+
+# 2. The GPT-2 fixture on the GPU and, with the same executable, on the CPU.
+check_gpt2() {
+  local bundle=$1 out=$2
   local feed="--feed idx=test/fixtures/gpt2/inputs/idx.npy --feed targets=test/fixtures/gpt2/inputs/targets.npy"
   local precision tol gpu_status cpu_status gpt2 prog
   for precision in fp32 bf16 bf16-storage pieces; do
@@ -184,16 +222,16 @@ run() {
     gpu_status=0
     cpu_status=0
     # shellcheck disable=SC2086
-    "$prog/train" --state "$prog/state" --quiet --steps 20 $feed \
+    timeout 40 "$prog/train" --state "$prog/state" --quiet --steps 20 $feed \
       --metrics "$out/gpt2-$precision-cuda.jsonl" --force >"$out/gpt2-$precision-cuda.log" 2>&1 || gpu_status=$?
     # shellcheck disable=SC2086
-    "$prog/train" --state "$prog/state" --device cpu --quiet --steps 20 $feed \
+    timeout 40 "$prog/train" --state "$prog/state" --device cpu --quiet --steps 20 $feed \
       --metrics "$out/gpt2-$precision-cpu.jsonl" --force >"$out/gpt2-$precision-cpu.log" 2>&1 || cpu_status=$?
     if [ "$gpu_status" != 0 ]; then
-      gpt2="did not run on the GPU: $(tail -n 1 "$out/gpt2-$precision-cuda.log")"
+      gpt2="did not run on the GPU (exit $gpu_status): $(tail -n 1 "$out/gpt2-$precision-cuda.log")"
       status=1
     elif [ "$cpu_status" != 0 ]; then
-      gpt2="did not run on the CPU: $(tail -n 1 "$out/gpt2-$precision-cpu.log")"
+      gpt2="did not run on the CPU (exit $cpu_status): $(tail -n 1 "$out/gpt2-$precision-cpu.log")"
       status=1
     else
       gpt2=$(python3 - "$out/gpt2-$precision-cuda.jsonl" "$out/gpt2-$precision-cpu.jsonl" "$tol" <<'PY'
@@ -216,11 +254,11 @@ PY
   local sync_status=0 async_sync
   prog="$bundle/gpt2-fp32"
   # shellcheck disable=SC2086
-  HMRT_CUDA_SYNC=1 "$prog/train" --state "$prog/state" --quiet --steps 20 $feed \
+  HMRT_CUDA_SYNC=1 timeout 40 "$prog/train" --state "$prog/state" --quiet --steps 20 $feed \
     --metrics "$out/gpt2-fp32-cuda-sync.jsonl" --force >"$out/gpt2-fp32-cuda-sync.log" 2>&1 ||
     sync_status=$?
-  if [ "$sync_status" != 0 ]; then
-    async_sync="did not run: $(tail -n 1 "$out/gpt2-fp32-cuda-sync.log")"
+  if [ "$sync_status" != 0 ] || [ ! -s "$out/gpt2-fp32-cuda.jsonl" ]; then
+    async_sync="did not run (exit $sync_status): $(tail -n 1 "$out/gpt2-fp32-cuda-sync.log")"
     status=1
   else
     async_sync=$(python3 - "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-fp32-cuda-sync.jsonl" <<'PY'
@@ -234,10 +272,13 @@ PY
     [ "${async_sync#PASS}" != "$async_sync" ] || status=1
   fi
   echo "| GPT-2 fixture, --precision fp32, asynchronous kernels vs HMRT_CUDA_SYNC=1 | $async_sync |"
-  # The GPU's device profile, measured with the backend's own kernels and
-  # copies (hmcc --device-profile reads it on the build machine).
-  local measured
-  if timeout 120 "$bundle/hmrt-measure-cuda" --device cuda --storage "$out" \
+}
+
+# 4. The GPU's device profile, measured with the backend's own kernels and
+# copies (hmcc --device-profile reads it on the build machine).
+check_profile() {
+  local bundle=$1 out=$2 measured
+  if timeout 60 "$bundle/hmrt-measure-cuda" --device cuda --storage "$out" \
       -o "$out/profile-measured.json" >"$out/profile-measured.log" 2>&1; then
     measured=$(python3 - "$out/profile-measured.json" <<'PY'
 import json, sys
@@ -253,16 +294,6 @@ PY
     status=1
   fi
   echo "| device profile (hmrt-measure-cuda, profile-measured.json) | $measured |"
-  gpt13 "$bundle" "$out"
-  if [ "$skipped" != 0 ]; then
-    echo
-    echo "skipped because: $(grep -m1 'no GPU here' "$out/hmrt_cuda_tests.log" || echo '(see the log)')"
-  fi
-  if [ "$failed" != 0 ] || [ "$status" != 0 ]; then
-    echo
-    grep -B2 -A12 'Failure\|FAILED' "$out/hmrt_cuda_tests.log" | head -80
-  fi
-  return "$status"
 }
 
 # The largest memory.used nvidia-smi reported in a sample file, in GiB.
@@ -271,20 +302,27 @@ peak_of() {
     awk '{ m = $1 } END { if (m != "") printf "%.1f GiB", m / 1024; else printf "-" }'
 }
 
-# The 1.3 B GPT: hmcc's programs, then PyTorch's configurations; one table.
-gpt13() {
-  local bundle=$1 out=$2 vram log peak row
-  local feed="--feed idx=$bundle/gpt13/idx.npy --feed targets=$bundle/gpt13/targets.npy"
+# The 1.3 B GPT's table, printed once before its first row.
+gpt13_header() {
+  [ -z "${gpt13_headed:-}" ] || return 0
+  gpt13_headed=1
   echo
   echo "| GPT 1.3B, batch 8x1024, one GPU | step | tokens/s | peak GPU memory in use | predicted step (LB, binding) | last loss |"
   echo "|---|---|---|---|---|---|"
+}
+
+# 3. The 1.3 B GPT: hmcc's programs ...
+check_gpt13() {
+  local bundle=$1 out=$2 vram log peak row
+  local feed="--feed idx=$bundle/gpt13/idx.npy --feed targets=$bundle/gpt13/targets.npy"
+  gpt13_header
   for vram in 8G 24G; do
     log="$out/gpt13-$vram"
     nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$log.mem" 2>/dev/null &
     local sampler=$!
     local rc=0
     # shellcheck disable=SC2086
-    timeout 150 "$bundle/gpt13/train-$vram" --init 1 --quiet --steps 5 $feed \
+    timeout 75 "$bundle/gpt13/train-$vram" --init 1 --steps 6 $feed \
       --metrics "$log.jsonl" --force >"$log.log" 2>&1 || rc=$?
     kill "$sampler" 2>/dev/null || true
     peak=$(peak_of "$log.mem")
@@ -307,13 +345,30 @@ else:
 PY
 )
     echo "| hmcc --vram $vram (bf16 products) | ${row/| |/| $peak |} |"
+    [ "$rc" = 0 ] || tail -n 3 "$log.log" >&2
   done
-  local mode
+}
+
+# The 8 GiB program's timeline, measured: a Chrome trace of 3 steps, one
+# track per stream, to set beside hmcc's --dump-trace of the same plan.
+check_trace() {
+  local bundle=$1 out=$2 rc=0
+  local feed="--feed idx=$bundle/gpt13/idx.npy --feed targets=$bundle/gpt13/targets.npy"
+  timeout 75 "$bundle/gpt13/train-8G" --init 1 --quiet --steps 3 $feed --trace "$out/gpt13-8G.trace.json" \
+    --trace-steps 3 --force >"$out/gpt13-8G-trace.log" 2>&1 || rc=$?
+  echo "| 1.3 B at --vram 8G, 3 steps traced (gpt13-8G.trace.json) | exit $rc, $(du -h "$out/gpt13-8G.trace.json" 2>/dev/null | cut -f1) |"
+  [ "$rc" = 0 ] || status=1
+}
+
+# ... and PyTorch's configurations of the same model.
+check_pytorch() {
+  local bundle=$1 out=$2 mode log peak row
+  gpt13_header
   for mode in eager checkpoint fsdp2; do
     log="$out/pytorch-$mode"
     nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$log.mem" 2>/dev/null &
     local sampler=$!
-    timeout 100 python3 "$bundle/gpu_pytorch.py" --mode "$mode" >"$log.json" 2>"$log.log" || true
+    timeout 70 python3 "$bundle/gpu_pytorch.py" --mode "$mode" >"$log.json" 2>"$log.log" || true
     kill "$sampler" 2>/dev/null || true
     peak=$(peak_of "$log.mem")
     row=$(python3 - "$log.json" <<'PY'

@@ -10,4 +10,12 @@
 #define HMRT_HD
 #endif
 
+// Unrolls the loop that follows where nvcc compiles it (so that a small
+// array indexed by the loop's counter stays in registers).
+#if defined(__CUDACC__)
+#define HMRT_UNROLL _Pragma("unroll")
+#else
+#define HMRT_UNROLL
+#endif
+
 #endif  // HMRT_CORE_HOST_DEVICE_H

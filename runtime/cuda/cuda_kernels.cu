@@ -130,6 +130,14 @@ __global__ void cast_kernel(Cast kind, const void* x, void* y, int64_t n) {
   }
 }
 
+__global__ void round_bf16_blocks_kernel(const float* x, int64_t stride, int64_t rows,
+                                         int64_t cols, int64_t ld, uint16_t* y, int64_t n) {
+  HMRT_GRID_LOOP(e, n) {
+    const int64_t row = e / cols, c = e - row * cols, b = row / rows, r = row - b * rows;
+    y[e] = float_to_bf16_rne(x[b * stride + r * ld + c]);
+  }
+}
+
 // One thread per chunk, the CPU's order within it.
 __global__ void sum_squares_kernel(const float* x, int64_t n, double* partial) {
   const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
@@ -485,6 +493,15 @@ int fill(void* stream, void* y, int64_t n, uint64_t value, size_t elem_size) {
 int cast(void* stream, Cast kind, const void* x, void* y, int64_t n) {
   if (n == 0) return 0;
   cast_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(kind, x, y, n);
+  return launched();
+}
+
+int round_bf16_blocks(void* stream, const float* x, int64_t batch, int64_t stride, int64_t rows,
+                      int64_t cols, int64_t ld, uint16_t* y) {
+  const int64_t n = batch * rows * cols;
+  if (n == 0) return 0;
+  round_bf16_blocks_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(x, stride, rows,
+                                                                             cols, ld, y, n);
   return launched();
 }
 

@@ -49,6 +49,11 @@ int fill(void* stream, void* y, int64_t n, uint64_t value, size_t elem_size);
 // (hmrt_round_bf16).
 enum class Cast { F16ToF32, F32ToF16, Bf16ToF32, F32ToBf16, F16ToBf16, Bf16ToF16, F32ToBf16Rne };
 int cast(void* stream, Cast kind, const void* x, void* y, int64_t n);
+// y[(b * rows + r) * cols + c] = x[b * stride + r * ld + c] rounded to bf16
+// (nearest even), for b < batch: blocks of GEMM operands packed for the
+// tensor cores.
+int round_bf16_blocks(void* stream, const float* x, int64_t batch, int64_t stride, int64_t rows,
+                      int64_t cols, int64_t ld, uint16_t* y);
 
 // Sums of squares in double as cpu/gradnorm.cpp: for n > 4096, partial[c]
 // for each 4096-element chunk c (four interleaved accumulators, combined

@@ -154,17 +154,13 @@ hmrt_status cuda_sgemm_strided_batched(int ta, int tb, int64_t m, int64_t n,
 
 // A strided batched GEMM of A and B of `type` into fp32 C by
 // cublasGemmStridedBatchedEx under `compute`, the handle out of pedantic
-// math for the call (under the context's mutex).
-hmrt_status gemm_ex_batched(const char* fn, cudaDataType type, cublasComputeType_t compute, int ta,
-                            int tb, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
-                            int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
-                            int64_t stride_b, float beta, float* c, int64_t ldc,
-                            int64_t stride_c, int64_t batch) {
-  bool any = false;
-  hmrt_status st = check_batched(fn, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc,
-                                 stride_c, batch, &any);
-  if (st != HMRT_OK || !any) return st;
-  std::lock_guard<std::mutex> lock(g_context->mutex);
+// math for the call; the caller holds the context's mutex and checked the
+// arguments.
+hmrt_status gemm_ex_locked(const char* fn, cudaDataType type, cublasComputeType_t compute, int ta,
+                           int tb, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                           int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                           int64_t stride_b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                           int64_t batch) {
   cublasStatus_t s = cublasSetMathMode(g_context->blas, CUBLAS_DEFAULT_MATH);
   if (s == CUBLAS_STATUS_SUCCESS)
     s = cublasGemmStridedBatchedEx(g_context->blas, op(tb), op(ta), int(n), int(m), int(k),
@@ -175,19 +171,102 @@ hmrt_status gemm_ex_batched(const char* fn, cudaDataType type, cublasComputeType
   if (s == CUBLAS_STATUS_SUCCESS) s = restored;
   if (s != CUBLAS_STATUS_SUCCESS)
     return fail(HMRT_INTERNAL, "%s: cublasGemmStridedBatchedEx failed: %s", fn, blas_error(s));
+  return HMRT_OK;
+}
+
+// The same, checking the arguments and taking the mutex.
+hmrt_status gemm_ex_batched(const char* fn, cudaDataType type, cublasComputeType_t compute, int ta,
+                            int tb, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                            int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                            int64_t stride_b, float beta, float* c, int64_t ldc,
+                            int64_t stride_c, int64_t batch) {
+  bool any = false;
+  hmrt_status st = check_batched(fn, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc,
+                                 stride_c, batch, &any);
+  if (st != HMRT_OK || !any) return st;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  if ((st = gemm_ex_locked(fn, type, compute, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                           stride_b, beta, c, ldc, stride_c, batch)) != HMRT_OK)
+    return st;
   return finish(fn, 0);
 }
 
-// fp32 operands rounded to bf16 on the tensor cores, fp32 sums
-// (CUBLAS_COMPUTE_32F_FAST_16BF): hmrt_matmul_f32_bf16's GEMMs.
+// fp32 operands rounded to bf16 (nearest even, as the CPU's
+// hmrt_matmul_f32_bf16 rounds them) and multiplied on the tensor cores
+// with fp32 sums: hmrt_matmul_f32_bf16's GEMMs.  The rounded operands go
+// to the context's scratch: whole when they fit, else a block of op(A)'s
+// rows and one of op(B)'s columns at a time, each block's GEMM writing its
+// part of C.  (cuBLAS's CUBLAS_COMPUTE_32F_FAST_16BF rounds fp32 operands
+// its own, undocumented way, measured on an H200 to differ from the CPU's
+// rounding by more than the fp32 sums do.)
 hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k,
                                         float alpha, const float* a, int64_t lda,
                                         int64_t stride_a, const float* b, int64_t ldb,
                                         int64_t stride_b, float beta, float* c, int64_t ldc,
                                         int64_t stride_c, int64_t batch) {
-  return gemm_ex_batched("hmrt_sgemm (cuda, bf16 products)", CUDA_R_32F,
-                         CUBLAS_COMPUTE_32F_FAST_16BF, ta, tb, m, n, k, alpha, a, lda, stride_a,
-                         b, ldb, stride_b, beta, c, ldc, stride_c, batch);
+  const char* fn = "hmrt_sgemm (cuda, bf16 products)";
+  bool any = false;
+  hmrt_status st = check_batched(fn, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc,
+                                 stride_c, batch, &any);
+  if (st != HMRT_OK || !any) return st;
+  std::lock_guard<std::mutex> lock(g_context->mutex);
+  void* space = g_context->scratch;
+  const int64_t room = int64_t(g_context->scratch_bytes / sizeof(uint16_t));
+  auto* sa = static_cast<uint16_t*>(space);
+  void* stream = g_context->stream;
+  // op(A)'s rows [i0, i0 + rows) of batch entry bi, packed at sa: (rows x k),
+  // or (k x rows) for ta; likewise op(B)'s columns [j0, j0 + cols) at sb.
+  auto round_a = [&](int64_t entries, int64_t bi, int64_t i0, int64_t rows) {
+    const float* x = a + bi * stride_a + (ta ? i0 : i0 * lda);
+    return ta ? cuda::round_bf16_blocks(stream, x, entries, stride_a, k, rows, lda, sa)
+              : cuda::round_bf16_blocks(stream, x, entries, stride_a, rows, k, lda, sa);
+  };
+  auto round_b = [&](uint16_t* sb, int64_t entries, int64_t bi, int64_t j0, int64_t cols) {
+    const float* x = b + bi * stride_b + (tb ? j0 * ldb : j0);
+    return tb ? cuda::round_bf16_blocks(stream, x, entries, stride_b, cols, k, ldb, sb)
+              : cuda::round_bf16_blocks(stream, x, entries, stride_b, k, cols, ldb, sb);
+  };
+  auto gemm = [&](const uint16_t* pa, int64_t spa, const uint16_t* pb, int64_t spb, float* pc,
+                  int64_t rows, int64_t cols, int64_t entries) {
+    return gemm_ex_locked(fn, CUDA_R_16BF, CUBLAS_COMPUTE_32F, ta, tb, rows, cols, k, alpha, pa,
+                          std::max<int64_t>(1, ta ? rows : k), spa, pb,
+                          std::max<int64_t>(1, tb ? k : cols), spb, beta, pc, ldc, stride_c,
+                          entries);
+  };
+  const int64_t a_entries = stride_a ? batch : 1, b_entries = stride_b ? batch : 1;
+  // Elements rounded up to 64 (128 bytes) so that B starts aligned.
+  const int64_t a_whole = (a_entries * m * k + 63) / 64 * 64, b_whole = b_entries * k * n;
+  if (a_whole + b_whole <= room) {
+    uint16_t* sb = sa + a_whole;
+    int e = k == 0 ? 0 : round_a(a_entries, 0, 0, m);
+    if (e == 0 && k != 0) e = round_b(sb, b_entries, 0, 0, n);
+    if (e != 0) return finish(fn, e);
+    if ((st = gemm(sa, stride_a ? m * k : 0, sb, stride_b ? k * n : 0, c, m, n, batch)) !=
+        HMRT_OK)
+      return st;
+    return finish(fn, 0);
+  }
+  // Blocks of at most half the scratch each.
+  const int64_t half = room / 2 / 64 * 64, kk = k > 0 ? k : 1;
+  const int64_t mb = std::max<int64_t>(1, std::min(m, half / kk));
+  const int64_t nb = std::max<int64_t>(1, std::min(n, half / kk));
+  HMRT_CHECK_ARG(mb * kk <= half && nb * kk <= half,
+                 "%s: an inner dimension of %lld is more than the backend's scratch holds", fn,
+                 (long long)k);
+  uint16_t* sb = sa + half;
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t i0 = 0; i0 < m; i0 += mb) {
+      const int64_t rows = std::min(mb, m - i0);
+      if (const int e = round_a(1, bi, i0, rows)) return finish(fn, e);
+      for (int64_t j0 = 0; j0 < n; j0 += nb) {
+        const int64_t cols = std::min(nb, n - j0);
+        if (const int e = round_b(sb, 1, bi, j0, cols)) return finish(fn, e);
+        if ((st = gemm(sa, 0, sb, 0, c + bi * stride_c + i0 * ldc + j0, rows, cols, 1)) !=
+            HMRT_OK)
+          return st;
+      }
+    }
+  return finish(fn, 0);
 }
 
 hmrt_status cuda_sgemm_f32_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,

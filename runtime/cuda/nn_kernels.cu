@@ -68,12 +68,33 @@ __global__ void map_kernel(int64_t op, const float* a, const float* b, float* y,
   HMRT_GRID_LOOP(i, n) { y[i] = ew::fused_apply(op, a[i], b ? b[i] : 0.0f, 0.0f); }
 }
 
+// A thread's values in the block's shared memory: value j of thread t at
+// base[j * blockDim.x + t], so that a warp's accesses fall in distinct banks
+// (an array indexed at run time would live in local memory instead).
+struct SharedSlots {
+  float* base;
+  int stride;
+  __device__ float& operator[](int j) const { return base[j * stride]; }
+};
+
+// The shared memory of a block of `threads` for a program: its code as
+// int32_t, then each thread's values.
+inline size_t fused_shm(const FusedHeader& h, int threads) {
+  return size_t(4 * h.n_code) * sizeof(int32_t) +
+         size_t(h.n_in + h.n_code) * size_t(threads) * sizeof(float);
+}
+
 // y in fp32, or rounded to bf16 (Out = uint16_t).
 template <class Out>
 __global__ void fused_kernel(FusedHeader h, const FusedOperand* operands, const int64_t* code,
                              Out* y, int64_t n) {
-  float r[kFusedSlots];
-  HMRT_GRID_LOOP(i, n) { store_result(y + i, fused_element(h, operands, code, i, r)); }
+  extern __shared__ __align__(16) unsigned char fused_shared[];
+  int32_t* prog = reinterpret_cast<int32_t*>(fused_shared);
+  for (int e = threadIdx.x; e < 4 * h.n_code; e += blockDim.x) prog[e] = int32_t(code[e]);
+  __syncthreads();
+  const SharedSlots r{reinterpret_cast<float*>(prog + 4 * h.n_code) + threadIdx.x,
+                      int(blockDim.x)};
+  HMRT_GRID_LOOP(i, n) { store_result(y + i, fused_element(h, operands, prog, i, r)); }
 }
 
 // ---- softmax -----------------------------------------------------------------
@@ -365,7 +386,14 @@ int map(void* stream, int64_t op, const float* a, const float* b, float* y, int6
 template <class Out>
 int fused_to(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
              Out* y, int64_t n) {
-  fused_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(h, operands, code, y, n);
+  // As many threads a block (a multiple of 32, at most kThreads) as the
+  // 48 KiB of shared memory a block gets without asking hold.
+  int threads = kThreads;
+  while (threads > 32 && fused_shm(h, threads) > 48 * 1024) threads -= 32;
+  int64_t blocks = (n + threads - 1) / threads;
+  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
+  fused_kernel<<<unsigned(blocks), threads, fused_shm(h, threads), as_stream(stream)>>>(
+      h, operands, code, y, n);
   return launched();
 }
 

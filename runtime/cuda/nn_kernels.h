@@ -31,11 +31,37 @@ namespace cuda {
 // NULL for one).
 int map(void* stream, int64_t op, const float* a, const float* b, float* y, int64_t n);
 
+// n / d for 0 <= n < 2^31 by a multiply and a shift (Granlund and
+// Montgomery): an integer division on the GPU costs tens of instructions,
+// and every element of a broadcasting fused program needs one per dim.
+struct FastDiv {
+  uint32_t mul = 1, shift = 0;
+};
+// The constants for a divisor d >= 1: shift = ceil(log2 d),
+// mul = floor(2^32 (2^shift - d) / d) + 1.
+inline FastDiv fast_div(uint32_t d) {
+  FastDiv f;
+  while ((uint64_t{1} << f.shift) < d) ++f.shift;
+  f.mul = uint32_t(((uint64_t{1} << 32) * ((uint64_t{1} << f.shift) - d)) / d + 1);
+  return f;
+}
+HMRT_HD inline uint32_t divide(uint32_t n, FastDiv f) {
+#ifdef __CUDA_ARCH__
+  const uint32_t hi = __umulhi(n, f.mul);
+#else
+  const uint32_t hi = uint32_t((uint64_t(n) * f.mul) >> 32);
+#endif
+  return (hi + n) >> f.shift;  // hi <= n < 2^31: no overflow
+}
+
 // A fused program (hmrt_fused_f32) on the GPU: one thread per output
-// element evaluates the program in registers.
+// element evaluates the program, its values in shared memory.
 struct FusedHeader {
   int32_t rank, n_in, n_code;
+  int32_t all_dense;  // every input in the output's shape: no index to find
+  int32_t small;      // fewer than 2^31 elements: 32-bit index arithmetic
   int64_t dims[HMRT_MAX_RANK];
+  FastDiv div[HMRT_MAX_RANK];  // by dims[d], where small
 };
 struct FusedOperand {
   const void* p;
@@ -51,33 +77,83 @@ inline FusedOperand fused_operand(const FusedInput& x, const void* p, int32_t ra
   for (int d = 0; d < rank; ++d) o.st[d] = x.st[d];
   return o;
 }
+// The header of a program of n_code instructions over `operands` with an
+// output of shape dims (n elements).
+inline FusedHeader fused_header(int32_t rank, const int64_t* dims, int64_t n,
+                                const FusedOperand* operands, int32_t n_in, int32_t n_code) {
+  FusedHeader h{};
+  h.rank = rank;
+  h.n_in = n_in;
+  h.n_code = n_code;
+  h.all_dense = 1;
+  for (int32_t j = 0; j < n_in; ++j) h.all_dense &= operands[j].dense;
+  h.small = n < (int64_t{1} << 31);
+  for (int d = 0; d < rank; ++d) {
+    h.dims[d] = dims[d];
+    if (h.small && dims[d] > 0) h.div[d] = fast_div(uint32_t(dims[d]));
+  }
+  return h;
+}
 // `operands` (n_in) and `code` (4 * n_code, as hmrt_fused_f32's) are in
 // device memory; n_in + n_code <= kFusedSlots.
 constexpr int kFusedSlots = 320;
-// Output element i of the program, with r (n_in + n_code floats) for the
+// Output element i of the program, with r[j] (j < n_in + n_code) the
 // inputs' and instructions' values: what one GPU thread computes (and a
-// host-side test, on host memory).
+// host-side test, on host memory).  Code is int64_t (hmrt_fused_f32's) or
+// the kernel's int32_t copy; Slots is float* or the kernel's view of
+// shared memory.
+template <class Code, class Slots>
 HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* operands,
-                                   const int64_t* code, int64_t i, float* r) {
-  int64_t idx[HMRT_MAX_RANK];
-  for (int64_t d = h.rank - 1, rem = i; d >= 0; --d) {
-    idx[d] = rem % h.dims[d];
-    rem /= h.dims[d];
-  }
-  for (int j = 0; j < h.n_in; ++j) {
-    const FusedOperand& x = operands[j];
-    int64_t off = i;
-    if (!x.dense) {
-      off = 0;
-      for (int d = 0; d < h.rank; ++d) off += idx[d] * x.st[d];
+                                   const Code* code, int64_t i, Slots r) {
+  if (h.all_dense) {
+    for (int j = 0; j < h.n_in; ++j) {
+      const FusedOperand& x = operands[j];
+      r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[i] ? 1.0f : 0.0f)
+                       : static_cast<const float*>(x.p)[i];
     }
-    r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[off] ? 1.0f : 0.0f)
-                     : static_cast<const float*>(x.p)[off];
+  } else if (h.small) {
+    uint32_t idx[HMRT_MAX_RANK];
+    uint32_t rem = uint32_t(i);
+HMRT_UNROLL
+    for (int d = HMRT_MAX_RANK - 1; d >= 0; --d) {
+      if (d >= h.rank) continue;
+      const uint32_t q = divide(rem, h.div[d]);
+      idx[d] = rem - q * uint32_t(h.dims[d]);
+      rem = q;
+    }
+    for (int j = 0; j < h.n_in; ++j) {
+      const FusedOperand& x = operands[j];
+      uint32_t off = uint32_t(i);
+      if (!x.dense) {
+        off = 0;
+HMRT_UNROLL
+        for (int d = 0; d < HMRT_MAX_RANK; ++d)
+          if (d < h.rank) off += idx[d] * uint32_t(x.st[d]);
+      }
+      r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[off] ? 1.0f : 0.0f)
+                       : static_cast<const float*>(x.p)[off];
+    }
+  } else {
+    int64_t idx[HMRT_MAX_RANK];
+    for (int64_t d = h.rank - 1, rem = i; d >= 0; --d) {
+      idx[d] = rem % h.dims[d];
+      rem /= h.dims[d];
+    }
+    for (int j = 0; j < h.n_in; ++j) {
+      const FusedOperand& x = operands[j];
+      int64_t off = i;
+      if (!x.dense) {
+        off = 0;
+        for (int d = 0; d < h.rank; ++d) off += idx[d] * x.st[d];
+      }
+      r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[off] ? 1.0f : 0.0f)
+                       : static_cast<const float*>(x.p)[off];
+    }
   }
   for (int c = 0; c < h.n_code; ++c) {
-    const int64_t* ins = code + 4 * c;
-    r[h.n_in + c] = ew::fused_apply(ins[0], r[ins[1]], ins[2] >= 0 ? r[ins[2]] : 0.0f,
-                                    ins[3] >= 0 ? r[ins[3]] : 0.0f);
+    const Code* ins = code + 4 * c;
+    r[h.n_in + c] = ew::fused_apply(ins[0], r[int(ins[1])], ins[2] >= 0 ? r[int(ins[2])] : 0.0f,
+                                    ins[3] >= 0 ? r[int(ins[3])] : 0.0f);
   }
   return r[h.n_in + h.n_code - 1];
 }

@@ -76,11 +76,6 @@ hmrt_status fused_to(const char* fn, int64_t n_code, const int64_t* code, int64_
   if (n == 0) return HMRT_OK;
   static_assert(kMaxFusedInputs + kMaxFusedCode <= cuda::kFusedSlots,
                 "the GPU's fused kernel holds every input and instruction");
-  cuda::FusedHeader h{};
-  h.rank = rank;
-  h.n_in = int32_t(n_in);
-  h.n_code = int32_t(n_code);
-  for (int d = 0; d < rank; ++d) h.dims[d] = dims[d];
   std::vector<cuda::FusedOperand> ops(static_cast<size_t>(n_in));
   for (int64_t j = 0; j < n_in; ++j) {
     const FusedInput& x = inputs[size_t(j)];
@@ -88,6 +83,8 @@ hmrt_status fused_to(const char* fn, int64_t n_code, const int64_t* code, int64_
     if (st != HMRT_OK) return st;
     ops[size_t(j)] = cuda::fused_operand(x, in[j], rank);
   }
+  const cuda::FusedHeader h =
+      cuda::fused_header(rank, dims, n, ops.data(), int32_t(n_in), int32_t(n_code));
   // The operands, then the code, in one block of device scratch.
   const size_t op_bytes = ops.size() * sizeof(cuda::FusedOperand);
   const size_t code_bytes = size_t(4 * n_code) * sizeof(int64_t);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hmrt/device.h"
@@ -32,9 +33,41 @@ using BufferPtr = std::unique_ptr<hmrt_buffer, BufferFreer>;
 
 const int32_t kTiers[] = {HMRT_TIER_DEVICE, HMRT_TIER_HOST, HMRT_TIER_STORAGE};
 
+// The bits of one element, for a failure's message.
 template <class T>
-inline bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+inline std::string bits_of(const T& v) {
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  static const char* hex = "0123456789abcdef";
+  std::string s = "0x";
+  for (size_t i = sizeof(T); i-- > 0;) {
+    s += hex[b[i] >> 4];
+    s += hex[b[i] & 15];
+  }
+  return s;
+}
+
+// a and b hold the same bits; where not, the first difference and how many
+// elements differ.  With nan_payloads false, any NaN matches any NaN: the
+// GPU's arithmetic returns its canonical NaN where x86 keeps the operand's
+// sign and payload, which IEEE 754 leaves to the implementation.
+template <class T>
+inline ::testing::AssertionResult same_bits(const std::vector<T>& a, const std::vector<T>& b,
+                                            bool nan_payloads = true) {
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << "sizes " << a.size() << " and " << b.size();
+  size_t first = a.size(), count = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) == 0) continue;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (!nan_payloads && std::isnan(a[i]) && std::isnan(b[i])) continue;
+    }
+    if (count++ == 0) first = i;
+  }
+  if (count == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << count << " of " << a.size() << " elements differ; the first at [" << first
+         << "]: " << bits_of(a[first]) << " against " << bits_of(b[first]);
 }
 
 class Cuda : public ::testing::Test {

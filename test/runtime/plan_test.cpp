@@ -326,18 +326,22 @@ TEST(EwMath, FusedElementMatchesTheCpuKernel) {
   HMRT_ASSERT_OK(hmrt::check_fused("test", n_code, code.data(), 4, in, f.in_bool.data(),
                                    f.in_dims.data(), 3, dims, &count, &inputs));
   ASSERT_EQ(count, n);
-  hmrt::cuda::FusedHeader h{};
-  h.rank = 3;
-  h.n_in = 4;
-  h.n_code = int32_t(n_code);
-  for (int d = 0; d < 3; ++d) h.dims[d] = dims[d];
   std::vector<hmrt::cuda::FusedOperand> ops;
   for (int j = 0; j < 4; ++j) ops.push_back(hmrt::cuda::fused_operand(inputs[size_t(j)], in[j], 3));
   float r[hmrt::cuda::kFusedSlots];
-  for (int64_t i = 0; i < n; ++i) {
-    const float got = hmrt::cuda::fused_element(h, ops.data(), code.data(), i, r);
-    ASSERT_EQ(std::memcmp(&got, &want[size_t(i)], sizeof(float)), 0)
-        << "element " << i << ": " << got << " vs " << want[size_t(i)];
+  // Indices by fast division (fewer than 2^31 elements), and by int64_t
+  // division as for larger outputs.
+  for (int small : {1, 0}) {
+    hmrt::cuda::FusedHeader h =
+        hmrt::cuda::fused_header(3, dims, n, ops.data(), 4, int32_t(n_code));
+    ASSERT_EQ(h.small, 1);
+    ASSERT_EQ(h.all_dense, 0);
+    h.small = small;
+    for (int64_t i = 0; i < n; ++i) {
+      const float got = hmrt::cuda::fused_element(h, ops.data(), code.data(), i, r);
+      ASSERT_EQ(std::memcmp(&got, &want[size_t(i)], sizeof(float)), 0)
+          << "element " << i << " (small " << small << "): " << got << " vs " << want[size_t(i)];
+    }
   }
 }
 
