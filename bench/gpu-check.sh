@@ -15,8 +15,8 @@
 #                                (a new or empty folder; default:
 #                                build-gpu/results, replaced); exits 0 only
 #                                when every check passes.  PARTs (default:
-#                                all, in this order): kernels gpt2 gpt13
-#                                pytorch profile trace
+#                                kernels gpt2 gpt13 pytorch profile trace,
+#                                in this order); also optrace
 #
 # What it checks:
 #  1. the CUDA backend's tests (hmrt_cuda_tests): tiers and copies between
@@ -55,7 +55,9 @@
 # (kernels 90 s, each GPT-2 run 40 s, each 1.3 B run 75 s, each PyTorch run
 # 70 s, the profile 60 s, the trace 75 s; in practice far less).
 #  5. a Chrome trace of three steps of the 1.3 B GPT at --vram 8G
-#     (gpt13-8G.trace.json), the measured timeline beside the plan's.
+#     (gpt13-8G.trace.json), the measured timeline beside the plan's; and
+#     (optrace, not run by default) two steps at 24G with every kernel
+#     waited for, so that each op's span is its GPU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -167,8 +169,8 @@ run() {
   [ ${#parts[@]} -gt 0 ] || parts=(kernels gpt2 gpt13 pytorch profile trace)
   for part in "${parts[@]}"; do
     case "$part" in
-      kernels|gpt2|gpt13|pytorch|profile|trace) ;;
-      *) echo "gpu-check run: unknown part '$part' (kernels gpt2 gpt13 pytorch profile trace)" >&2; exit 2 ;;
+      kernels|gpt2|gpt13|pytorch|profile|trace|optrace) ;;
+      *) echo "gpu-check run: unknown part '$part' (kernels gpt2 gpt13 pytorch profile trace optrace)" >&2; exit 2 ;;
     esac
   done
   mkdir -p "$out"
@@ -357,6 +359,18 @@ check_trace() {
   timeout 75 "$bundle/gpt13/train-8G" --init 1 --quiet --steps 3 $feed --trace "$out/gpt13-8G.trace.json" \
     --trace-steps 3 --force >"$out/gpt13-8G-trace.log" 2>&1 || rc=$?
   echo "| 1.3 B at --vram 8G, 3 steps traced (gpt13-8G.trace.json) | exit $rc, $(du -h "$out/gpt13-8G.trace.json" 2>/dev/null | cut -f1) |"
+  [ "$rc" = 0 ] || status=1
+}
+
+# The 24 GiB program with every kernel waited for (HMRT_CUDA_SYNC=1), 2
+# steps traced: each op's span is then its time on the GPU, for setting the
+# device profile's figures beside the kernels' own.
+check_optrace() {
+  local bundle=$1 out=$2 rc=0
+  local feed="--feed idx=$bundle/gpt13/idx.npy --feed targets=$bundle/gpt13/targets.npy"
+  HMRT_CUDA_SYNC=1 timeout 90 "$bundle/gpt13/train-24G" --init 1 --quiet --steps 2 $feed \
+    --trace "$out/gpt13-24G-sync.trace.json" --trace-steps 2 --force >"$out/gpt13-24G-sync.log" 2>&1 || rc=$?
+  echo "| 1.3 B at --vram 24G, every kernel waited for, 2 steps traced (gpt13-24G-sync.trace.json) | exit $rc |"
   [ "$rc" = 0 ] || status=1
 }
 

@@ -89,6 +89,8 @@ def run(a):
     import torch
 
     dev = torch.device(a.device)
+    if dev.type == "cuda" and dev.index is None:
+        dev = torch.device("cuda", 0)  # FSDP2 wants an index
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("no CUDA device visible to PyTorch")
     torch.manual_seed(0)

@@ -1,29 +1,34 @@
 // Attention with bf16 products and fp32 sums on tensor cores
-// (HMRT_ATTENTION_BF16; cuda/attention_tc.h), flash-style: the (q_len x
-// kv_len) probabilities live a (64 x 64) tile at a time in shared memory.
+// (HMRT_ATTENTION_BF16; cuda/attention_tc.h), in the manner of
+// FlashAttention-2: the (q_len x kv_len) probabilities never leave the
+// registers of the warp that computes them.
 //
-// A block has 4 warps and a tile of 64 query rows (the forward and dq) or
-// of 64 keys (dk and dv); each warp owns 16 rows of it. Tiles of q, k, v
-// and dout are rounded to bf16 (nearest even) as they are loaded, and
-// zero-filled past the sequence and past head_dim up to Dp, the next
-// multiple of 16, so zeros add nothing. The products run as 16x16x16 WMMA
-// tiles accumulating in fp32; everything else (scores' scale and bias,
-// softmax, dropout, dS) is fp32 elementwise work on those tiles, in the
-// CPU kernel's order of operations (cpu/attention.cpp):
+// A block has 4 warps and owns 64 query rows (the forward and dq) or 64
+// keys (dk and dv), 16 to a warp. Tiles of q, k, v and dout are rounded to
+// bf16 (nearest even) as they are loaded into shared memory, zero past the
+// sequence and past head_dim up to Dp (the next multiple of 16), so zeros
+// add nothing; rows are padded by 8 elements so that a warp's fragment
+// loads fall in distinct banks. Products run as mma.sync m16n8k16 tiles
+// accumulating in fp32 registers, whose layout is the PTX ISA's: lane l
+// holds rows l/4 and l/4 + 8, columns 2 (l%4) and 2 (l%4) + 1 of each 16 x 8
+// tile, which is also the layout of an A operand's two 16 x 8 halves, so
+// probabilities computed in registers feed the next product directly.
+// Everything else (scale, bias, masks, softmax, dropout, dS) is fp32 work
+// on those registers in the CPU kernel's formulas (cpu/attention.cpp):
 //   forward: S = Q K^T, s = scale * S + bias; per row the running max m and
 //     sum l, P = exp(s - m) summed before the dropout, O = O * corr + P' V
 //     with P' rounded; out = O / l, lse = m + log l.
 //   dq: P = exp(s - lse), dP = dO V^T, dS = P (dP' - di) rounded,
 //     dq = scale * sum over key tiles of dS K.
-//   dk, dv: the same P and dS per (query tile, key tile), walking the
-//     group's query heads and their tiles in order: dv += P'^T dO,
-//     dk += dS^T Q, dk *= scale at the end.
+//   dk, dv: the same P and dS, transposed (keys as rows), per (query tile,
+//     key tile), walking the group's query heads and their tiles in order:
+//     dv += P'^T dO, dk += dS^T Q, dk *= scale at the end.
 // di = rowsum(dout * out) comes first, one thread per row, in fp32.
 // No atomics: every sum is taken in a fixed order, so results do not
-// depend on scheduling.
+// depend on scheduling (the order within a tile's products is the tensor
+// cores', not the CPU's: results agree within rounding, not bit for bit).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-#include <mma.h>
 
 #include <cmath>
 
@@ -35,87 +40,77 @@ namespace hmrt {
 namespace cuda {
 namespace {
 
-using namespace nvcuda;
 using bf16 = __nv_bfloat16;
 
-constexpr int kRows = 64;            // query rows or keys per tile
-constexpr int kWarpsTc = 4;          // warps per block, 16 rows each
+constexpr int kRows = 64;                        // query rows or keys per block
+constexpr int kWarpsTc = 4;                      // warps per block, 16 rows each
 constexpr int kThreadsTc = 32 * kWarpsTc;
-constexpr int kF = 16;               // WMMA tile side
+constexpr int kMaxK = int(kMaxTcHeadDim) / 16;   // 16-wide steps over head_dim
+constexpr int kMaxN = int(kMaxTcHeadDim) / 8;    // 8-wide tiles over head_dim
+constexpr int kPad = 8;                          // bf16 elements after each shared row
+constexpr int kLdKeys = kRows + kPad;            // row length of a transposed tile
 
-using FragA = wmma::fragment<wmma::matrix_a, kF, kF, kF, bf16, wmma::row_major>;
-using FragAT = wmma::fragment<wmma::matrix_a, kF, kF, kF, bf16, wmma::col_major>;
-using FragB = wmma::fragment<wmma::matrix_b, kF, kF, kF, bf16, wmma::row_major>;
-using FragBT = wmma::fragment<wmma::matrix_b, kF, kF, kF, bf16, wmma::col_major>;
-using FragC = wmma::fragment<wmma::accumulator, kF, kF, kF, float>;
+// D += A B for one m16n8k16 tile: A (16 x 16 bf16) in 4 registers, B
+// (16 x 8 bf16) in 2, D (16 x 8 fp32) in 4.
+__device__ __forceinline__ void mma(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 
-__host__ __device__ constexpr size_t align128(size_t n) { return (n + 127) / 128 * 128; }
+// lo and hi rounded to bf16 (nearest even), lo in the low half.
+__device__ __forceinline__ uint32_t pack(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
 
-// Carves a block's dynamic shared memory into 128-byte aligned arrays.
-struct Carve {
-  unsigned char* base;
-  size_t used = 0;
-  template <class T>
-  __device__ T* take(size_t count) {
-    T* p = reinterpret_cast<T*>(base + used);
-    used += align128(count * sizeof(T));
-    return p;
-  }
-};
+__device__ __forceinline__ uint32_t pair(const bf16* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+// The A operand of rows [r0, r0 + 16) and columns [k0, k0 + 16) of a
+// row-major bf16 tile (row length ld).
+__device__ __forceinline__ void load_a(uint32_t* a, const bf16* s, int ld, int r0, int k0) {
+  const int lane = threadIdx.x & 31;
+  const bf16* p = s + (r0 + (lane >> 2)) * ld + k0 + 2 * (lane & 3);
+  a[0] = pair(p);
+  a[1] = pair(p + 8 * ld);
+  a[2] = pair(p + 8);
+  a[3] = pair(p + 8 * ld + 8);
+}
+
+// The B operand (16 x 8: k x n) whose element (k, n) is s[(n0 + n) * ld +
+// k0 + k]: a tile stored with n as its rows.
+__device__ __forceinline__ void load_b(uint32_t& b0, uint32_t& b1, const bf16* s, int ld, int n0,
+                                       int k0) {
+  const int lane = threadIdx.x & 31;
+  const bf16* p = s + (n0 + (lane >> 2)) * ld + k0 + 2 * (lane & 3);
+  b0 = pair(p);
+  b1 = pair(p + 8);
+}
+
+// The A operand of a 16 x 16 block of probabilities held as two
+// accumulator tiles (columns 0-7 in lo, 8-15 in hi), rounded to bf16.
+__device__ __forceinline__ void to_a(uint32_t* a, const float* lo, const float* hi) {
+  a[0] = pack(lo[0], lo[1]);
+  a[1] = pack(lo[2], lo[3]);
+  a[2] = pack(hi[0], hi[1]);
+  a[3] = pack(hi[2], hi[3]);
+}
 
 // Rows [r0, r0 + 64) of a (rows x D) operand whose row r starts at
-// x + r * ld, as bf16 in dst (64 x Dp): rounded, zero past `rows` and D.
-__device__ void load_tile(bf16* dst, const float* x, int64_t ld, int64_t r0, int64_t rows,
-                          int64_t D, int Dp) {
+// x + r * ld, as bf16: dst[r * ldd + d] (transposed: dst[d * ldd + r]),
+// rounded, zero past `rows` and D up to Dp.
+template <bool kTransposed>
+__device__ void load_tile(bf16* dst, int ldd, const float* x, int64_t ld, int64_t r0,
+                          int64_t rows, int64_t D, int Dp) {
   for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) {
-    const int r = e / Dp, d = e % Dp;
+    const int r = e / Dp, d = e - r * Dp;
     const int64_t row = r0 + r;
-    dst[e] = __float2bfloat16_rn(row < rows && d < D ? x[row * ld + d] : 0.0f);
-  }
-}
-
-// C (16 x 16*nc, ldc) = A (16 x 16*kc, row-major, lda) B, where B is
-// (16*kc x 16*nc): `bt` false reads it row-major from b (ldb), true reads
-// it as the transpose of a row-major (16*nc x 16*kc) matrix at b.
-template <bool kTransB>
-__device__ void warp_gemm(const bf16* a, int lda, const bf16* b, int ldb, int kc, int nc,
-                          float* c, int ldc) {
-  for (int n = 0; n < nc; ++n) {
-    FragC acc;
-    wmma::fill_fragment(acc, 0.0f);
-    for (int k = 0; k < kc; ++k) {
-      FragA fa;
-      wmma::load_matrix_sync(fa, a + k * kF, lda);
-      if (kTransB) {
-        FragBT fb;  // element (kk, nn) at b[(n*16 + nn) * ldb + k*16 + kk]
-        wmma::load_matrix_sync(fb, b + n * kF * ldb + k * kF, ldb);
-        wmma::mma_sync(acc, fa, fb, acc);
-      } else {
-        FragB fb;
-        wmma::load_matrix_sync(fb, b + k * kF * ldb + n * kF, ldb);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-    }
-    wmma::store_matrix_sync(c + n * kF, acc, ldc, wmma::mem_row_major);
-  }
-}
-
-// C (16 x 16*nc, ldc, fp32, accumulated into) += A^T B: A is the
-// row-major (64 x 16) column block at a (lda) read transposed, so rows
-// w*16.. of C are A's columns; B (64 x 16*nc) row-major at b (ldb).
-__device__ void warp_gemm_at_acc(const bf16* a, int lda, const bf16* b, int ldb, int nc,
-                                 float* c, int ldc) {
-  for (int n = 0; n < nc; ++n) {
-    FragC acc;
-    wmma::load_matrix_sync(acc, c + n * kF, ldc, wmma::mem_row_major);
-    for (int k = 0; k < kRows / kF; ++k) {
-      FragAT fa;  // element (i, kk) at a[(k*16 + kk) * lda + i]
-      wmma::load_matrix_sync(fa, a + k * kF * lda, lda);
-      FragB fb;
-      wmma::load_matrix_sync(fb, b + k * kF * ldb + n * kF, ldb);
-      wmma::mma_sync(acc, fa, fb, acc);
-    }
-    wmma::store_matrix_sync(c + n * kF, acc, ldc, wmma::mem_row_major);
+    const bf16 v = __float2bfloat16_rn(row < rows && d < D ? x[row * ld + d] : 0.0f);
+    dst[kTransposed ? d * ldd + r : r * ldd + d] = v;
   }
 }
 
@@ -129,23 +124,21 @@ __device__ float score(const AttnLayout& a, const float* bias, int64_t b, int64_
   return s;
 }
 
-__device__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = ew::max(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
+// v reduced over the 4 lanes that hold one row of an accumulator tile.
+__device__ __forceinline__ float quad_max(float v) {
+  v = ew::max(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return ew::max(v, __shfl_xor_sync(0xffffffffu, v, 2));
 }
-__device__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
 // ---- forward -------------------------------------------------------------------
 
+// q and k tiles (rows by query or key), v transposed (rows by dim).
 size_t forward_shm(int Dp) {
-  return 3 * align128(size_t(kRows) * Dp * sizeof(bf16)) +        // q, k, v tiles
-         align128(size_t(kRows) * kRows * sizeof(float)) +        // scores
-         align128(size_t(kRows) * kRows * sizeof(bf16)) +         // P'
-         2 * align128(size_t(kRows) * Dp * sizeof(float)) +       // O, P'V
-         3 * align128(kRows * sizeof(float));                     // m, l, corr
+  return (2 * size_t(kRows) * (Dp + kPad) + size_t(Dp) * kLdKeys) * sizeof(bf16);
 }
 
 // grid: (query tiles, batch * heads)
@@ -153,91 +146,120 @@ __global__ void __launch_bounds__(kThreadsTc)
     tc_forward_kernel(AttnLayout a, DropoutMask mask, int has_drop, int Dp, const float* q,
                       const float* k, const float* v, const float* bias, float* out,
                       float* lse) {
-  extern __shared__ __align__(128) unsigned char shm[];
-  Carve cv{shm};
-  bf16* sq = cv.take<bf16>(kRows * Dp);
-  bf16* sk = cv.take<bf16>(kRows * Dp);
-  bf16* sv = cv.take<bf16>(kRows * Dp);
-  float* ss = cv.take<float>(kRows * kRows);
-  bf16* sp = cv.take<bf16>(kRows * kRows);
-  float* so = cv.take<float>(kRows * Dp);
-  float* spv = cv.take<float>(kRows * Dp);
-  float* sm = cv.take<float>(kRows);
-  float* sl = cv.take<float>(kRows);
-  float* scorr = cv.take<float>(kRows);
-
+  extern __shared__ __align__(16) unsigned char shm[];
+  const int ldt = Dp + kPad;
+  bf16* sq = reinterpret_cast<bf16*>(shm);
+  bf16* sk = sq + kRows * ldt;
+  bf16* svt = sk + kRows * ldt;
   const int64_t head = blockIdx.y, b = head / a.H, h = head % a.H;
   const int64_t i0 = int64_t(blockIdx.x) * kRows;
-  const int w = threadIdx.x / 32, lane = threadIdx.x % 32, r0 = w * kF;
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  const int nk = Dp / 16, nd = Dp / 8;
   const int64_t ldq = a.ldq(), ldk = a.ldk();
-  load_tile(sq, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) so[e] = 0.0f;
-  if (threadIdx.x < kRows) {
-    sm[threadIdx.x] = -INFINITY;
-    sl[threadIdx.x] = 0.0f;
-  }
+  load_tile<false>(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+  __syncthreads();
+  uint32_t qa[kMaxK][4];
+#pragma unroll
+  for (int kk = 0; kk < kMaxK; ++kk)
+    if (kk < nk) load_a(qa[kk], sq, ldt, w * 16, kk * 16);
+  float o[kMaxN][4];
+#pragma unroll
+  for (int d = 0; d < kMaxN; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  const int64_t row[2] = {i0 + w * 16 + g, i0 + w * 16 + g + 8};
   const int64_t i1 = i0 + kRows < a.T ? i0 + kRows : a.T;
   const int64_t kend = a.causal ? (a.S < i1 ? a.S : i1) : a.S;
   const float* kh = k + a.kv_off(b, h / a.group);
   const float* vh = v + a.kv_off(b, h / a.group);
   for (int64_t j0 = 0; j0 < kend; j0 += kRows) {
-    __syncthreads();  // the last tile's readers of sk, sv are done
-    load_tile(sk, kh, ldk, j0, a.S, a.D, Dp);
-    load_tile(sv, vh, ldk, j0, a.S, a.D, Dp);
+    __syncthreads();  // the last tile's readers of sk, svt are done
+    load_tile<false>(sk, ldt, kh, ldk, j0, a.S, a.D, Dp);
+    load_tile<true>(svt, kLdKeys, vh, ldk, j0, a.S, a.D, Dp);
     __syncthreads();
-    // The warp's 16 rows of scores: Q_w K^T.
-    warp_gemm<true>(sq + r0 * Dp, Dp, sk, Dp, Dp / kF, kRows / kF, ss + r0 * kRows, kRows);
-    __syncwarp();
-    // Online softmax, one row at a time, each lane holding keys lane and
-    // lane + 32 of it.
-    for (int r = r0; r < r0 + kF; ++r) {
-      const int64_t i = i0 + r;
-      float s[2], p[2];
-      for (int c = 0; c < 2; ++c) {
-        const int jj = lane + 32 * c;
-        s[c] = score(a, bias, b, h, i, j0 + jj, ss[r * kRows + jj]);
-      }
-      const float mo = sm[r];
-      const float mn = ew::max(mo, warp_max(ew::max(s[0], s[1])));
-      float corr = 1.0f;
-      if (mn == -INFINITY) {  // nothing seen yet
-        p[0] = p[1] = 0.0f;
-      } else {
-        for (int c = 0; c < 2; ++c) p[c] = s[c] == -INFINITY ? 0.0f : ew::exp_f32(s[c] - mn);
-        corr = ew::exp_f32(mo - mn);  // 0 on the first visible tile
-      }
-      const float sum = warp_sum(p[0] + p[1]);
-      for (int c = 0; c < 2; ++c) {
-        const int jj = lane + 32 * c;
-        float pc = p[c];
-        if (has_drop) pc = mask.keep(a.prob_index(head, i, j0 + jj)) ? pc * mask.scale : 0.0f;
-        sp[r * kRows + jj] = __float2bfloat16_rn(pc);
-      }
-      __syncwarp();
-      if (lane == 0) {
-        sl[r] = sl[r] * corr + sum;
-        sm[r] = mn;
-        scorr[r] = corr;
-      }
-      __syncwarp();
+    // The warp's 16 rows of scores, 8 keys to a tile: Q_w K^T.
+    float s[8][4];
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < kMaxK; ++kk)
+        if (kk < nk) {
+          uint32_t b0, b1;
+          load_b(b0, b1, sk, ldt, n * 8, kk * 16);
+          mma(s[n], qa[kk], b0, b1);
+        }
     }
-    // P'V for the warp's rows, then O = O * corr + P'V.
-    warp_gemm<false>(sp + r0 * kRows, kRows, sv, Dp, kRows / kF, Dp / kF, spv + r0 * Dp, Dp);
-    __syncwarp();
-    for (int e = lane; e < kF * Dp; e += 32) {
-      const int r = r0 + e / Dp;
-      so[r * Dp + e % Dp] = so[r * Dp + e % Dp] * scorr[r] + spv[r * Dp + e % Dp];
+    // Online softmax over the tile's keys, rows g (c < 2) and g + 8.
+    float mn[2] = {m[0], m[1]};
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int64_t j = j0 + n * 8 + 2 * t + (c & 1);
+        s[n][c] = score(a, bias, b, h, row[c >> 1], j, s[n][c]);
+        mn[c >> 1] = ew::max(mn[c >> 1], s[n][c]);
+      }
+    float corr[2], sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mn[r] = quad_max(mn[r]);
+      corr[r] = mn[r] == -INFINITY ? 1.0f : ew::exp_f32(m[r] - mn[r]);  // 0 on the first
     }
-    __syncwarp();
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int r = c >> 1;
+        const float p =
+            mn[r] == -INFINITY || s[n][c] == -INFINITY ? 0.0f : ew::exp_f32(s[n][c] - mn[r]);
+        sum[r] += p;
+        float pd = p;
+        if (has_drop) {
+          const int64_t j = j0 + n * 8 + 2 * t + (c & 1);
+          pd = mask.keep(a.prob_index(head, row[r], j)) ? p * mask.scale : 0.0f;
+        }
+        s[n][c] = pd;
+      }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      l[r] = l[r] * corr[r] + quad_sum(sum[r]);
+      m[r] = mn[r];
+    }
+    // O = O * corr + P'V.
+#pragma unroll
+    for (int d = 0; d < kMaxN; ++d) {
+      o[d][0] *= corr[0];
+      o[d][1] *= corr[0];
+      o[d][2] *= corr[1];
+      o[d][3] *= corr[1];
+    }
+#pragma unroll
+    for (int kk = 0; kk < kRows / 16; ++kk) {
+      uint32_t pa[4];
+      to_a(pa, s[2 * kk], s[2 * kk + 1]);
+#pragma unroll
+      for (int d = 0; d < kMaxN; ++d)
+        if (d < nd) {
+          uint32_t b0, b1;
+          load_b(b0, b1, svt, kLdKeys, d * 8, kk * 16);
+          mma(o[d], pa, b0, b1);
+        }
+    }
   }
-  __syncthreads();
   float* oh = out + a.q_off(b, h);
-  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) {
-    const int r = e / Dp, d = e % Dp;
-    if (i0 + r < a.T && d < a.D) oh[(i0 + r) * ldq + d] = so[e] * (1.0f / sl[r]);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (row[r] >= a.T) continue;
+    const float inv = 1.0f / l[r];
+#pragma unroll
+    for (int d = 0; d < kMaxN; ++d)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = d * 8 + 2 * t + e;
+        if (d < nd && col < a.D) oh[row[r] * ldq + col] = o[d][2 * r + e] * inv;
+      }
+    if (lse && t == 0) lse[head * a.T + row[r]] = m[r] + logf(l[r]);
   }
-  if (lse && threadIdx.x < kRows && i0 + threadIdx.x < a.T)
-    lse[head * a.T + i0 + threadIdx.x] = sm[threadIdx.x] + logf(sl[threadIdx.x]);
 }
 
 // ---- backward ------------------------------------------------------------------
@@ -253,124 +275,134 @@ __global__ void tc_di_kernel(AttnLayout a, const float* out, const float* dout, 
   }
 }
 
-// A backward block's shared memory: the q, dout, k and v tiles (bf16), S
-// and dP (fp32), P' and dS (bf16), an fp32 accumulator (dq, or dk), the
-// query rows' lse and di, and with `second` another accumulator (dv).
-struct BackwardTiles {
-  bf16 *q, *dout, *k, *v;
-  float *s, *dp;
-  bf16 *p, *ds;
-  float *acc, *lse, *di, *acc2;
-
-  static size_t bytes(int Dp, bool second) {
-    return 4 * align128(size_t(kRows) * Dp * sizeof(bf16)) +
-           2 * align128(size_t(kRows) * kRows * sizeof(float)) +
-           2 * align128(size_t(kRows) * kRows * sizeof(bf16)) +
-           (second ? 2 : 1) * align128(size_t(kRows) * Dp * sizeof(float)) +
-           2 * align128(kRows * sizeof(float));
-  }
-  __device__ BackwardTiles(unsigned char* shm, int Dp, bool second) {
-    Carve cv{shm};
-    q = cv.take<bf16>(kRows * Dp);
-    dout = cv.take<bf16>(kRows * Dp);
-    k = cv.take<bf16>(kRows * Dp);
-    v = cv.take<bf16>(kRows * Dp);
-    s = cv.take<float>(kRows * kRows);
-    dp = cv.take<float>(kRows * kRows);
-    p = cv.take<bf16>(kRows * kRows);
-    ds = cv.take<bf16>(kRows * kRows);
-    acc = cv.take<float>(kRows * Dp);
-    lse = cv.take<float>(kRows);
-    di = cv.take<float>(kRows);
-    acc2 = second ? cv.take<float>(kRows * Dp) : nullptr;
-  }
-
-  // The q and dout tiles of query rows [i0, i0 + 64) of head (b, h), with
-  // their lse and di (the whole block).
-  __device__ void load_queries(const AttnLayout& a, const float* qg, const float* doutg,
-                               const float* lseg, const float* dig, int64_t b, int64_t h,
-                               int64_t i0, int Dp) {
-    const int64_t head = b * a.H + h;
-    load_tile(q, qg + a.q_off(b, h), a.ldq(), i0, a.T, a.D, Dp);
-    load_tile(dout, doutg + a.q_off(b, h), a.ldq(), i0, a.T, a.D, Dp);
-    if (threadIdx.x < kRows) {
-      const int64_t i = i0 + threadIdx.x;
-      lse[threadIdx.x] = i < a.T ? lseg[head * a.T + i] : 0.0f;
-      di[threadIdx.x] = i < a.T ? dig[head * a.T + i] : 0.0f;
-    }
-  }
-
-  // The warp's query rows r0.. of P' and dS for keys [j0, j0 + 64): S =
-  // Q K^T and dP = dO V^T, then P = exp(scale * S + bias - lse) (0 where
-  // masked), P' = P with the dropout, dS = P (dP' - di), both rounded.
-  __device__ void probabilities_and_ds(const AttnLayout& a, const DropoutMask& mask,
-                                       int has_drop, const float* bias, int64_t b, int64_t h,
-                                       int64_t i0, int64_t j0, int r0, int Dp) {
-    warp_gemm<true>(q + r0 * Dp, Dp, k, Dp, Dp / kF, kRows / kF, s + r0 * kRows, kRows);
-    warp_gemm<true>(dout + r0 * Dp, Dp, v, Dp, Dp / kF, kRows / kF, dp + r0 * kRows, kRows);
-    __syncwarp();
-    const int lane = threadIdx.x % 32;
-    const int64_t head = b * a.H + h;
-    for (int e = lane; e < kF * kRows; e += 32) {
-      const int r = r0 + e / kRows, jj = e % kRows;
-      const int64_t i = i0 + r, j = j0 + jj;
-      const float sc = score(a, bias, b, h, i, j, s[r * kRows + jj]);
-      const float pr = sc == -INFINITY ? 0.0f : ew::exp_f32(sc - lse[r]);
-      float pd = pr, dpr = dp[r * kRows + jj];
-      if (has_drop) {
-        const bool keep = mask.keep(a.prob_index(head, i, j));
-        pd = keep ? pr * mask.scale : 0.0f;
-        dpr = keep ? dpr * mask.scale : 0.0f;
-      }
-      p[r * kRows + jj] = __float2bfloat16_rn(pd);
-      ds[r * kRows + jj] = __float2bfloat16_rn(pr * (dpr - di[r]));
-    }
-    __syncwarp();
-  }
+// P (before the dropout), P' (after) and dS of one score: s the product
+// q.k, i the query, j the key; lse and di the query row's.
+struct Grad {
+  float p, pd, ds;
 };
+__device__ __forceinline__ Grad grad_of(const AttnLayout& a, const DropoutMask& mask,
+                                        int has_drop, const float* bias, int64_t b, int64_t h,
+                                        int64_t i, int64_t j, float s, float dp, float lse,
+                                        float di) {
+  const float sc = score(a, bias, b, h, i, j, s);
+  const float pr = sc == -INFINITY ? 0.0f : ew::exp_f32(sc - lse);
+  float pd = pr, dpr = dp;
+  if (has_drop) {
+    const bool keep = mask.keep(a.prob_index(b * a.H + h, i, j));
+    pd = keep ? pr * mask.scale : 0.0f;
+    dpr = keep ? dpr * mask.scale : 0.0f;
+  }
+  return {pr, pd, pr * (dpr - di)};
+}
+
+// dq: the q and dout tiles, the k and v tiles (rows by key), and k
+// transposed (rows by dim).
+size_t dq_shm(int Dp) {
+  return (4 * size_t(kRows) * (Dp + kPad) + size_t(Dp) * kLdKeys) * sizeof(bf16);
+}
 
 // grid: (query tiles, batch * heads)
 __global__ void __launch_bounds__(kThreadsTc)
     tc_dq_kernel(AttnLayout a, DropoutMask mask, int has_drop, int Dp, const float* q,
                  const float* k, const float* v, const float* bias, const float* lse,
                  const float* dout, const float* di, float* dq) {
-  extern __shared__ __align__(128) unsigned char shm[];
-  BackwardTiles t(shm, Dp, false);
+  extern __shared__ __align__(16) unsigned char shm[];
+  const int ldt = Dp + kPad;
+  bf16* sq = reinterpret_cast<bf16*>(shm);
+  bf16* sdo = sq + kRows * ldt;
+  bf16* sk = sdo + kRows * ldt;
+  bf16* sv = sk + kRows * ldt;
+  bf16* skt = sv + kRows * ldt;
   const int64_t head = blockIdx.y, b = head / a.H, h = head % a.H;
   const int64_t i0 = int64_t(blockIdx.x) * kRows;
-  const int r0 = threadIdx.x / 32 * kF;
-  t.load_queries(a, q, dout, lse, di, b, h, i0, Dp);
-  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) t.acc[e] = 0.0f;
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  const int nk = Dp / 16, nd = Dp / 8;
+  const int64_t ldq = a.ldq(), ldk = a.ldk();
+  load_tile<false>(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+  load_tile<false>(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+  const int64_t row[2] = {i0 + w * 16 + g, i0 + w * 16 + g + 8};
+  float lse_r[2], di_r[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    lse_r[r] = row[r] < a.T ? lse[head * a.T + row[r]] : 0.0f;
+    di_r[r] = row[r] < a.T ? di[head * a.T + row[r]] : 0.0f;
+  }
+  float acc[kMaxN][4];
+#pragma unroll
+  for (int d = 0; d < kMaxN; ++d) acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
   const int64_t i1 = i0 + kRows < a.T ? i0 + kRows : a.T;
   const int64_t kend = a.causal ? (a.S < i1 ? a.S : i1) : a.S;
   const float* kh = k + a.kv_off(b, h / a.group);
   const float* vh = v + a.kv_off(b, h / a.group);
   for (int64_t j0 = 0; j0 < kend; j0 += kRows) {
     __syncthreads();
-    load_tile(t.k, kh, a.ldk(), j0, a.S, a.D, Dp);
-    load_tile(t.v, vh, a.ldk(), j0, a.S, a.D, Dp);
+    load_tile<false>(sk, ldt, kh, ldk, j0, a.S, a.D, Dp);
+    load_tile<false>(sv, ldt, vh, ldk, j0, a.S, a.D, Dp);
+    load_tile<true>(skt, kLdKeys, kh, ldk, j0, a.S, a.D, Dp);
     __syncthreads();
-    t.probabilities_and_ds(a, mask, has_drop, bias, b, h, i0, j0, r0, Dp);
-    // dq_w += dS_w K (accumulated in fp32 in shared memory).
-    for (int n = 0; n < Dp / kF; ++n) {
-      FragC acc;
-      wmma::load_matrix_sync(acc, t.acc + r0 * Dp + n * kF, Dp, wmma::mem_row_major);
-      for (int kk = 0; kk < kRows / kF; ++kk) {
-        FragA fa;
-        wmma::load_matrix_sync(fa, t.ds + r0 * kRows + kk * kF, kRows);
-        FragB fb;
-        wmma::load_matrix_sync(fb, t.k + kk * kF * Dp + n * kF, Dp);
-        wmma::mma_sync(acc, fa, fb, acc);
+    // S = Q_w K^T and dP = dO_w V^T, 8 keys to a tile.
+    float s[8][4], dp[8][4];
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) s[n][c] = dp[n][c] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kMaxK; ++kk)
+      if (kk < nk) {
+        uint32_t fq[4], fo[4];
+        load_a(fq, sq, ldt, w * 16, kk * 16);
+        load_a(fo, sdo, ldt, w * 16, kk * 16);
+#pragma unroll
+        for (int n = 0; n < 8; ++n) {
+          uint32_t b0, b1;
+          load_b(b0, b1, sk, ldt, n * 8, kk * 16);
+          mma(s[n], fq, b0, b1);
+          load_b(b0, b1, sv, ldt, n * 8, kk * 16);
+          mma(dp[n], fo, b0, b1);
+        }
       }
-      wmma::store_matrix_sync(t.acc + r0 * Dp + n * kF, acc, Dp, wmma::mem_row_major);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int r = c >> 1;
+        const int64_t j = j0 + n * 8 + 2 * t + (c & 1);
+        s[n][c] = grad_of(a, mask, has_drop, bias, b, h, row[r], j, s[n][c], dp[n][c], lse_r[r],
+                          di_r[r]).ds;
+      }
+    // dq_w += dS_w K.
+#pragma unroll
+    for (int kk = 0; kk < kRows / 16; ++kk) {
+      uint32_t fa[4];
+      to_a(fa, s[2 * kk], s[2 * kk + 1]);
+#pragma unroll
+      for (int d = 0; d < kMaxN; ++d)
+        if (d < nd) {
+          uint32_t b0, b1;
+          load_b(b0, b1, skt, kLdKeys, d * 8, kk * 16);
+          mma(acc[d], fa, b0, b1);
+        }
     }
   }
-  __syncthreads();
   float* dqh = dq + a.q_off(b, h);
-  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) {
-    const int r = e / Dp, d = e % Dp;
-    if (i0 + r < a.T && d < a.D) dqh[(i0 + r) * a.ldq() + d] = a.scale * t.acc[e];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (row[r] >= a.T) continue;
+#pragma unroll
+    for (int d = 0; d < kMaxN; ++d)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = d * 8 + 2 * t + e;
+        if (d < nd && col < a.D) dqh[row[r] * ldq + col] = a.scale * acc[d][2 * r + e];
+      }
   }
+}
+
+// dk, dv: the k and v tiles (rows by key, loaded once), the q and dout
+// tiles by query and transposed, and the query rows' lse and di.
+size_t dkv_shm(int Dp) {
+  return (4 * size_t(kRows) * (Dp + kPad) + 2 * size_t(Dp) * kLdKeys) * sizeof(bf16) +
+         2 * kRows * sizeof(float);
 }
 
 // grid: (key tiles, batch * kv heads)
@@ -378,45 +410,117 @@ __global__ void __launch_bounds__(kThreadsTc)
     tc_dkv_kernel(AttnLayout a, DropoutMask mask, int has_drop, int Dp, const float* q,
                   const float* k, const float* v, const float* bias, const float* lse,
                   const float* dout, const float* di, float* dk, float* dv) {
-  extern __shared__ __align__(128) unsigned char shm[];
-  BackwardTiles t(shm, Dp, true);
-  float *sdk = t.acc, *sdv = t.acc2;
+  extern __shared__ __align__(16) unsigned char shm[];
+  const int ldt = Dp + kPad;
+  bf16* sk = reinterpret_cast<bf16*>(shm);
+  bf16* sv = sk + kRows * ldt;
+  bf16* sq = sv + kRows * ldt;
+  bf16* sdo = sq + kRows * ldt;
+  bf16* sqt = sdo + kRows * ldt;
+  bf16* sdot = sqt + Dp * kLdKeys;
+  float* slse = reinterpret_cast<float*>(sdot + Dp * kLdKeys);
+  float* sdi = slse + kRows;
   const int64_t task = blockIdx.y, b = task / a.Hk, kvh = task % a.Hk;
   const int64_t j0 = int64_t(blockIdx.x) * kRows;
-  const int r0 = threadIdx.x / 32 * kF;
-  const int64_t ldk = a.ldk();
-  load_tile(t.k, k + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
-  load_tile(t.v, v + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
-  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) sdk[e] = sdv[e] = 0.0f;
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  const int nk = Dp / 16, nd = Dp / 8;
+  const int64_t ldq = a.ldq(), ldk = a.ldk();
+  load_tile<false>(sk, ldt, k + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
+  load_tile<false>(sv, ldt, v + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
+  const int64_t key[2] = {j0 + w * 16 + g, j0 + w * 16 + g + 8};
+  float dka[kMaxN][4], dva[kMaxN][4];
+#pragma unroll
+  for (int d = 0; d < kMaxN; ++d)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) dka[d][c] = dva[d][c] = 0.0f;
   // Query tiles that see a key of this tile: causal, from the one holding
   // query j0 on.
   const int64_t first = a.causal ? j0 / kRows * kRows : 0;
   for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
+    const int64_t head = b * a.H + h;
     for (int64_t i0 = first; i0 < a.T; i0 += kRows) {
       __syncthreads();  // the last tile's readers are done
-      t.load_queries(a, q, dout, lse, di, b, h, i0, Dp);
+      load_tile<false>(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+      load_tile<false>(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+      load_tile<true>(sqt, kLdKeys, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+      load_tile<true>(sdot, kLdKeys, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+      if (threadIdx.x < kRows) {
+        const int64_t i = i0 + threadIdx.x;
+        slse[threadIdx.x] = i < a.T ? lse[head * a.T + i] : 0.0f;
+        sdi[threadIdx.x] = i < a.T ? di[head * a.T + i] : 0.0f;
+      }
       __syncthreads();
-      // The warp's 16 query rows of P' and dS.
-      t.probabilities_and_ds(a, mask, has_drop, bias, b, h, i0, j0, r0, Dp);
-      __syncthreads();  // every warp's rows of P' and dS are there
-      // The warp's 16 keys: dv += P'^T dO, dk += dS^T Q.
-      warp_gemm_at_acc(t.p + r0, kRows, t.dout, Dp, Dp / kF, sdv + r0 * Dp, Dp);
-      warp_gemm_at_acc(t.ds + r0, kRows, t.q, Dp, Dp / kF, sdk + r0 * Dp, Dp);
+      // The tile's 64 queries in two halves of 32: S^T = K_w Q^T and
+      // dP^T = V_w dO^T (keys as rows), then dv += P'^T dO, dk += dS^T Q.
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float s[4][4], dp[4][4];
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) s[n][c] = dp[n][c] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < kMaxK; ++kk)
+          if (kk < nk) {
+            uint32_t fk[4], fv[4];
+            load_a(fk, sk, ldt, w * 16, kk * 16);
+            load_a(fv, sv, ldt, w * 16, kk * 16);
+#pragma unroll
+            for (int n = 0; n < 4; ++n) {
+              uint32_t b0, b1;
+              load_b(b0, b1, sq, ldt, half * 32 + n * 8, kk * 16);
+              mma(s[n], fk, b0, b1);
+              load_b(b0, b1, sdo, ldt, half * 32 + n * 8, kk * 16);
+              mma(dp[n], fv, b0, b1);
+            }
+          }
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int qi = half * 32 + n * 8 + 2 * t + (c & 1);
+            const Grad gr = grad_of(a, mask, has_drop, bias, b, h, i0 + qi, key[c >> 1], s[n][c],
+                                    dp[n][c], slse[qi], sdi[qi]);
+            s[n][c] = gr.pd;
+            dp[n][c] = gr.ds;
+          }
+#pragma unroll
+        for (int kk = 0; kk < 2; ++kk) {
+          uint32_t pa[4], da[4];
+          to_a(pa, s[2 * kk], s[2 * kk + 1]);
+          to_a(da, dp[2 * kk], dp[2 * kk + 1]);
+#pragma unroll
+          for (int d = 0; d < kMaxN; ++d)
+            if (d < nd) {
+              uint32_t b0, b1;
+              load_b(b0, b1, sdot, kLdKeys, d * 8, half * 32 + kk * 16);
+              mma(dva[d], pa, b0, b1);
+              load_b(b0, b1, sqt, kLdKeys, d * 8, half * 32 + kk * 16);
+              mma(dka[d], da, b0, b1);
+            }
+        }
+      }
     }
   }
-  __syncthreads();
   float* dkh = dk + a.kv_off(b, kvh);
   float* dvh = dv + a.kv_off(b, kvh);
-  for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) {
-    const int r = e / Dp, d = e % Dp;
-    if (j0 + r < a.S && d < a.D) {
-      dkh[(j0 + r) * ldk + d] = a.scale * sdk[e];
-      dvh[(j0 + r) * ldk + d] = sdv[e];
-    }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (key[r] >= a.S) continue;
+#pragma unroll
+    for (int d = 0; d < kMaxN; ++d)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = d * 8 + 2 * t + e;
+        if (d < nd && col < a.D) {
+          dkh[key[r] * ldk + col] = a.scale * dka[d][2 * r + e];
+          dvh[key[r] * ldk + col] = dva[d][2 * r + e];
+        }
+      }
   }
 }
 
-int padded(int64_t D) { return int((D + kF - 1) / kF * kF); }
+int padded(int64_t D) { return int((D + 15) / 16 * 16); }
 
 template <class Kernel>
 int launch_config(Kernel kernel, size_t shm) {
@@ -452,13 +556,13 @@ int tc_attention_backward(void* stream, const AttnLayout& a, const DropoutMask* 
   if (a.T > 0) {
     tc_di_kernel<<<blocks_for(a.B * a.H * a.T), kThreads, 0, s>>>(a, out, dout, di);
     if (int e = launched()) return e;
-    const size_t shm = BackwardTiles::bytes(Dp, false);
+    const size_t shm = dq_shm(Dp);
     if (int e = launch_config(tc_dq_kernel, shm)) return e;
     tc_dq_kernel<<<dim3(unsigned((a.T + kRows - 1) / kRows), unsigned(a.B * a.H)), kThreadsTc,
                    shm, s>>>(a, mask, drop != nullptr, Dp, q, k, v, bias, lse, dout, di, dq);
     if (int e = launched()) return e;
   }
-  const size_t shm = BackwardTiles::bytes(Dp, true);
+  const size_t shm = dkv_shm(Dp);
   if (int e = launch_config(tc_dkv_kernel, shm)) return e;
   tc_dkv_kernel<<<dim3(unsigned((a.S + kRows - 1) / kRows), unsigned(a.B * a.Hk)), kThreadsTc,
                   shm, s>>>(a, mask, drop != nullptr, Dp, q, k, v, bias, lse, dout, di, dk, dv);
