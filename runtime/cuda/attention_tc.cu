@@ -48,7 +48,6 @@ constexpr int kThreadsTc = 32 * kWarpsTc;
 constexpr int kMaxK = int(kMaxTcHeadDim) / 16;   // 16-wide steps over head_dim
 constexpr int kMaxN = int(kMaxTcHeadDim) / 8;    // 8-wide tiles over head_dim
 constexpr int kPad = 8;                          // bf16 elements after each shared row
-constexpr int kLdKeys = kRows + kPad;            // row length of a transposed tile
 
 // D += A B for one m16n8k16 tile: A (16 x 16 bf16) in 4 registers, B
 // (16 x 8 bf16) in 2, D (16 x 8 fp32) in 4.
@@ -91,6 +90,19 @@ __device__ __forceinline__ void load_b(uint32_t& b0, uint32_t& b1, const bf16* s
   b1 = pair(p + 8);
 }
 
+// The B operand (16 x 8: k x n) whose element (k, n) is s[(k0 + k) * ld +
+// n0 + n]: a tile stored with k as its rows, transposed on the way by
+// ldmatrix (lanes 0-15 give the addresses of its 16 rows of 16 bytes).
+__device__ __forceinline__ void load_b_trans(uint32_t& b0, uint32_t& b1, const bf16* s, int ld,
+                                             int k0, int n0) {
+  const int lane = threadIdx.x & 15;
+  const unsigned addr =
+      static_cast<unsigned>(__cvta_generic_to_shared(s + (k0 + lane) * ld + n0));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(b0), "=r"(b1)
+               : "r"(addr));
+}
+
 // The A operand of a 16 x 16 block of probabilities held as two
 // accumulator tiles (columns 0-7 in lo, 8-15 in hi), rounded to bf16.
 __device__ __forceinline__ void to_a(uint32_t* a, const float* lo, const float* hi) {
@@ -101,16 +113,38 @@ __device__ __forceinline__ void to_a(uint32_t* a, const float* lo, const float* 
 }
 
 // Rows [r0, r0 + 64) of a (rows x D) operand whose row r starts at
-// x + r * ld, as bf16: dst[r * ldd + d] (transposed: dst[d * ldd + r]),
-// rounded, zero past `rows` and D up to Dp.
-template <bool kTransposed>
+// x + r * ld, as bf16 at dst[r * ldd + d] (ldd a multiple of 8), rounded,
+// zero past `rows` and D up to Dp.  Four floats to a load where rows allow
+// (D and ld multiples of 4, x 16-byte aligned), four loads in flight per
+// thread: the tiles come from L2, and one load at a time would leave the
+// kernel waiting on its latency.
 __device__ void load_tile(bf16* dst, int ldd, const float* x, int64_t ld, int64_t r0,
                           int64_t rows, int64_t D, int Dp) {
+  if (D % 4 == 0 && ld % 4 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {
+    const int per_row = Dp / 4, total = kRows * per_row;
+    for (int base = threadIdx.x; base < total; base += 4 * blockDim.x) {
+      float4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int e = base + u * blockDim.x, r = e / per_row, d = 4 * (e - r * per_row);
+        v[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (e < total && r0 + r < rows && d < D)
+          v[u] = *reinterpret_cast<const float4*>(x + (r0 + r) * ld + d);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int e = base + u * blockDim.x, r = e / per_row, d = 4 * (e - r * per_row);
+        if (e < total)
+          *reinterpret_cast<uint2*>(dst + r * ldd + d) =
+              make_uint2(pack(v[u].x, v[u].y), pack(v[u].z, v[u].w));
+      }
+    }
+    return;
+  }
   for (int e = threadIdx.x; e < kRows * Dp; e += blockDim.x) {
     const int r = e / Dp, d = e - r * Dp;
     const int64_t row = r0 + r;
-    const bf16 v = __float2bfloat16_rn(row < rows && d < D ? x[row * ld + d] : 0.0f);
-    dst[kTransposed ? d * ldd + r : r * ldd + d] = v;
+    dst[r * ldd + d] = __float2bfloat16_rn(row < rows && d < D ? x[row * ld + d] : 0.0f);
   }
 }
 
@@ -136,10 +170,8 @@ __device__ __forceinline__ float quad_sum(float v) {
 
 // ---- forward -------------------------------------------------------------------
 
-// q and k tiles (rows by query or key), v transposed (rows by dim).
-size_t forward_shm(int Dp) {
-  return (2 * size_t(kRows) * (Dp + kPad) + size_t(Dp) * kLdKeys) * sizeof(bf16);
-}
+// q, k and v tiles, rows by query or key.
+size_t forward_shm(int Dp) { return 3 * size_t(kRows) * (Dp + kPad) * sizeof(bf16); }
 
 // grid: (query tiles, batch * heads)
 __global__ void __launch_bounds__(kThreadsTc)
@@ -150,13 +182,13 @@ __global__ void __launch_bounds__(kThreadsTc)
   const int ldt = Dp + kPad;
   bf16* sq = reinterpret_cast<bf16*>(shm);
   bf16* sk = sq + kRows * ldt;
-  bf16* svt = sk + kRows * ldt;
+  bf16* sv = sk + kRows * ldt;
   const int64_t head = blockIdx.y, b = head / a.H, h = head % a.H;
   const int64_t i0 = int64_t(blockIdx.x) * kRows;
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   const int nk = Dp / 16, nd = Dp / 8;
   const int64_t ldq = a.ldq(), ldk = a.ldk();
-  load_tile<false>(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+  load_tile(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
   __syncthreads();
   uint32_t qa[kMaxK][4];
 #pragma unroll
@@ -172,9 +204,9 @@ __global__ void __launch_bounds__(kThreadsTc)
   const float* kh = k + a.kv_off(b, h / a.group);
   const float* vh = v + a.kv_off(b, h / a.group);
   for (int64_t j0 = 0; j0 < kend; j0 += kRows) {
-    __syncthreads();  // the last tile's readers of sk, svt are done
-    load_tile<false>(sk, ldt, kh, ldk, j0, a.S, a.D, Dp);
-    load_tile<true>(svt, kLdKeys, vh, ldk, j0, a.S, a.D, Dp);
+    __syncthreads();  // the last tile's readers of sk, sv are done
+    load_tile(sk, ldt, kh, ldk, j0, a.S, a.D, Dp);
+    load_tile(sv, ldt, vh, ldk, j0, a.S, a.D, Dp);
     __syncthreads();
     // The warp's 16 rows of scores, 8 keys to a tile: Q_w K^T.
     float s[8][4];
@@ -241,7 +273,7 @@ __global__ void __launch_bounds__(kThreadsTc)
       for (int d = 0; d < kMaxN; ++d)
         if (d < nd) {
           uint32_t b0, b1;
-          load_b(b0, b1, svt, kLdKeys, d * 8, kk * 16);
+          load_b_trans(b0, b1, sv, ldt, kk * 16, d * 8);
           mma(o[d], pa, b0, b1);
         }
     }
@@ -295,11 +327,8 @@ __device__ __forceinline__ Grad grad_of(const AttnLayout& a, const DropoutMask& 
   return {pr, pd, pr * (dpr - di)};
 }
 
-// dq: the q and dout tiles, the k and v tiles (rows by key), and k
-// transposed (rows by dim).
-size_t dq_shm(int Dp) {
-  return (4 * size_t(kRows) * (Dp + kPad) + size_t(Dp) * kLdKeys) * sizeof(bf16);
-}
+// dq: the q and dout tiles (rows by query), the k and v tiles (by key).
+size_t dq_shm(int Dp) { return 4 * size_t(kRows) * (Dp + kPad) * sizeof(bf16); }
 
 // grid: (query tiles, batch * heads)
 __global__ void __launch_bounds__(kThreadsTc)
@@ -312,14 +341,13 @@ __global__ void __launch_bounds__(kThreadsTc)
   bf16* sdo = sq + kRows * ldt;
   bf16* sk = sdo + kRows * ldt;
   bf16* sv = sk + kRows * ldt;
-  bf16* skt = sv + kRows * ldt;
   const int64_t head = blockIdx.y, b = head / a.H, h = head % a.H;
   const int64_t i0 = int64_t(blockIdx.x) * kRows;
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   const int nk = Dp / 16, nd = Dp / 8;
   const int64_t ldq = a.ldq(), ldk = a.ldk();
-  load_tile<false>(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-  load_tile<false>(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+  load_tile(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+  load_tile(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
   const int64_t row[2] = {i0 + w * 16 + g, i0 + w * 16 + g + 8};
   float lse_r[2], di_r[2];
 #pragma unroll
@@ -336,9 +364,8 @@ __global__ void __launch_bounds__(kThreadsTc)
   const float* vh = v + a.kv_off(b, h / a.group);
   for (int64_t j0 = 0; j0 < kend; j0 += kRows) {
     __syncthreads();
-    load_tile<false>(sk, ldt, kh, ldk, j0, a.S, a.D, Dp);
-    load_tile<false>(sv, ldt, vh, ldk, j0, a.S, a.D, Dp);
-    load_tile<true>(skt, kLdKeys, kh, ldk, j0, a.S, a.D, Dp);
+    load_tile(sk, ldt, kh, ldk, j0, a.S, a.D, Dp);
+    load_tile(sv, ldt, vh, ldk, j0, a.S, a.D, Dp);
     __syncthreads();
     // S = Q_w K^T and dP = dO_w V^T, 8 keys to a tile.
     float s[8][4], dp[8][4];
@@ -379,7 +406,7 @@ __global__ void __launch_bounds__(kThreadsTc)
       for (int d = 0; d < kMaxN; ++d)
         if (d < nd) {
           uint32_t b0, b1;
-          load_b(b0, b1, skt, kLdKeys, d * 8, kk * 16);
+          load_b_trans(b0, b1, sk, ldt, kk * 16, d * 8);
           mma(acc[d], fa, b0, b1);
         }
     }
@@ -399,10 +426,9 @@ __global__ void __launch_bounds__(kThreadsTc)
 }
 
 // dk, dv: the k and v tiles (rows by key, loaded once), the q and dout
-// tiles by query and transposed, and the query rows' lse and di.
+// tiles (by query), and the query rows' lse and di.
 size_t dkv_shm(int Dp) {
-  return (4 * size_t(kRows) * (Dp + kPad) + 2 * size_t(Dp) * kLdKeys) * sizeof(bf16) +
-         2 * kRows * sizeof(float);
+  return 4 * size_t(kRows) * (Dp + kPad) * sizeof(bf16) + 2 * kRows * sizeof(float);
 }
 
 // grid: (key tiles, batch * kv heads)
@@ -416,17 +442,15 @@ __global__ void __launch_bounds__(kThreadsTc)
   bf16* sv = sk + kRows * ldt;
   bf16* sq = sv + kRows * ldt;
   bf16* sdo = sq + kRows * ldt;
-  bf16* sqt = sdo + kRows * ldt;
-  bf16* sdot = sqt + Dp * kLdKeys;
-  float* slse = reinterpret_cast<float*>(sdot + Dp * kLdKeys);
+  float* slse = reinterpret_cast<float*>(sdo + kRows * ldt);
   float* sdi = slse + kRows;
   const int64_t task = blockIdx.y, b = task / a.Hk, kvh = task % a.Hk;
   const int64_t j0 = int64_t(blockIdx.x) * kRows;
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   const int nk = Dp / 16, nd = Dp / 8;
   const int64_t ldq = a.ldq(), ldk = a.ldk();
-  load_tile<false>(sk, ldt, k + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
-  load_tile<false>(sv, ldt, v + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
+  load_tile(sk, ldt, k + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
+  load_tile(sv, ldt, v + a.kv_off(b, kvh), ldk, j0, a.S, a.D, Dp);
   const int64_t key[2] = {j0 + w * 16 + g, j0 + w * 16 + g + 8};
   float dka[kMaxN][4], dva[kMaxN][4];
 #pragma unroll
@@ -440,10 +464,8 @@ __global__ void __launch_bounds__(kThreadsTc)
     const int64_t head = b * a.H + h;
     for (int64_t i0 = first; i0 < a.T; i0 += kRows) {
       __syncthreads();  // the last tile's readers are done
-      load_tile<false>(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-      load_tile<false>(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-      load_tile<true>(sqt, kLdKeys, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-      load_tile<true>(sdot, kLdKeys, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+      load_tile(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+      load_tile(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
       if (threadIdx.x < kRows) {
         const int64_t i = i0 + threadIdx.x;
         slse[threadIdx.x] = i < a.T ? lse[head * a.T + i] : 0.0f;
@@ -493,9 +515,9 @@ __global__ void __launch_bounds__(kThreadsTc)
           for (int d = 0; d < kMaxN; ++d)
             if (d < nd) {
               uint32_t b0, b1;
-              load_b(b0, b1, sdot, kLdKeys, d * 8, half * 32 + kk * 16);
+              load_b_trans(b0, b1, sdo, ldt, half * 32 + kk * 16, d * 8);
               mma(dva[d], pa, b0, b1);
-              load_b(b0, b1, sqt, kLdKeys, d * 8, half * 32 + kk * 16);
+              load_b_trans(b0, b1, sq, ldt, half * 32 + kk * 16, d * 8);
               mma(dka[d], da, b0, b1);
             }
         }

@@ -214,23 +214,31 @@ hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, in
   const int64_t room = int64_t(g_context->scratch_bytes / sizeof(uint16_t));
   auto* sa = static_cast<uint16_t*>(space);
   void* stream = g_context->stream;
-  // op(A)'s rows [i0, i0 + rows) of batch entry bi, packed at sa: (rows x k),
-  // or (k x rows) for ta; likewise op(B)'s columns [j0, j0 + cols) at sb.
-  auto round_a = [&](int64_t entries, int64_t bi, int64_t i0, int64_t rows) {
-    const float* x = a + bi * stride_a + (ta ? i0 : i0 * lda);
-    return ta ? cuda::round_bf16_blocks(stream, x, entries, stride_a, k, rows, lda, sa)
-              : cuda::round_bf16_blocks(stream, x, entries, stride_a, rows, k, lda, sa);
+  // op(A)'s rows [i0, i0 + rows) and columns [k0, k0 + kb) of batch entry
+  // bi (and of the `entries` - 1 after it), packed at sa: (rows x kb), or
+  // (kb x rows) for ta; likewise op(B)'s rows [k0, k0 + kb) and columns
+  // [j0, j0 + cols) at sb: (kb x cols), or (cols x kb) for tb.
+  auto round_a = [&](int64_t entries, int64_t bi, int64_t i0, int64_t rows, int64_t k0,
+                     int64_t kb) {
+    const float* x = a + bi * stride_a;
+    return ta ? cuda::round_bf16_blocks(stream, x + k0 * lda + i0, entries, stride_a, kb, rows,
+                                        lda, sa)
+              : cuda::round_bf16_blocks(stream, x + i0 * lda + k0, entries, stride_a, rows, kb,
+                                        lda, sa);
   };
-  auto round_b = [&](uint16_t* sb, int64_t entries, int64_t bi, int64_t j0, int64_t cols) {
-    const float* x = b + bi * stride_b + (tb ? j0 * ldb : j0);
-    return tb ? cuda::round_bf16_blocks(stream, x, entries, stride_b, cols, k, ldb, sb)
-              : cuda::round_bf16_blocks(stream, x, entries, stride_b, k, cols, ldb, sb);
+  auto round_b = [&](uint16_t* sb, int64_t entries, int64_t bi, int64_t j0, int64_t cols,
+                     int64_t k0, int64_t kb) {
+    const float* x = b + bi * stride_b;
+    return tb ? cuda::round_bf16_blocks(stream, x + j0 * ldb + k0, entries, stride_b, cols, kb,
+                                        ldb, sb)
+              : cuda::round_bf16_blocks(stream, x + k0 * ldb + j0, entries, stride_b, kb, cols,
+                                        ldb, sb);
   };
   auto gemm = [&](const uint16_t* pa, int64_t spa, const uint16_t* pb, int64_t spb, float* pc,
-                  int64_t rows, int64_t cols, int64_t entries) {
-    return gemm_ex_locked(fn, CUDA_R_16BF, CUBLAS_COMPUTE_32F, ta, tb, rows, cols, k, alpha, pa,
-                          std::max<int64_t>(1, ta ? rows : k), spa, pb,
-                          std::max<int64_t>(1, tb ? k : cols), spb, beta, pc, ldc, stride_c,
+                  int64_t rows, int64_t cols, int64_t kb, float beta_, int64_t entries) {
+    return gemm_ex_locked(fn, CUDA_R_16BF, CUBLAS_COMPUTE_32F, ta, tb, rows, cols, kb, alpha, pa,
+                          std::max<int64_t>(1, ta ? rows : kb), spa, pb,
+                          std::max<int64_t>(1, tb ? kb : cols), spb, beta_, pc, ldc, stride_c,
                           entries);
   };
   const int64_t a_entries = stride_a ? batch : 1, b_entries = stride_b ? batch : 1;
@@ -238,32 +246,41 @@ hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, in
   const int64_t a_whole = (a_entries * m * k + 63) / 64 * 64, b_whole = b_entries * k * n;
   if (a_whole + b_whole <= room) {
     uint16_t* sb = sa + a_whole;
-    int e = k == 0 ? 0 : round_a(a_entries, 0, 0, m);
-    if (e == 0 && k != 0) e = round_b(sb, b_entries, 0, 0, n);
+    int e = k == 0 ? 0 : round_a(a_entries, 0, 0, m, 0, k);
+    if (e == 0 && k != 0) e = round_b(sb, b_entries, 0, 0, n, 0, k);
     if (e != 0) return finish(fn, e);
-    if ((st = gemm(sa, stride_a ? m * k : 0, sb, stride_b ? k * n : 0, c, m, n, batch)) !=
-        HMRT_OK)
+    if ((st = gemm(sa, stride_a ? m * k : 0, sb, stride_b ? k * n : 0, c, m, n, k, beta,
+                   batch)) != HMRT_OK)
       return st;
     return finish(fn, 0);
   }
-  // Blocks of at most half the scratch each.
-  const int64_t half = room / 2 / 64 * 64, kk = k > 0 ? k : 1;
-  const int64_t mb = std::max<int64_t>(1, std::min(m, half / kk));
-  const int64_t nb = std::max<int64_t>(1, std::min(n, half / kk));
-  HMRT_CHECK_ARG(mb * kk <= half && nb * kk <= half,
-                 "%s: an inner dimension of %lld is more than the backend's scratch holds", fn,
-                 (long long)k);
+  // Blocks of at most half the scratch each, at most kMaxInner deep: a long
+  // inner dimension (the LM head's gradient sums over the vocabulary) is
+  // taken in pieces whose products C accumulates (beta 1 after the first),
+  // so that each block's GEMM stays large in m and n.
+  constexpr int64_t kMaxInner = 8192;
+  const int64_t half = room / 2 / 64 * 64;
+  const int64_t kb_max = std::max<int64_t>(1, std::min(k, kMaxInner));
+  const int64_t mb = std::max<int64_t>(1, std::min(m, half / kb_max));
+  const int64_t nb = std::max<int64_t>(1, std::min(n, half / kb_max));
   uint16_t* sb = sa + half;
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t i0 = 0; i0 < m; i0 += mb) {
       const int64_t rows = std::min(mb, m - i0);
-      if (const int e = round_a(1, bi, i0, rows)) return finish(fn, e);
       for (int64_t j0 = 0; j0 < n; j0 += nb) {
         const int64_t cols = std::min(nb, n - j0);
-        if (const int e = round_b(sb, 1, bi, j0, cols)) return finish(fn, e);
-        if ((st = gemm(sa, 0, sb, 0, c + bi * stride_c + i0 * ldc + j0, rows, cols, 1)) !=
-            HMRT_OK)
-          return st;
+        float* pc = c + bi * stride_c + i0 * ldc + j0;
+        for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kb_max) {
+          const int64_t kb = std::min(kb_max, k - k0);
+          // A's block is the same for every j0 when k is one block.
+          if (kb > 0 && (j0 == 0 || kb != k))
+            if (const int e = round_a(1, bi, i0, rows, k0, kb)) return finish(fn, e);
+          if (kb > 0)
+            if (const int e = round_b(sb, 1, bi, j0, cols, k0, kb)) return finish(fn, e);
+          if ((st = gemm(sa, 0, sb, 0, pc, rows, cols, kb, k0 == 0 ? beta : 1.0f, 1)) !=
+              HMRT_OK)
+            return st;
+        }
       }
     }
   return finish(fn, 0);

@@ -21,9 +21,9 @@
 //                       for it at peak (hmcc's tg/Analysis/Cost.h counts)
 // With --device cuda (a build linked with the CUDA backend) the compute
 // figures are the GPU's, through the backend's kernel table on device
-// memory: peak_flops.bf16 (and f16) from a large GEMM with bf16 products
-// (hmrt_matmul_f32_bf16, as programs with --precision bf16 call it),
-// peak_flops.f32 from an fp32 one, the launch overhead of a one-element
+// memory filled with data (not zeros): peak_flops.bf16 (and f16) from a
+// large GEMM of bf16 operands (hmrt_matmul_bf16), peak_flops.f32 from an
+// fp32 one, the launch overhead of a one-element
 // kernel (the table's kernels each wait for the GPU), and the efficiency
 // of each kind on transformer-sized work (GEMMs and attention with bf16
 // products, against the bf16 peak); links, storage and the host optimizer
@@ -46,9 +46,11 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <vector>
+
 #include <sys/stat.h>
 #include <unistd.h>
-#include <vector>
 
 namespace {
 
@@ -149,10 +151,13 @@ void write(const std::string& out, const nlohmann::json& j) {
   std::fprintf(stderr, "hmrt-measure: wrote %s\n", out.c_str());
 }
 
-/// Zeroed float buffers in a device's device tier, freed with it.
+/// Float buffers in a device's device tier, freed with it, filled with
+/// values in [-1, 1) (a GPU's arithmetic can run faster on zeros than on
+/// data); other types zeroed.
 struct DeviceFloats {
   hmrt_device* dev;
   std::vector<hmrt_buffer*> buffers;
+  std::vector<float> pattern;  // copied over each float buffer
   ~DeviceFloats() {
     for (hmrt_buffer* b : buffers) hmrt_buffer_free(b);
   }
@@ -162,7 +167,22 @@ struct DeviceFloats {
     const uint64_t bytes = uint64_t(std::max<int64_t>(count, 1)) * sizeof(T);
     check(hmrt_buffer_alloc(dev, HMRT_TIER_DEVICE, bytes, &b), "allocating device memory");
     buffers.push_back(b);
-    check(hmrt_memset(b, 0, 0, bytes), "memset");
+    if (std::is_same_v<T, float>) {
+      if (pattern.empty()) {
+        pattern.resize(size_t(1) << 22);
+        uint64_t state = 0x9e3779b97f4a7c15ull;
+        for (float& v : pattern) {
+          state = state * 6364136223846793005ull + 1442695040888963407ull;
+          v = float(int32_t(state >> 32)) * 0x1p-31f;
+        }
+      }
+      const uint64_t chunk = pattern.size() * sizeof(float);
+      for (uint64_t at = 0; at < bytes; at += chunk)
+        check(hmrt_copy_from_host(b, at, pattern.data(), std::min(chunk, bytes - at)),
+              "filling device memory");
+    } else {
+      check(hmrt_memset(b, 0, 0, bytes), "memset");
+    }
     void* p = nullptr;
     check(hmrt_buffer_device_ptr(b, 0, bytes, &p), "device address");
     return static_cast<T*>(p);
@@ -175,7 +195,7 @@ struct DeviceFloats {
 /// the device tier's copy bandwidth measured before.
 void measureGpu(hmrt_device* dev, bool quick, int reps, double bandwidth, nlohmann::json& j) {
   const hmrt_kernels* k = hmrt_device_kernels(dev);
-  DeviceFloats mem{dev, {}};
+  DeviceFloats mem{dev, {}, {}};
   // The kernels run asynchronously: each timing ends when the GPU is done
   // (a read of device memory waits for the kernels queued before it).
   mem.get(1);
@@ -196,13 +216,21 @@ void measureGpu(hmrt_device* dev, bool quick, int reps, double bandwidth, nlohma
   };
   double peak16 = 0, peak32 = 0;
   {
+    // The tensor cores' peak: bf16 operands (as the GEMMs of programs with
+    // bf16 storage read them); "matmul" below measures fp32 operands.
     const int64_t n = quick ? 1024 : 8192;
     float *a = mem.get(n * n), *b = mem.get(n * n), *y = mem.get(n * n);
-    peak16 = 2.0 * double(n) * n * n / bestGpu([&] { gemm(true, n, n, n, a, b, y); });
+    uint16_t *a16 = mem.get<uint16_t>(n * n), *b16 = mem.get<uint16_t>(n * n);
+    check(k->round_bf16(a, a16, n * n), "rounding to bf16");
+    check(k->round_bf16(b, b16, n * n), "rounding to bf16");
+    const int64_t sq[2] = {n, n};
+    peak16 = 2.0 * double(n) * n * n / bestGpu([&] {
+      check(k->matmul_bf16(a16, 2, sq, 0, b16, 2, sq, 0, y, 2, sq), "matmul");
+    });
     const int64_t n32 = quick ? 512 : 4096;
     peak32 = 2.0 * double(n32) * n32 * n32 / bestGpu([&] { gemm(false, n32, n32, n32, a, b, y); });
   }
-  note("peak_flops.bf16 (bf16 products)", peak16 / 1e12, "TFLOP/s");
+  note("peak_flops.bf16 (bf16 operands)", peak16 / 1e12, "TFLOP/s");
   note("peak_flops.f32", peak32 / 1e12, "TFLOP/s");
   j["peak_flops"] = {{"f32", peak32}, {"bf16", peak16}, {"f16", peak16}};
 

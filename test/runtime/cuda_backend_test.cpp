@@ -395,6 +395,43 @@ TEST_F(Cuda, MatMulAndGemmMatchCpu) {
   }
 }
 
+// bf16 products of fp32 operands too large for the backend's scratch:
+// rounded and multiplied a block at a time, the inner dimension in pieces
+// past 8192.  Entries are small integers, so every product and sum is exact
+// in any order and the GPU must give the CPU's bits.
+TEST_F(Cuda, Bf16ProductsOfLargeOperandsInBlocks) {
+  struct Case {
+    int64_t m, k, n;
+    int ta, tb;
+  };
+  const Case cases[] = {
+      {2100, 8192, 2100, 0, 0},   // two blocks of rows and of columns
+      {1000, 20000, 1000, 1, 1},  // the inner dimension in three pieces
+      {1000, 20000, 1000, 0, 1},
+  };
+  auto integers = [](int64_t n, uint32_t seed) {
+    std::vector<float> v = hmrt_test::random_vec(n, seed, -2.49f, 2.49f);
+    for (float& x : v) x = std::nearbyint(x);
+    return v;
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.m) + " x " + std::to_string(c.k) + " x " + std::to_string(c.n) +
+                 ", transposes " + std::to_string(c.ta) + std::to_string(c.tb));
+    const int64_t sa[2] = {c.ta ? c.k : c.m, c.ta ? c.m : c.k};
+    const int64_t sb[2] = {c.tb ? c.n : c.k, c.tb ? c.k : c.n};
+    const int64_t sy[2] = {c.m, c.n};
+    const std::vector<float> a = integers(c.m * c.k, 71), b = integers(c.k * c.n, 72);
+    std::vector<float> want(static_cast<size_t>(c.m * c.n));
+    HMRT_ASSERT_OK(hmrt_matmul_f32_bf16(a.data(), 2, sa, c.ta, b.data(), 2, sb, c.tb,
+                                        want.data(), 2, sy));
+    float *da, *db, *dy;
+    BufferPtr ba = upload(a, &da), bb = upload(b, &db);
+    BufferPtr by = upload(std::vector<float>(want.size(), -1.0f), &dy);
+    HMRT_ASSERT_OK(k_->matmul_f32_bf16(da, 2, sa, c.ta, db, 2, sb, c.tb, dy, 2, sy));
+    EXPECT_TRUE(same_bits(download<float>(by.get(), want.size()), want));
+  }
+}
+
 // The broadcasting tensor kernels and dropout: the CPU's bits (pow within
 // a few ulps: CUDA's powf is not glibc's).
 TEST_F(Cuda, TensorKernelsMatchCpu) {
