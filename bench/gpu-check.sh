@@ -41,7 +41,8 @@
 #  3. the 1.3 B GPT of the planning benchmarks (bench/gpt_shapes.py: 24
 #     layers, width 2048, 16 heads, vocabulary 50304, batch 8 x 1024;
 #     shape-only, started from seeded parameters, train --init) compiled for
-#     the GPU at --vram 8G and 24G (--device-profile h200, --precision bf16),
+#     the GPU at --vram 8G and 24G (--precision bf16, planned under
+#     bench/profiles/h200-measured.json or $GPU_CHECK_PROFILE),
 #     a few steps each: step time, tokens/s, the GPU's peak memory in use
 #     (nvidia-smi, sampled), beside the plan's predicted step and LB; then
 #     PyTorch's eager, per-block-checkpointed and FSDP2-CPU-offload (fused
@@ -114,8 +115,11 @@ prepare() {
     cp -r "build-gpu/gpt2-$precision/state" "build-gpu/bundle/gpt2-$precision/"
   done
   # The 1.3 B GPT (shape-only: its 5.3 GiB of weights are never written),
-  # planned for the H200 at 8 and 24 GiB as docs/benchmarks.md's H200 plan table
-  # has it (--quantize-states auto), with one batch of tokens.
+  # planned for the H200 at 8 and 24 GiB (--quantize-states auto), with one
+  # batch of tokens, under the profile an H200 run measured
+  # (bench/profiles/h200-measured.json; GPU_CHECK_PROFILE=h200 for the
+  # design's figures), so that the runs meet the predictions of their own
+  # plans.
   rm -rf build-gpu/g13
   "$py" bench/gpt_shapes.py build-gpu/g13 >/dev/null
   mkdir -p build-gpu/bundle/gpt13
@@ -129,7 +133,7 @@ PY
   local vram
   for vram in 8G 24G; do
     build/bin/hmcc build-gpu/g13/model.onnx --target cuda --precision bf16 --no-initial-state \
-      --device-profile h200 --vram "$vram" --quantize-states auto --dump-schedule="build-gpu/bundle/gpt13/plan-$vram.json" \
+      --device-profile "${GPU_CHECK_PROFILE:-bench/profiles/h200-measured.json}" --vram "$vram" --quantize-states auto --dump-schedule="build-gpu/bundle/gpt13/plan-$vram.json" \
       -o "build-gpu/gpt13-$vram" --force
     # shellcheck disable=SC2086
     c++ -O1 -std=c++17 -Iruntime/include "build-gpu/gpt13-$vram/model.cpp" \

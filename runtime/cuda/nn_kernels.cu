@@ -68,71 +68,20 @@ __global__ void map_kernel(int64_t op, const float* a, const float* b, float* y,
   HMRT_GRID_LOOP(i, n) { y[i] = ew::fused_apply(op, a[i], b ? b[i] : 0.0f, 0.0f); }
 }
 
-// Four consecutive output elements a thread: the program is decoded and
-// dispatched once for the four, and each value is one float4 in shared
-// memory (value j of thread t at base[j * blockDim.x + t]: a warp's
-// accesses are contiguous).  A value indexed at run time could not stay in
-// registers.
-constexpr int kFusedVec = 4;
-
-// Lane u of each of a thread's float4 values, as fused_inputs fills them.
-struct LaneSlots {
-  float4* base;
-  int stride, lane;
-  __device__ float& operator[](int j) const {
-    return reinterpret_cast<float*>(base + j * stride)[lane];
-  }
-};
-// A thread's float4 values.
-struct VecSlots {
-  float4* base;
+// A thread's values in the block's shared memory: value j of thread t at
+// base[j * blockDim.x + t], so that a warp's accesses fall in distinct banks
+// (an array indexed at run time would live in local memory instead).
+struct SharedSlots {
+  float* base;
   int stride;
-  __device__ float4& operator[](int j) const { return base[j * stride]; }
+  __device__ float& operator[](int j) const { return base[j * stride]; }
 };
-
-// op on four lanes, the op known at compile time (ew::fused_apply's
-// switch folds away).
-template <int64_t Op>
-__device__ __forceinline__ float4 apply4(const float4& a, const float4& b, const float4& c) {
-  return make_float4(ew::fused_apply(Op, a.x, b.x, c.x), ew::fused_apply(Op, a.y, b.y, c.y),
-                     ew::fused_apply(Op, a.z, b.z, c.z), ew::fused_apply(Op, a.w, b.w, c.w));
-}
-__device__ float4 apply4(int32_t op, const float4& a, const float4& b, const float4& c) {
-  switch (op) {
-#define HMRT_APPLY4(OP) \
-  case OP:              \
-    return apply4<OP>(a, b, c);
-    HMRT_APPLY4(HMRT_FUSED_ADD)
-    HMRT_APPLY4(HMRT_FUSED_SUB)
-    HMRT_APPLY4(HMRT_FUSED_MUL)
-    HMRT_APPLY4(HMRT_FUSED_DIV)
-    HMRT_APPLY4(HMRT_FUSED_POW)
-    HMRT_APPLY4(HMRT_FUSED_MAX)
-    HMRT_APPLY4(HMRT_FUSED_MIN)
-    HMRT_APPLY4(HMRT_FUSED_EXP)
-    HMRT_APPLY4(HMRT_FUSED_LOG)
-    HMRT_APPLY4(HMRT_FUSED_SQRT)
-    HMRT_APPLY4(HMRT_FUSED_NEG)
-    HMRT_APPLY4(HMRT_FUSED_RECIPROCAL)
-    HMRT_APPLY4(HMRT_FUSED_TANH)
-    HMRT_APPLY4(HMRT_FUSED_SIGMOID)
-    HMRT_APPLY4(HMRT_FUSED_ERF)
-    HMRT_APPLY4(HMRT_FUSED_RELU)
-    HMRT_APPLY4(HMRT_FUSED_ABS)
-    HMRT_APPLY4(HMRT_FUSED_SIGN)
-    HMRT_APPLY4(HMRT_FUSED_WHERE)
-    HMRT_APPLY4(HMRT_FUSED_RELU_GRAD)
-#undef HMRT_APPLY4
-    default:
-      return a;  // as ew::fused_apply
-  }
-}
 
 // The shared memory of a block of `threads` for a program: its code as
-// int32_t, then each thread's float4 values.
+// int32_t, then each thread's values.
 inline size_t fused_shm(const FusedHeader& h, int threads) {
-  return (size_t(4 * h.n_code) * sizeof(int32_t) + 15) / 16 * 16 +
-         size_t(h.n_in + h.n_code) * size_t(threads) * sizeof(float4);
+  return size_t(4 * h.n_code) * sizeof(int32_t) +
+         size_t(h.n_in + h.n_code) * size_t(threads) * sizeof(float);
 }
 
 // y in fp32, or rounded to bf16 (Out = uint16_t).
@@ -143,31 +92,9 @@ __global__ void fused_kernel(FusedHeader h, const FusedOperand* operands, const 
   int32_t* prog = reinterpret_cast<int32_t*>(fused_shared);
   for (int e = threadIdx.x; e < 4 * h.n_code; e += blockDim.x) prog[e] = int32_t(code[e]);
   __syncthreads();
-  float4* base = reinterpret_cast<float4*>(
-      fused_shared + (size_t(4 * h.n_code) * sizeof(int32_t) + 15) / 16 * 16);
-  const VecSlots r{base + threadIdx.x, int(blockDim.x)};
-  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  const int64_t groups = n / kFusedVec;
-  HMRT_GRID_LOOP(q, groups) {
-    const int64_t i0 = q * kFusedVec;
-    for (int u = 0; u < kFusedVec; ++u)
-      fused_inputs(h, operands, i0 + u, LaneSlots{base + threadIdx.x, int(blockDim.x), u});
-    for (int c = 0; c < h.n_code; ++c) {
-      const int32_t* ins = prog + 4 * c;
-      r[h.n_in + c] = apply4(ins[0], r[ins[1]], ins[2] >= 0 ? r[ins[2]] : zero,
-                             ins[3] >= 0 ? r[ins[3]] : zero);
-    }
-    const float4 v = r[h.n_in + h.n_code - 1];
-    store_result(y + i0, v.x);
-    store_result(y + i0 + 1, v.y);
-    store_result(y + i0 + 2, v.z);
-    store_result(y + i0 + 3, v.w);
-  }
-  // The last n % 4 elements, one a thread, in lane 0 of the values.
-  const int64_t tail = groups * kFusedVec + int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (tail < n)
-    store_result(y + tail, fused_element(h, operands, prog, tail,
-                                         LaneSlots{base + threadIdx.x, int(blockDim.x), 0}));
+  const SharedSlots r{reinterpret_cast<float*>(prog + 4 * h.n_code) + threadIdx.x,
+                      int(blockDim.x)};
+  HMRT_GRID_LOOP(i, n) { store_result(y + i, fused_element(h, operands, prog, i, r)); }
 }
 
 // ---- softmax -----------------------------------------------------------------
@@ -460,19 +387,13 @@ template <class Out>
 int fused_to(void* stream, const FusedHeader& h, const FusedOperand* operands, const int64_t* code,
              Out* y, int64_t n) {
   // As many threads a block (a multiple of 32, at most kThreads) as the
-  // 48 KiB of shared memory a block gets without asking hold; the longest
-  // programs ask for more, for 32 threads.
+  // 48 KiB of shared memory a block gets without asking hold.
   int threads = kThreads;
   while (threads > 32 && fused_shm(h, threads) > 48 * 1024) threads -= 32;
-  const size_t shm = fused_shm(h, threads);
-  if (shm > 48 * 1024)
-    if (const cudaError_t e = cudaFuncSetAttribute(
-            fused_kernel<Out>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shm)))
-      return int(e);
-  int64_t blocks = (n / kFusedVec + threads - 1) / threads;
-  if (blocks < 1) blocks = 1;  // the tail (n < 4)
+  int64_t blocks = (n + threads - 1) / threads;
   if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  fused_kernel<<<unsigned(blocks), threads, shm, as_stream(stream)>>>(h, operands, code, y, n);
+  fused_kernel<<<unsigned(blocks), threads, fused_shm(h, threads), as_stream(stream)>>>(
+      h, operands, code, y, n);
   return launched();
 }
 

@@ -97,10 +97,14 @@ inline FusedHeader fused_header(int32_t rank, const int64_t* dims, int64_t n,
 // `operands` (n_in) and `code` (4 * n_code, as hmrt_fused_f32's) are in
 // device memory; n_in + n_code <= kFusedSlots.
 constexpr int kFusedSlots = 320;
-// The inputs of output element i: r[j] for j < n_in.
-template <class Slots>
-HMRT_HD inline void fused_inputs(const FusedHeader& h, const FusedOperand* operands, int64_t i,
-                                 Slots r) {
+// Output element i of the program, with r[j] (j < n_in + n_code) the
+// inputs' and instructions' values: what one GPU thread computes (and a
+// host-side test, on host memory).  Code is int64_t (hmrt_fused_f32's) or
+// the kernel's int32_t copy; Slots is float* or the kernel's view of
+// shared memory.
+template <class Code, class Slots>
+HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* operands,
+                                   const Code* code, int64_t i, Slots r) {
   if (h.all_dense) {
     for (int j = 0; j < h.n_in; ++j) {
       const FusedOperand& x = operands[j];
@@ -146,18 +150,6 @@ HMRT_UNROLL
                        : static_cast<const float*>(x.p)[off];
     }
   }
-}
-
-// Output element i of the program, with r[j] (j < n_in + n_code) the
-// inputs' and instructions' values: what one GPU thread computes for the
-// last few elements (the kernel takes four at a time before them), and a
-// host-side test, on host memory.  Code is int64_t (hmrt_fused_f32's) or
-// the kernel's int32_t copy; Slots is float* or the kernel's view of
-// shared memory.
-template <class Code, class Slots>
-HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* operands,
-                                   const Code* code, int64_t i, Slots r) {
-  fused_inputs(h, operands, i, r);
   for (int c = 0; c < h.n_code; ++c) {
     const Code* ins = code + 4 * c;
     r[h.n_in + c] = ew::fused_apply(ins[0], r[int(ins[1])], ins[2] >= 0 ? r[int(ins[2])] : 0.0f,
