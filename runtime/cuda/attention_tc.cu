@@ -112,6 +112,35 @@ __device__ __forceinline__ void to_a(uint32_t* a, const float* lo, const float* 
   a[3] = pack(hi[2], hi[3]);
 }
 
+// The two products of the backward for the warp's rows [r0, r0 + 16) of
+// a1 and a2 (row-major tiles, head_dim in nk steps of 16) against N tiles
+// of 8 rows of b1 and b2 from row n0 on: s = A1 B1^T and dp = A2 B2^T, each
+// A fragment loaded once for all N.
+template <int N>
+__device__ __forceinline__ void two_products(float (&s)[N][4], float (&dp)[N][4], const bf16* a1,
+                                             const bf16* a2, const bf16* b1, const bf16* b2,
+                                             int ld, int r0, int n0, int nk) {
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) s[n][c] = dp[n][c] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < kMaxK; ++kk)
+    if (kk < nk) {
+      uint32_t f1[4], f2[4];
+      load_a(f1, a1, ld, r0, kk * 16);
+      load_a(f2, a2, ld, r0, kk * 16);
+#pragma unroll
+      for (int n = 0; n < N; ++n) {
+        uint32_t b0, b1_;
+        load_b(b0, b1_, b1, ld, n0 + n * 8, kk * 16);
+        mma(s[n], f1, b0, b1_);
+        load_b(b0, b1_, b2, ld, n0 + n * 8, kk * 16);
+        mma(dp[n], f2, b0, b1_);
+      }
+    }
+}
+
 // Rows [r0, r0 + 64) of a (rows x D) operand whose row r starts at
 // x + r * ld, as bf16 at dst[r * ldd + d] (ldd a multiple of 8), rounded,
 // zero past `rows` and D up to Dp.  Four floats to a load where rows allow
@@ -369,25 +398,7 @@ __global__ void __launch_bounds__(kThreadsTc)
     __syncthreads();
     // S = Q_w K^T and dP = dO_w V^T, 8 keys to a tile.
     float s[8][4], dp[8][4];
-#pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) s[n][c] = dp[n][c] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < kMaxK; ++kk)
-      if (kk < nk) {
-        uint32_t fq[4], fo[4];
-        load_a(fq, sq, ldt, w * 16, kk * 16);
-        load_a(fo, sdo, ldt, w * 16, kk * 16);
-#pragma unroll
-        for (int n = 0; n < 8; ++n) {
-          uint32_t b0, b1;
-          load_b(b0, b1, sk, ldt, n * 8, kk * 16);
-          mma(s[n], fq, b0, b1);
-          load_b(b0, b1, sv, ldt, n * 8, kk * 16);
-          mma(dp[n], fo, b0, b1);
-        }
-      }
+    two_products(s, dp, sq, sdo, sk, sv, ldt, w * 16, 0, nk);
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
@@ -477,25 +488,7 @@ __global__ void __launch_bounds__(kThreadsTc)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         float s[4][4], dp[4][4];
-#pragma unroll
-        for (int n = 0; n < 4; ++n)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) s[n][c] = dp[n][c] = 0.0f;
-#pragma unroll
-        for (int kk = 0; kk < kMaxK; ++kk)
-          if (kk < nk) {
-            uint32_t fk[4], fv[4];
-            load_a(fk, sk, ldt, w * 16, kk * 16);
-            load_a(fv, sv, ldt, w * 16, kk * 16);
-#pragma unroll
-            for (int n = 0; n < 4; ++n) {
-              uint32_t b0, b1;
-              load_b(b0, b1, sq, ldt, half * 32 + n * 8, kk * 16);
-              mma(s[n], fk, b0, b1);
-              load_b(b0, b1, sdo, ldt, half * 32 + n * 8, kk * 16);
-              mma(dp[n], fv, b0, b1);
-            }
-          }
+        two_products(s, dp, sk, sv, sq, sdo, ldt, w * 16, half * 32, nk);
 #pragma unroll
         for (int n = 0; n < 4; ++n)
 #pragma unroll
