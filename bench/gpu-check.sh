@@ -7,7 +7,7 @@
 #   bench/gpu-check.sh prepare   on the build machine: builds the runtime
 #                                standalone with its CUDA backend in
 #                                build-gpu/ and gathers what the check runs
-#                                into build-gpu/bundle/ (a few MiB)
+#                                into build-gpu/bundle/ (about 45 MiB)
 #   bench/gpu-check.sh run [OUT [PART...]]
 #                                on the GPU machine, with build-gpu/bundle
 #                                carried: runs the checks, prints a summary
@@ -33,8 +33,7 @@
 #     20 AdamW steps on the GPU and, with the same executable, on
 #     the CPU (train --device cpu, which rounds the GEMM operands to bf16 as
 #     the GPU does): the losses must agree within 1e-4 relative for fp32 and
-#     1e-3 for bf16 (the sums run in another order on the GPU, and how
-#     cuBLAS rounds fp32 operands to bf16 is not documented); and the fp32
+#     1e-3 for bf16 (the sums run in another order on the GPU); and the fp32
 #     program again with every kernel waited for (HMRT_CUDA_SYNC=1): its
 #     losses and gradient norms must be bit-identical to the asynchronous
 #     run's.
@@ -52,13 +51,14 @@
 #     links, storage in OUT, launch overhead, each op kind's efficiency with
 #     the backend's kernels) in OUT/profile-measured.json, for hmcc
 #     --device-profile on the build machine.
-# Each run has a time limit, so that the whole check stays within 8 minutes
-# (kernels 90 s, each GPT-2 run 40 s, each 1.3 B run 75 s, each PyTorch run
-# 70 s, the profile 60 s, the trace 75 s; in practice far less).
 #  5. a Chrome trace of three steps of the 1.3 B GPT at --vram 8G
 #     (gpt13-8G.trace.json), the measured timeline beside the plan's; and
 #     (optrace, not run by default) two steps at 24G with every kernel
 #     waited for, so that each op's span is its GPU time.
+# Each run has a time limit, so that the whole check stays within 8 minutes
+# (kernels 90 s, each GPT-2 run 40 s, each 1.3 B run 75 s, each PyTorch run
+# 70 s, the profile 60 s, each trace 75-90 s); on an H200 on 2026-12-04 the
+# default parts took under 5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
