@@ -46,7 +46,9 @@
 #     (nvidia-smi, sampled), beside the plan's predicted step and LB; then
 #     PyTorch's eager, per-block-checkpointed and FSDP2-CPU-offload (fused
 #     CPU AdamW) runs of the same model (bench/gpu_pytorch.py; the GPU
-#     machine's PyTorch).  These are figures, not pass/fail checks.
+#     machine's PyTorch), eager's kernels also timed by kind (what PyTorch's
+#     kernels reach, beside the device profile's efficiencies).  These are
+#     figures, not pass/fail checks.
 #  4. the GPU's device profile (hmrt-measure-cuda --device cuda: peaks,
 #     links, storage in OUT, launch overhead, each op kind's efficiency with
 #     the backend's kernels) in OUT/profile-measured.json, for hmcc
@@ -386,7 +388,10 @@ check_pytorch() {
     log="$out/pytorch-$mode"
     nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$log.mem" 2>/dev/null &
     local sampler=$!
-    timeout 70 python3 "$bundle/gpu_pytorch.py" --mode "$mode" >"$log.json" 2>"$log.log" || true
+    # Eager's kernels are timed by kind too (two more steps, profiled).
+    local extra=""
+    [ "$mode" = eager ] && extra=--kernel-times
+    timeout 70 python3 "$bundle/gpu_pytorch.py" --mode "$mode" $extra >"$log.json" 2>"$log.log" || true
     kill "$sampler" 2>/dev/null || true
     peak=$(peak_of "$log.mem")
     row=$(python3 - "$log.json" <<'PY'
@@ -403,6 +408,16 @@ PY
 )
     echo "| PyTorch $mode | ${row/| |/| $peak |} |"
   done
+  python3 - "$out/pytorch-eager.json" <<'PY' || true
+import json, sys
+try:
+    r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+    k = r["kernel_seconds"]
+except (OSError, ValueError, IndexError, KeyError):
+    sys.exit(0)
+print("\nPyTorch eager's GPU time per step by kind (pytorch-eager.json): "
+      + ", ".join(f"{kind} {sec * 1e3:.1f} ms" for kind, sec in sorted(k.items(), key=lambda kv: -kv[1])))
+PY
 }
 
 case "$mode" in

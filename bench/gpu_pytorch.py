@@ -12,13 +12,21 @@ a few steps on one GPU in the configurations of ../shared/design.md's anchors:
 
 usage: gpu_pytorch.py --mode eager|checkpoint|fsdp2 [--steps 6] [--layers 24]
                       [--width 2048] [--heads 16] [--vocab 50304] [--batch 8]
-                      [--seq 1024] [--device cuda]
+                      [--seq 1024] [--device cuda] [--kernel-times]
 Prints one JSON object: mode, step_s (median of the steps after the first
 two), tokens_per_s, peak_gib (torch.cuda.max_memory_allocated), loss (the
 last), params; or, when the mode fails (no GPU, out of memory, an API this
 PyTorch lacks), mode and error.  Each mode runs in a process of its own, so
 that peaks and caches do not carry over.
+
+--kernel-times profiles two more steps (torch.profiler) and adds
+kernel_seconds: the GPU time per step of PyTorch's kernels by the kind of
+work hmcc's device profile names (matmul, attention, norm, softmax,
+optimizer, reduction, data, elementwise; kernels matched by name, the rest
+"other"), and top_kernels: the ten longest, with their seconds per step:
+what PyTorch's kernels reach on this GPU, kind by kind, beside hmcc's.
 """
+import re
 import argparse
 import json
 import math
@@ -85,6 +93,55 @@ def build_model(torch, a):
     return GPT()
 
 
+# Kernel names to the kinds of hmcc's device profile, first match wins.
+KERNEL_KINDS = [
+    ("attention", r"flash|fmha|attention|sdpa"),
+    ("matmul", r"gemm|xmma|cutlass|cublas|sm90_|sm80_|nvjet|matmul"),
+    ("norm", r"layer_norm|layernorm|rms_norm"),
+    ("softmax", r"softmax|cross_entropy|nll_loss|log_softmax"),
+    ("optimizer", r"adam|multi_tensor|foreach|fused_sgd"),
+    ("reduction", r"reduce|sum_kernel|norm_kernel"),
+    ("data", r"copy|cat_|catarray|index|embedding|gather|scatter|transpose|fill"),
+    ("elementwise", r"elementwise|vectorized|gelu|unrolled|pointwise|add|mul"),
+]
+
+
+def kind_of(name):
+    low = name.lower()
+    for kind, pattern in KERNEL_KINDS:
+        if re.search(pattern, low):
+            return kind
+    return "other"
+
+
+def kernel_times(torch, step, steps, on_gpu):
+    """GPU time per step by kind over `steps` profiled steps (CPU time of
+    the ops when there is no GPU: a smoke test of this code)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CUDA] if on_gpu else [ProfilerActivity.CPU]
+    with profile(activities=activities) as prof:
+        for _ in range(steps):
+            step()
+    kinds, names = {}, {}
+    for e in prof.key_averages():
+        if on_gpu:
+            us = getattr(e, "self_device_time_total", None)
+            if us is None:
+                us = getattr(e, "self_cuda_time_total", 0)
+        else:
+            us = e.self_cpu_time_total
+        if not us:
+            continue
+        sec = us / 1e6 / steps
+        kind = kind_of(e.key)
+        kinds[kind] = kinds.get(kind, 0.0) + sec
+        names[e.key] = names.get(e.key, 0.0) + sec
+    top = sorted(names.items(), key=lambda kv: -kv[1])[:10]
+    return ({k: round(v, 6) for k, v in sorted(kinds.items())},
+            [[n[:120], round(v, 6)] for n, v in top])
+
+
 def run(a):
     import torch
 
@@ -125,11 +182,7 @@ def run(a):
     targets = torch.randint(0, a.vocab, (a.batch, a.seq), generator=gen).to(dev)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
-    times, loss = [], float("nan")
-    for _ in range(a.steps):
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        t0 = time.perf_counter()
+    def step():
         if autocast is not None:
             with torch.autocast(dev.type, dtype=autocast):
                 out = model(idx, targets)
@@ -140,15 +193,27 @@ def run(a):
         opt.zero_grad(set_to_none=True)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
+        return out
+
+    times, loss = [], float("nan")
+    for _ in range(a.steps):
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        t0 = time.perf_counter()
+        out = step()
         times.append(time.perf_counter() - t0)
         loss = float(out.detach())
-    step = statistics.median(times[2:] if len(times) > 2 else times)
+    step_s = statistics.median(times[2:] if len(times) > 2 else times)
     peak = torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else float("nan")
+    result = {"mode": a.mode, "step_s": step_s, "tokens_per_s": a.batch * a.seq / step_s,
+              "peak_gib": peak, "loss": loss, "params": params, "steps": a.steps}
+    if a.kernel_times:
+        result["kernel_seconds"], result["top_kernels"] = kernel_times(
+            torch, step, 2, dev.type == "cuda")
     if a.mode == "fsdp2":
         import torch.distributed as dist
         dist.destroy_process_group()
-    return {"mode": a.mode, "step_s": step, "tokens_per_s": a.batch * a.seq / step,
-            "peak_gib": peak, "loss": loss, "params": params, "steps": a.steps}
+    return result
 
 
 def main():
@@ -162,6 +227,8 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seq", type=int, default=1024)
     p.add_argument("--device", default="cuda")
+    p.add_argument("--kernel-times", action="store_true",
+                   help="profile two more steps: GPU time per step by kind of kernel")
     a = p.parse_args()
     try:
         result = run(a)
