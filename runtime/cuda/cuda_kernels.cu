@@ -5,6 +5,7 @@
 // so the results are the CPU backend's bit for bit.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "cuda/launch.cuh"
@@ -130,11 +131,27 @@ __global__ void cast_kernel(Cast kind, const void* x, void* y, int64_t n) {
   }
 }
 
+// A block per row of the packed result (blocks stride over the rows): the
+// row's start found once, its columns by the block's threads, four floats a
+// load where rows allow (vec).  One division per element, as a flat loop
+// over the elements needs, cost as much as the GEMM it fed.
 __global__ void round_bf16_blocks_kernel(const float* x, int64_t stride, int64_t rows,
-                                         int64_t cols, int64_t ld, uint16_t* y, int64_t n) {
-  HMRT_GRID_LOOP(e, n) {
-    const int64_t row = e / cols, c = e - row * cols, b = row / rows, r = row - b * rows;
-    y[e] = float_to_bf16_rne(x[b * stride + r * ld + c]);
+                                         int64_t cols, int64_t ld, uint16_t* y, int64_t n_rows,
+                                         int vec) {
+  for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
+    const int64_t b = row / rows, r = row - b * rows;
+    const float* src = x + b * stride + r * ld;
+    uint16_t* dst = y + row * cols;
+    if (vec) {
+      for (int64_t c = 4 * int64_t(threadIdx.x); c < cols; c += 4 * int64_t(blockDim.x)) {
+        const float4 v = *reinterpret_cast<const float4*>(src + c);
+        *reinterpret_cast<uint2*>(dst + c) =
+            make_uint2(uint32_t(float_to_bf16_rne(v.x)) | uint32_t(float_to_bf16_rne(v.y)) << 16,
+                       uint32_t(float_to_bf16_rne(v.z)) | uint32_t(float_to_bf16_rne(v.w)) << 16);
+      }
+    } else {
+      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) dst[c] = float_to_bf16_rne(src[c]);
+    }
   }
 }
 
@@ -508,10 +525,14 @@ int cast(void* stream, Cast kind, const void* x, void* y, int64_t n) {
 
 int round_bf16_blocks(void* stream, const float* x, int64_t batch, int64_t stride, int64_t rows,
                       int64_t cols, int64_t ld, uint16_t* y) {
-  const int64_t n = batch * rows * cols;
-  if (n == 0) return 0;
-  round_bf16_blocks_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(x, stride, rows,
-                                                                             cols, ld, y, n);
+  const int64_t n_rows = batch * rows;
+  if (n_rows == 0 || cols == 0) return 0;
+  const int vec = cols % 4 == 0 && ld % 4 == 0 && (batch == 1 || stride % 4 == 0) &&
+                  (reinterpret_cast<uintptr_t>(x) & 15) == 0 &&
+                  (reinterpret_cast<uintptr_t>(y) & 7) == 0;
+  const unsigned blocks = unsigned(n_rows < kMaxBlocks ? n_rows : kMaxBlocks);
+  round_bf16_blocks_kernel<<<blocks, kThreads, 0, as_stream(stream)>>>(x, stride, rows, cols, ld,
+                                                                       y, n_rows, vec);
   return launched();
 }
 
