@@ -93,13 +93,41 @@ struct Plan {
     rank = r;
   }
   // Operand k's element offsets at flat iteration index i (row-major over
-  // dims), for kernels that compute each element on its own (a GPU thread).
+  // dims), for kernels that compute each element on its own (a GPU thread):
+  // with 32-bit divisions where the plan has fewer than 2^31 elements (a
+  // 64-bit one costs a GPU several times as many instructions), else
+  // 64-bit.  The loops over operands run to kMaxOps so that nvcc can keep
+  // off[] in registers.
   HMRT_HD void offsets(int64_t i, int64_t* off) const {
-    for (int k = 0; k < nops; ++k) off[k] = 0;
+    if (total < (int64_t{1} << 31))
+      offsets_narrow(i, off);
+    else
+      offsets_wide(i, off);
+  }
+  HMRT_HD void offsets_narrow(int64_t i, int64_t* off) const {
+    HMRT_UNROLL
+    for (int k = 0; k < kMaxOps; ++k)
+      if (k < nops) off[k] = 0;  // off has nops elements, no more
+    uint32_t rest = uint32_t(i);
+    for (int d = rank - 1; d >= 0; --d) {
+      const uint32_t dim = uint32_t(dims[d]), q = rest / dim;
+      const int64_t idx = int64_t(rest - q * dim);
+      rest = q;
+      HMRT_UNROLL
+      for (int k = 0; k < kMaxOps; ++k)
+        if (k < nops) off[k] += idx * st[k][d];
+    }
+  }
+  HMRT_HD void offsets_wide(int64_t i, int64_t* off) const {
+    HMRT_UNROLL
+    for (int k = 0; k < kMaxOps; ++k)
+      if (k < nops) off[k] = 0;  // off has nops elements, no more
     for (int d = rank - 1; d >= 0; --d) {
       const int64_t idx = i % dims[d];
       i /= dims[d];
-      for (int k = 0; k < nops; ++k) off[k] += idx * st[k][d];
+      HMRT_UNROLL
+      for (int k = 0; k < kMaxOps; ++k)
+        if (k < nops) off[k] += idx * st[k][d];
     }
   }
   HMRT_HD int64_t inner_stride(int k) const { return rank ? st[k][rank - 1] : 0; }

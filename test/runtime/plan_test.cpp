@@ -61,8 +61,10 @@ TEST(Plan, OffsetsFollowTheBroadcastRule) {
     hmrt::Plan p;
     ASSERT_TRUE(hmrt::broadcast_plan(p, 2, ranks, shapes, ry, sy.data()));
     for (int64_t i = 0; i < p.total; ++i) {
-      int64_t off[hmrt::kMaxOps];
-      p.offsets(i, off);
+      int64_t off[hmrt::kMaxOps], wide[hmrt::kMaxOps];
+      p.offsets(i, off);  // 32-bit divisions here: few elements
+      p.offsets_wide(i, wide);
+      for (int k = 0; k < p.nops; ++k) ASSERT_EQ(off[k], wide[k]) << "trial " << trial;
       ASSERT_EQ(off[0], i) << "trial " << trial;
       ASSERT_EQ(off[1], broadcast_offset(i, ranks[0], sa.data(), ry, sy.data()))
           << "trial " << trial << " i " << i;
