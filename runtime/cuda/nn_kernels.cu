@@ -94,6 +94,7 @@ __global__ void fused_kernel(FusedHeader h, const FusedOperand* operands, const 
   __syncthreads();
   const SharedSlots r{reinterpret_cast<float*>(prog + 4 * h.n_code) + threadIdx.x,
                       int(blockDim.x)};
+  fused_splats(h, operands, r);
   HMRT_GRID_LOOP(i, n) { store_result(y + i, fused_element(h, operands, prog, i, r)); }
 }
 

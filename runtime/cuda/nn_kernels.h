@@ -66,6 +66,7 @@ struct FusedHeader {
 struct FusedOperand {
   const void* p;
   int32_t is_bool, dense;        // bool (uint8) input; in the output's shape
+  int32_t splat;                 // one element, the same for every output element
   int64_t st[HMRT_MAX_RANK];     // element strides, 0 where broadcast
 };
 // The operand of a checked input (check_fused) at p.
@@ -74,6 +75,7 @@ inline FusedOperand fused_operand(const FusedInput& x, const void* p, int32_t ra
   o.p = p;
   o.is_bool = x.u8 != nullptr;
   o.dense = x.kind == FusedInput::Dense;
+  o.splat = x.kind == FusedInput::Splat;
   for (int d = 0; d < rank; ++d) o.st[d] = x.st[d];
   return o;
 }
@@ -97,20 +99,28 @@ inline FusedHeader fused_header(int32_t rank, const int64_t* dims, int64_t n,
 // `operands` (n_in) and `code` (4 * n_code, as hmrt_fused_f32's) are in
 // device memory; n_in + n_code <= kFusedSlots.
 constexpr int kFusedSlots = 320;
+// Element `off` of an input, as a float.
+HMRT_HD inline float fused_load(const FusedOperand& x, int64_t off) {
+  return x.is_bool ? (static_cast<const uint8_t*>(x.p)[off] ? 1.0f : 0.0f)
+                   : static_cast<const float*>(x.p)[off];
+}
+// r[j] for each one-element (splat) input j: the same for every output
+// element, so a GPU thread loads them once, before its elements.
+template <class Slots>
+HMRT_HD inline void fused_splats(const FusedHeader& h, const FusedOperand* operands, Slots r) {
+  for (int j = 0; j < h.n_in; ++j)
+    if (operands[j].splat) r[j] = fused_load(operands[j], 0);
+}
 // Output element i of the program, with r[j] (j < n_in + n_code) the
 // inputs' and instructions' values: what one GPU thread computes (and a
-// host-side test, on host memory).  Code is int64_t (hmrt_fused_f32's) or
-// the kernel's int32_t copy; Slots is float* or the kernel's view of
-// shared memory.
+// host-side test, on host memory), the splat inputs' values already in r
+// (fused_splats).  Code is int64_t (hmrt_fused_f32's) or the kernel's
+// int32_t copy; Slots is float* or the kernel's view of shared memory.
 template <class Code, class Slots>
 HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* operands,
                                    const Code* code, int64_t i, Slots r) {
   if (h.all_dense) {
-    for (int j = 0; j < h.n_in; ++j) {
-      const FusedOperand& x = operands[j];
-      r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[i] ? 1.0f : 0.0f)
-                       : static_cast<const float*>(x.p)[i];
-    }
+    for (int j = 0; j < h.n_in; ++j) r[j] = fused_load(operands[j], i);
   } else if (h.small) {
     uint32_t idx[HMRT_MAX_RANK] = {};
     uint32_t rem = uint32_t(i);
@@ -123,6 +133,7 @@ HMRT_UNROLL
     }
     for (int j = 0; j < h.n_in; ++j) {
       const FusedOperand& x = operands[j];
+      if (x.splat) continue;
       uint32_t off = uint32_t(i);
       if (!x.dense) {
         off = 0;
@@ -130,8 +141,7 @@ HMRT_UNROLL
         for (int d = 0; d < HMRT_MAX_RANK; ++d)
           if (d < h.rank) off += idx[d] * uint32_t(x.st[d]);
       }
-      r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[off] ? 1.0f : 0.0f)
-                       : static_cast<const float*>(x.p)[off];
+      r[j] = fused_load(x, off);
     }
   } else {
     int64_t idx[HMRT_MAX_RANK];
@@ -141,13 +151,13 @@ HMRT_UNROLL
     }
     for (int j = 0; j < h.n_in; ++j) {
       const FusedOperand& x = operands[j];
+      if (x.splat) continue;
       int64_t off = i;
       if (!x.dense) {
         off = 0;
         for (int d = 0; d < h.rank; ++d) off += idx[d] * x.st[d];
       }
-      r[j] = x.is_bool ? (static_cast<const uint8_t*>(x.p)[off] ? 1.0f : 0.0f)
-                       : static_cast<const float*>(x.p)[off];
+      r[j] = fused_load(x, off);
     }
   }
   for (int c = 0; c < h.n_code; ++c) {

@@ -338,7 +338,9 @@ TEST(EwMath, FusedElementMatchesTheCpuKernel) {
         hmrt::cuda::fused_header(3, dims, n, ops.data(), 4, int32_t(n_code));
     ASSERT_EQ(h.small, 1);
     ASSERT_EQ(h.all_dense, 0);
+    ASSERT_EQ(ops[2].splat, 1);  // the scalar: loaded once, before the elements
     h.small = small;
+    hmrt::cuda::fused_splats(h, ops.data(), r);
     for (int64_t i = 0; i < n; ++i) {
       const float got = hmrt::cuda::fused_element(h, ops.data(), code.data(), i, r);
       ASSERT_EQ(std::memcmp(&got, &want[size_t(i)], sizeof(float)), 0)
