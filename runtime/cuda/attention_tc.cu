@@ -12,7 +12,9 @@
 // accumulating in fp32 registers, whose layout is the PTX ISA's: lane l
 // holds rows l/4 and l/4 + 8, columns 2 (l%4) and 2 (l%4) + 1 of each 16 x 8
 // tile, which is also the layout of an A operand's two 16 x 8 halves, so
-// probabilities computed in registers feed the next product directly.
+// probabilities computed in registers feed the next product directly. A B
+// operand that a tile holds transposed (V for P'V, K for dS K, Q and dO for
+// dk and dv) is read with ldmatrix.trans from the same row-major tile.
 // Everything else (scale, bias, masks, softmax, dropout, dS) is fp32 work
 // on those registers in the CPU kernel's formulas (cpu/attention.cpp):
 //   forward: S = Q K^T, s = scale * S + bias; per row the running max m and
