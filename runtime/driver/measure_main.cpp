@@ -167,7 +167,7 @@ struct DeviceFloats {
     const uint64_t bytes = uint64_t(std::max<int64_t>(count, 1)) * sizeof(T);
     check(hmrt_buffer_alloc(dev, HMRT_TIER_DEVICE, bytes, &b), "allocating device memory");
     buffers.push_back(b);
-    if (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, float>) {
       if (pattern.empty()) {
         pattern.resize(size_t(1) << 22);
         uint64_t state = 0x9e3779b97f4a7c15ull;
