@@ -34,9 +34,10 @@
 #     the CPU (train --device cpu, which rounds the GEMM operands to bf16 as
 #     the GPU does): the losses must agree within 1e-4 relative for fp32 and
 #     1e-3 for bf16 (the sums run in another order on the GPU); and the fp32
-#     program again with every kernel waited for (HMRT_CUDA_SYNC=1): its
-#     losses and gradient norms must be bit-identical to the asynchronous
-#     run's.
+#     program again with every kernel waited for (HMRT_CUDA_SYNC=1), and
+#     with its fused programs interpreted instead of run as the kernels hmcc
+#     generated for them (HMRT_CUDA_FUSED=interpreter): its losses and
+#     gradient norms must be bit-identical to the default run's each time.
 #  3. the 1.3 B GPT of the planning benchmarks (bench/gpt_shapes.py: 24
 #     layers, width 2048, 16 heads, vocabulary 50304, batch 8 x 1024;
 #     shape-only, started from seeded parameters, train --init) compiled for
@@ -259,17 +260,29 @@ PY
   # Asynchronous kernels (the default) against kernels each waited for
   # (HMRT_CUDA_SYNC=1): the same kernels in the same order, so the same
   # bits; a missing wait between the kernels and a copy would show here.
-  local sync_status=0 async_sync
-  prog="$bundle/gpt2-fp32"
+  same_as_default "asynchronous kernels vs HMRT_CUDA_SYNC=1" sync HMRT_CUDA_SYNC=1
+  # The fused programs' generated kernels (hmcc --target cuda compiles one
+  # per program) against the runtime's interpreter of the same programs.
+  same_as_default "generated fused kernels vs HMRT_CUDA_FUSED=interpreter" interpreter \
+    HMRT_CUDA_FUSED=interpreter
+}
+
+# The fp32 GPT-2 program run on the GPU again with the environment
+# variables given (after LABEL and SUFFIX): its losses and gradient norms
+# against the default run's, bit for bit.  Uses check_gpt2's bundle, out,
+# feed and status.
+same_as_default() {
+  local label=$1 suffix=$2 rc=0 result prog="$bundle/gpt2-fp32"
+  shift 2
   # shellcheck disable=SC2086
-  HMRT_CUDA_SYNC=1 timeout 40 "$prog/train" --state "$prog/state" --quiet --steps 20 $feed \
-    --metrics "$out/gpt2-fp32-cuda-sync.jsonl" --force >"$out/gpt2-fp32-cuda-sync.log" 2>&1 ||
-    sync_status=$?
-  if [ "$sync_status" != 0 ] || [ ! -s "$out/gpt2-fp32-cuda.jsonl" ]; then
-    async_sync="did not run (exit $sync_status): $(tail -n 1 "$out/gpt2-fp32-cuda-sync.log")"
+  env "$@" timeout 40 "$prog/train" --state "$prog/state" --quiet --steps 20 $feed \
+    --metrics "$out/gpt2-fp32-cuda-$suffix.jsonl" --force >"$out/gpt2-fp32-cuda-$suffix.log" 2>&1 ||
+    rc=$?
+  if [ "$rc" != 0 ] || [ ! -s "$out/gpt2-fp32-cuda.jsonl" ]; then
+    result="did not run (exit $rc): $(tail -n 1 "$out/gpt2-fp32-cuda-$suffix.log")"
     status=1
   else
-    async_sync=$(python3 - "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-fp32-cuda-sync.jsonl" <<'PY'
+    result=$(python3 - "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-fp32-cuda-$suffix.jsonl" <<'PY'
 import json, sys
 a, b = ([(r["loss"], r["grad_norm"]) for r in map(json.loads, open(f))] for f in sys.argv[1:3])
 ok = len(a) == len(b) == 20 and a == b
@@ -277,9 +290,9 @@ print(f"{'PASS' if ok else 'FAIL'}: {len(a)} and {len(b)} steps, losses and grad
       f"{'bit-identical' if a == b else 'DIFFER'}")
 PY
 )
-    [ "${async_sync#PASS}" != "$async_sync" ] || status=1
+    [ "${result#PASS}" != "$result" ] || status=1
   fi
-  echo "| GPT-2 fixture, --precision fp32, asynchronous kernels vs HMRT_CUDA_SYNC=1 | $async_sync |"
+  echo "| GPT-2 fixture, --precision fp32, $label | $result |"
 }
 
 # 4. The GPU's device profile, measured with the backend's own kernels and

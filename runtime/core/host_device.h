@@ -10,9 +10,9 @@
 #define HMRT_HD
 #endif
 
-// Unrolls the loop that follows where nvcc compiles it (so that a small
-// array indexed by the loop's counter stays in registers).
-#if defined(__CUDACC__)
+// Unrolls the loop that follows where nvcc compiles it for the device (so
+// that a small array indexed by the loop's counter stays in registers).
+#if defined(__CUDA_ARCH__)
 #define HMRT_UNROLL _Pragma("unroll")
 #else
 #define HMRT_UNROLL

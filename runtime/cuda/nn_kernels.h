@@ -111,16 +111,22 @@ HMRT_HD inline void fused_splats(const FusedHeader& h, const FusedOperand* opera
   for (int j = 0; j < h.n_in; ++j)
     if (operands[j].splat) r[j] = fused_load(operands[j], 0);
 }
-// Output element i of the program, with r[j] (j < n_in + n_code) the
-// inputs' and instructions' values: what one GPU thread computes (and a
-// host-side test, on host memory), the splat inputs' values already in r
-// (fused_splats).  Code is int64_t (hmrt_fused_f32's) or the kernel's
-// int32_t copy; Slots is float* or the kernel's view of shared memory.
-template <class Code, class Slots>
-HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* operands,
-                                   const Code* code, int64_t i, Slots r) {
+// A count known at compile time, as an int (std::integral_constant's
+// conversion is host code only).
+template <int N>
+struct FusedCount {
+  HMRT_HD constexpr operator int() const { return N; }
+};
+// r[j] for each input j < n_in but the splat ones: its element for output
+// element i, found through its strides.  NIn is int (the interpreter's
+// h.n_in) or FusedCount<N> (a generated kernel's,
+// cuda/fused_generated.h: its loops unroll, so that r stays in registers).
+template <class NIn, class Slots>
+HMRT_HD inline void fused_inputs(const FusedHeader& h, const FusedOperand* operands, int64_t i,
+                                 Slots& r, NIn n_in) {
   if (h.all_dense) {
-    for (int j = 0; j < h.n_in; ++j) r[j] = fused_load(operands[j], i);
+HMRT_UNROLL
+    for (int j = 0; j < n_in; ++j) r[j] = fused_load(operands[j], i);
   } else if (h.small) {
     uint32_t idx[HMRT_MAX_RANK] = {};
     uint32_t rem = uint32_t(i);
@@ -131,7 +137,8 @@ HMRT_UNROLL
       idx[d] = rem - q * uint32_t(h.dims[d]);
       rem = q;
     }
-    for (int j = 0; j < h.n_in; ++j) {
+HMRT_UNROLL
+    for (int j = 0; j < n_in; ++j) {
       const FusedOperand& x = operands[j];
       if (x.splat) continue;
       uint32_t off = uint32_t(i);
@@ -149,7 +156,8 @@ HMRT_UNROLL
       idx[d] = rem % h.dims[d];
       rem /= h.dims[d];
     }
-    for (int j = 0; j < h.n_in; ++j) {
+HMRT_UNROLL
+    for (int j = 0; j < n_in; ++j) {
       const FusedOperand& x = operands[j];
       if (x.splat) continue;
       int64_t off = i;
@@ -160,6 +168,16 @@ HMRT_UNROLL
       r[j] = fused_load(x, off);
     }
   }
+}
+// Output element i of the program, with r[j] (j < n_in + n_code) the
+// inputs' and instructions' values: what one GPU thread computes (and a
+// host-side test, on host memory), the splat inputs' values already in r
+// (fused_splats).  Code is int64_t (hmrt_fused_f32's) or the kernel's
+// int32_t copy; Slots is float* or the kernel's view of shared memory.
+template <class Code, class Slots>
+HMRT_HD inline float fused_element(const FusedHeader& h, const FusedOperand* operands,
+                                   const Code* code, int64_t i, Slots r) {
+  fused_inputs(h, operands, i, r, h.n_in);
   for (int c = 0; c < h.n_code; ++c) {
     const Code* ins = code + 4 * c;
     r[h.n_in + c] = ew::fused_apply(ins[0], r[int(ins[1])], ins[2] >= 0 ? r[int(ins[2])] : 0.0f,

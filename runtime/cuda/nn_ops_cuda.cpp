@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "core/ew_math.h"
@@ -19,6 +21,7 @@
 #include "cpu/fused_program.h"
 #include "cpu/nn_ops_shared.h"
 #include "cuda/context.h"
+#include "cuda/fused_generated.h"
 #include "cuda/nn_kernels.h"
 
 namespace hmrt {
@@ -85,7 +88,15 @@ hmrt_status fused_to(const char* fn, int64_t n_code, const int64_t* code, int64_
   }
   const cuda::FusedHeader h =
       cuda::fused_header(rank, dims, n, ops.data(), int32_t(n_in), int32_t(n_code));
-  // The operands, then the code, in one block of device scratch.
+  // The program's own kernel, where the program brought one
+  // (cuda/fused_generated.h): the operands go as its parameter.
+  if (const cuda::GeneratedFused* g = cuda::find_generated_fused(code, n_code, n_in)) {
+    std::lock_guard<std::mutex> lock(g_context->mutex);
+    return finish(fn, g->launch(g_context->stream, h, ops.data(), y,
+                                int(std::is_same<Out, uint16_t>::value), n));
+  }
+  // Else the interpreter: the operands, then the code, in one block of
+  // device scratch.
   const size_t op_bytes = ops.size() * sizeof(cuda::FusedOperand);
   const size_t code_bytes = size_t(4 * n_code) * sizeof(int64_t);
   std::vector<unsigned char> blob(op_bytes + code_bytes);

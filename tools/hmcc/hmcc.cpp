@@ -13,6 +13,7 @@
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/target/common/Runtime.h"
 #include "compiler/target/cpu/EmitCpp.h"
+#include "compiler/target/cuda/FusedKernels.h"
 #include "hm/Analysis/Liveness.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/Export/MemoryPlot.h"
@@ -161,7 +162,7 @@ cl::opt<std::string> recompute(
 
 cl::OptionCategory trainingCategory("Training");
 
-enum class Emit { Summary, Import, Mlir, Schedule, EmitC, Cpp, Exe };
+enum class Emit { Summary, Import, Mlir, Schedule, EmitC, Cpp, Cuda, Exe };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: exe with -o DIR, summary without):"),
     cl::values(clEnumValN(Emit::Summary, "summary",
@@ -174,6 +175,9 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::EmitC, "emitc",
                           "the scheduled program lowered to MLIR's EmitC dialect"),
                clEnumValN(Emit::Cpp, "cpp", "the generated C++ program (EmitC, translated)"),
+               clEnumValN(Emit::Cuda, "cuda",
+                          "with --target cuda: the fused elementwise programs as CUDA kernels "
+                          "(the source nvcc compiles beside the C++ program)"),
                clEnumValN(Emit::Exe, "exe",
                           "DIR/train (compiled and linked) and DIR/state (initial weights)")),
     cl::cat(outputCategory));
@@ -227,8 +231,15 @@ cl::opt<std::string> cudaArch(
     "cuda-arch", cl::value_desc("sm_NN"),
     cl::desc("With --target cuda: the GPU architecture the program is for; it must be one the "
              "runtime's CUDA kernels were built for (CMake's HMRT_CUDA_ARCHITECTURES, default "
-             "sm_90: H100, H200), since the generated code itself is host code"),
+             "sm_90: H100, H200); the program's fused elementwise kernels are compiled for "
+             "it, the rest of its kernels are the runtime's"),
     cl::cat(outputCategory));
+/// --cuda-arch, or the first architecture the runtime was built for.
+std::string cudaArchitecture() {
+  if (cudaArch.getNumOccurrences())
+    return cudaArch;
+  return StringRef(hmcc::cudaRuntimeArchs()).split(',').first.str();
+}
 /// The device memory the CUDA runtime holds beside the device arena
 /// (--target cuda), and the arena's budget: --vram less that.
 uint64_t deviceReserve() { return target == Target::Cuda ? hmcc::cudaRuntimeDeviceBytes() : 0; }
@@ -798,10 +809,31 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   SmallString<256> exePath(outputFile), statePath(outputFile);
   sys::path::append(exePath, "train");
   sys::path::append(statePath, "state");
-  errs() << "hmcc: compiling " << exePath << "\n";
   std::string message;
+  // For a GPU, the fused elementwise programs as kernels of their own.
+  SmallVector<std::string> objects;
+  if (target == Target::Cuda) {
+    SmallString<256> cuPath = inStaging("fused.cu");
+    unsigned kernels = 0;
+    if (int rc = writeTo(cuPath, "-o", [&](raw_ostream &os) {
+          kernels = hmcc::emitFusedKernels(module, os);
+          return true;
+        }))
+      return rc;
+    if (kernels) {
+      errs() << "hmcc: compiling " << kernels << " fused kernel" << (kernels == 1 ? "" : "s")
+             << " with nvcc\n";
+      SmallString<256> objPath = inStaging("fused.o");
+      if (!hmcc::compileFusedKernels(cuPath, objPath, cudaArchitecture(), logPath, message)) {
+        staged->keep(); // for its build.log, which the message names
+        return error(message);
+      }
+      objects.push_back(objPath.str().str());
+    }
+  }
+  errs() << "hmcc: compiling " << exePath << "\n";
   if (!hmcc::compileHostExecutable(cppPath, inStaging("train"), logPath, target == Target::Cuda,
-                                   message)) {
+                                   objects, message)) {
     staged->keep(); // for its build.log, which the message names
     return error(message);
   }
@@ -979,6 +1011,8 @@ int run(int argc, char **argv) {
 
   if (cudaArch.getNumOccurrences() && target != Target::Cuda)
     return error("--cuda-arch is for --target cuda");
+  if (emit == Emit::Cuda && target != Target::Cuda)
+    return error("--emit=cuda is for --target cuda");
   if (target == Target::Cuda && cudaArch.getNumOccurrences() && hmcc::haveCudaRuntime() &&
       !hmcc::cudaRuntimeHasArch(cudaArch))
     return error("--cuda-arch " + hmcc::escapeText(cudaArch) +
@@ -1232,6 +1266,11 @@ int run(int argc, char **argv) {
     });
   if (stage == Emit::Schedule)
     return writeOutput([&](raw_ostream &os) { return printModule(*module, os); });
+  if (stage == Emit::Cuda)
+    return writeOutput([&](raw_ostream &os) {
+      hmcc::emitFusedKernels(*module, os);
+      return true;
+    });
   return buildExecutable(*module, trainFn, eval, *declared, diagnostics);
 }
 

@@ -179,6 +179,18 @@ int64_t fusedOpcode(StringRef name) {
 
 } // namespace
 
+std::optional<SmallVector<int64_t>> fusedCode(Operation *op) {
+  auto fused = dyn_cast<FusedOp>(op);
+  if (!fused)
+    return std::nullopt;
+  SmallVector<int64_t> code;
+  for (auto [i, name] : llvm::enumerate(fused.getOps().getAsValueRange<StringAttr>())) {
+    code.push_back(fusedOpcode(name));
+    code.append(fused.getArgs().begin() + 3 * i, fused.getArgs().begin() + 3 * i + 3);
+  }
+  return code;
+}
+
 namespace {
 
 /// Bytes of one element of `type` (a ranked tensor).
@@ -273,11 +285,7 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
       })
       .Case([&](FusedOp o) {
         auto result = typeOf(o.getResult());
-        SmallVector<int64_t> code, isBool, dims;
-        for (auto [i, name] : llvm::enumerate(o.getOps().getAsValueRange<StringAttr>())) {
-          code.push_back(fusedOpcode(name));
-          code.append(o.getArgs().begin() + 3 * i, o.getArgs().begin() + 3 * i + 3);
-        }
+        SmallVector<int64_t> code = *fusedCode(o), isBool, dims;
         for (Value v : o.getInputs()) {
           auto type = typeOf(v);
           isBool.push_back(type.getElementType().isInteger(1));

@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,11 @@ struct Call {
 /// Parameter reads, small constants (static data), the memory plan and the
 /// return are the target's own business, not calls.
 mlir::LogicalResult runtimeCalls(mlir::Operation *op, llvm::SmallVectorImpl<Call> &calls);
+
+/// The code of a tg.fused op as hmrt_fused_f32 takes it: per instruction its
+/// opcode (hmrt_fused_op) and three operands, each an input's index, n_in
+/// plus an earlier instruction's index, or -1. Null for any other op.
+std::optional<llvm::SmallVector<int64_t>> fusedCode(mlir::Operation *op);
 
 } // namespace hmcc::rt
 

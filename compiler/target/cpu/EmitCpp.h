@@ -31,11 +31,12 @@ mlir::LogicalResult emitProgramCpp(mlir::ModuleOp module, mlir::func::FuncOp tra
                                    llvm::StringRef backend = "cpu");
 
 /// Compiles the C++ file `cppPath` with the host C++ compiler and links it
-/// with the runtime into the executable `exePath`, with `cuda` the runtime's
-/// CUDA backend too; the compiler's output goes to `logPath`. Returns false
-/// with `error` set.
+/// and `objects` with the runtime into the executable `exePath`, with `cuda`
+/// the runtime's CUDA backend too; the compiler's output goes to `logPath`.
+/// Returns false with `error` set.
 bool compileHostExecutable(llvm::StringRef cppPath, llvm::StringRef exePath,
-                           llvm::StringRef logPath, bool cuda, std::string &error);
+                           llvm::StringRef logPath, bool cuda,
+                           llvm::ArrayRef<std::string> objects, std::string &error);
 
 /// Whether this hmcc can link programs with the runtime's CUDA backend (the
 /// CUDA toolkit was found when it was built).

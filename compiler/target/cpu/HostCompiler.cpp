@@ -35,7 +35,7 @@ bool hmcc::cudaRuntimeHasArch(StringRef arch) {
 }
 
 bool hmcc::compileHostExecutable(StringRef cppPath, StringRef exePath, StringRef logPath,
-                                 bool cuda, std::string &error) {
+                                 bool cuda, ArrayRef<std::string> objects, std::string &error) {
   auto cxx = sys::findProgramByName("c++");
   if (!cxx) {
     error = "no C++ compiler ('c++') found on PATH to build the program";
@@ -46,7 +46,9 @@ bool hmcc::compileHostExecutable(StringRef cppPath, StringRef exePath, StringRef
   // 22 B GPT with chunked updates: 98,000 lines, 6 minutes at -O2, 77 s at
   // -O1) for no speed the kernels would show.
   SmallVector<std::string> args = {*cxx, "-O1", "-std=c++17", "-I" HMCC_RUNTIME_INCLUDE_DIR,
-                                   cppPath.str(), HMCC_RUNTIME_DRIVER_LIB};
+                                   cppPath.str()};
+  args.append(objects.begin(), objects.end());
+  args.push_back(HMCC_RUNTIME_DRIVER_LIB);
   // The CUDA backend whole: the runtime's registry reaches it only through
   // a weak reference (runtime/core/registry.cpp).
   if (cuda)

@@ -1,0 +1,66 @@
+// The generated fused programs a program registered (cuda/fused_generated.h).
+#include "cuda/fused_generated.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace hmrt {
+namespace cuda {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<const GeneratedFused*> programs;
+  // The program last found for a code pointer (a generated program's code
+  // arrays are static), checked again at each use.
+  std::unordered_map<const int64_t*, const GeneratedFused*> by_pointer;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+bool matches(const GeneratedFused& g, const int64_t* code, int64_t n_code, int64_t n_in) {
+  return g.n_code == n_code && g.n_in == n_in &&
+         std::memcmp(g.code, code, size_t(4 * n_code) * sizeof(int64_t)) == 0;
+}
+
+bool interpreter_only() {
+  static const bool only = [] {
+    const char* v = std::getenv("HMRT_CUDA_FUSED");
+    return v && std::strcmp(v, "interpreter") == 0;
+  }();
+  return only;
+}
+
+}  // namespace
+
+int register_generated_fused(const GeneratedFused* table, int count) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (int k = 0; k < count; ++k) r.programs.push_back(table + k);
+  return count;
+}
+
+const GeneratedFused* find_generated_fused(const int64_t* code, int64_t n_code, int64_t n_in) {
+  if (interpreter_only()) return nullptr;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.by_pointer.find(code);
+  if (it != r.by_pointer.end() && it->second && matches(*it->second, code, n_code, n_in))
+    return it->second;
+  const GeneratedFused* found = nullptr;
+  for (const GeneratedFused* g : r.programs)
+    if (matches(*g, code, n_code, n_in)) {
+      found = g;
+      break;
+    }
+  r.by_pointer[code] = found;
+  return found;
+}
+
+}  // namespace cuda
+}  // namespace hmrt
