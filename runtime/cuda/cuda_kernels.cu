@@ -155,17 +155,9 @@ __global__ void round_bf16_blocks_kernel(const float* x, int64_t stride, int64_t
   }
 }
 
-// One thread per chunk, the CPU's order within it.
+// Sums of squares per 4096-element chunk, the CPU's order within each.
 __global__ void sum_squares_kernel(const float* x, int64_t n, double* partial) {
   const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
-  if (chunks <= 1) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-      double s = 0.0;
-      for (int64_t i = 0; i < n; ++i) s += double(x[i]) * double(x[i]);
-      partial[0] = s;
-    }
-    return;
-  }
   // Four threads a chunk, one per accumulator (lanes 4c .. 4c + 3 of a
   // warp): four times the threads of one a chunk, and a warp's loads touch
   // 8 places instead of 32.  The sums and their order are the CPU's.
@@ -188,14 +180,48 @@ __global__ void sum_squares_kernel(const float* x, int64_t n, double* partial) {
   }
 }
 
-// One thread: the partial sums in order (cpu/gradnorm.cpp's order), added
-// to *acc when there is one.
+// One chunk or less (n <= 4096), summed by one thread in order as the CPU
+// does: the block first copies x to shared memory, so that the thread's
+// reads do not each wait for global memory.
+__global__ void sum_squares_small_kernel(const float* x, int64_t n, double* partial) {
+  __shared__ float staged[kNormChunk];
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) staged[i] = x[i];
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  double s = 0.0;
+  for (int64_t i = 0; i < n; ++i) s += double(staged[i]) * double(staged[i]);
+  partial[0] = s;
+}
+
+// The partial sums in order (cpu/gradnorm.cpp's order), added to *acc when
+// there is one.  Thread 0 adds them one after another, as the CPU does,
+// from shared memory, while the block's other warps copy the next tile of
+// partials there: a thread alone reading them from global memory waited
+// for each (a 100 M-element gradient has 25,000 partials).
+constexpr int kOrderTile = 2048;
 __global__ void sum_in_order_kernel(const double* partial, int64_t count, const double* acc,
                                     double* out) {
-  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  __shared__ double tile[2][kOrderTile];
+  const int64_t tiles = (count + kOrderTile - 1) / kOrderTile;
+  for (int64_t k = threadIdx.x; k < kOrderTile && k < count; k += blockDim.x)
+    tile[0][k] = partial[k];
+  __syncthreads();
   double s = 0.0;
-  for (int64_t c = 0; c < count; ++c) s += partial[c];
-  *out = (acc != nullptr ? *acc : 0.0) + s;
+  for (int64_t t = 0; t < tiles; ++t) {
+    const double* cur = tile[t & 1];
+    if (threadIdx.x == 0) {
+      const int64_t len = count - t * kOrderTile < kOrderTile ? count - t * kOrderTile : kOrderTile;
+      for (int64_t k = 0; k < len; ++k) s += cur[k];
+    } else if (threadIdx.x >= 32 && t + 1 < tiles) {
+      const int64_t base = (t + 1) * kOrderTile;
+      double* next = tile[(t + 1) & 1];
+      for (int64_t k = threadIdx.x - 32; k < kOrderTile && base + k < count;
+           k += blockDim.x - 32)
+        next[k] = partial[base + k];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = (acc != nullptr ? *acc : 0.0) + s;
 }
 
 // One thread: sqrt of the sum, rounded to float.
@@ -538,15 +564,16 @@ int round_bf16_blocks(void* stream, const float* x, int64_t batch, int64_t strid
 
 int sum_squares_partials(void* stream, const float* x, int64_t n, double* partial) {
   const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
-  sum_squares_kernel<<<chunks <= 1 ? 1u : blocks_for(4 * chunks), kThreads, 0,
-                       as_stream(stream)>>>(
-      x, n, partial);
+  if (chunks <= 1)
+    sum_squares_small_kernel<<<1, kThreads, 0, as_stream(stream)>>>(x, n, partial);
+  else
+    sum_squares_kernel<<<blocks_for(4 * chunks), kThreads, 0, as_stream(stream)>>>(x, n, partial);
   return launched();
 }
 
 int sum_in_order(void* stream, const double* partial, int64_t count, const double* acc,
                  double* out) {
-  sum_in_order_kernel<<<1, 1, 0, as_stream(stream)>>>(partial, count, acc, out);
+  sum_in_order_kernel<<<1, kThreads, 0, as_stream(stream)>>>(partial, count, acc, out);
   return launched();
 }
 

@@ -60,8 +60,8 @@ int round_bf16_blocks(void* stream, const float* x, int64_t batch, int64_t strid
 // (a0 + a1) + (a2 + a3)); for n <= 4096 one partial, a single accumulator.
 // `partial` has max(1, ceil(n / 4096)) doubles.
 int sum_squares_partials(void* stream, const float* x, int64_t n, double* partial);
-// *out = (acc ? *acc : 0) + (partial[0] + partial[1] + ... in order), by
-// one thread.
+// *out = (acc ? *acc : 0) + (partial[0] + partial[1] + ... in order), one
+// thread adding while its block stages the partials in shared memory.
 int sum_in_order(void* stream, const double* partial, int64_t count, const double* acc,
                  double* out);
 // *out = float(sqrt(*sum)), by one thread.

@@ -261,8 +261,9 @@ TEST_F(Cuda, ElementwiseKernelsMatchCpuBitwise) {
       HMRT_ASSERT_OK(k_->cast(from, dx, to, dy, int64_t(xs.size())));
       EXPECT_TRUE(download<uint8_t>(by.get(), want.size()) == want);
     }
-  // Gradient norm over buffers below, at and above one 4096-element chunk.
-  const std::vector<int64_t> sizes = {0, 5, 4096, 4097, int64_t(n)};
+  // Gradient norm over buffers below, at and above one 4096-element chunk,
+  // and of 4098 chunks (their partial sums added in three tiles of 2048).
+  const std::vector<int64_t> sizes = {0, 5, 4096, 4097, int64_t(n), 4096 * 4096 + 4096 + 1};
   std::vector<std::vector<float>> host;
   std::vector<BufferPtr> held;
   std::vector<const float*> hp, dp;
