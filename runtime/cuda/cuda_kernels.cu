@@ -590,8 +590,20 @@ int binary_f32(void* stream, const Plan& p, int op, const float* a, const float*
 
 int plan_copy(void* stream, const Plan& p, const void* x, void* y, size_t elem_size) {
   if (p.total == 0) return 0;
-  const unsigned g = blocks_for(p.total);
   cudaStream_t s = as_stream(stream);
+  // Rows contiguous on both sides (the plan merged to one dim, or to two
+  // with unit inner strides: a slice, split or concat along the last dims):
+  // the CUDA runtime's copies, at the memory's bandwidth, instead of a
+  // thread per element finding its offsets.
+  const int64_t e = int64_t(elem_size), limit = int64_t{1} << 31;
+  if (p.rank == 0 || (p.rank == 1 && p.st[0][0] == 1 && p.st[1][0] == 1))
+    return static_cast<int>(cudaMemcpyAsync(y, x, size_t(p.total * e), cudaMemcpyDefault, s));
+  if (p.rank == 2 && p.st[0][1] == 1 && p.st[1][1] == 1 && p.st[0][0] >= p.dims[1] &&
+      p.st[1][0] >= p.dims[1] && p.st[0][0] * e < limit && p.st[1][0] * e < limit)
+    return static_cast<int>(cudaMemcpy2DAsync(y, size_t(p.st[0][0] * e), x,
+                                              size_t(p.st[1][0] * e), size_t(p.dims[1] * e),
+                                              size_t(p.dims[0]), cudaMemcpyDefault, s));
+  const unsigned g = blocks_for(p.total);
   switch (elem_size) {
     case 1: plan_copy_kernel<<<g, kThreads, 0, s>>>(p, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y)); break;
     case 2: plan_copy_kernel<<<g, kThreads, 0, s>>>(p, static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y)); break;

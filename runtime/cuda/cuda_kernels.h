@@ -71,7 +71,9 @@ int norm_of_sum(void* stream, const double* sum, float* out);
 // the CPU kernel builds it, one element per thread:
 // y = op(a, b) (hmrt_binary_op; plan operands y, a, b);
 int binary_f32(void* stream, const Plan& p, int op, const float* a, const float* b, float* y);
-// copies of elem_size (1, 2, 4 or 8) bytes: y[off0] = x[off1] (hmrt_expand);
+// copies of elem_size (1, 2, 4 or 8) bytes: y[off0] = x[off1] (hmrt_expand;
+// cudaMemcpyAsync or cudaMemcpy2DAsync where the plan is one run or rows of
+// contiguous elements on both sides);
 int plan_copy(void* stream, const Plan& p, const void* x, void* y, size_t elem_size);
 // y = cond ? x : z (hmrt_where; operands y, cond, x, z).
 int where(void* stream, const Plan& p, const uint8_t* cond, const void* x, const void* z,

@@ -494,6 +494,28 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
     HMRT_ASSERT_OK(k_->slice_backward_f32(ds, 3, shape, starts, steps, out, ddx));
     EXPECT_TRUE(same_bits(download<float>(bdx.get(), size_t(nx)), want_dx));
   }
+  // Slices whose rows are contiguous (a split along the last dim: pitched
+  // rows; whole rows: one run), which the backend copies with the CUDA
+  // runtime's copies, and their gradients.
+  for (const bool whole_rows : {false, true}) {
+    SCOPED_TRACE(whole_rows ? "whole rows" : "pitched rows");
+    const int64_t shape[2] = {6, 40}, steps[2] = {1, 1};
+    const int64_t starts[2] = {whole_rows ? 2 : 0, whole_rows ? 0 : 8};
+    const int64_t out[2] = {whole_rows ? 3 : 6, whole_rows ? 40 : 16};
+    const int64_t nx = 6 * 40, ns = out[0] * out[1];
+    const std::vector<float> x = hmrt_test::random_vec(nx, 72, -2.0f, 2.0f);
+    std::vector<float> want(static_cast<size_t>(ns)), want_dx(static_cast<size_t>(nx));
+    HMRT_ASSERT_OK(hmrt_slice(x.data(), 2, shape, starts, steps, out, want.data(), 4));
+    HMRT_ASSERT_OK(hmrt_slice_backward_f32(want.data(), 2, shape, starts, steps, out,
+                                           want_dx.data()));
+    float *dx, *ds, *ddx;
+    BufferPtr bx = upload(x, &dx), bs = upload(std::vector<float>(size_t(ns), 0.0f), &ds);
+    BufferPtr bdx = upload(std::vector<float>(size_t(nx), 9.0f), &ddx);
+    HMRT_ASSERT_OK(k_->slice(dx, 2, shape, starts, steps, out, ds, 4));
+    EXPECT_TRUE(same_bits(download<float>(bs.get(), size_t(ns)), want));
+    HMRT_ASSERT_OK(k_->slice_backward_f32(ds, 2, shape, starts, steps, out, ddx));
+    EXPECT_TRUE(same_bits(download<float>(bdx.get(), size_t(nx)), want_dx));
+  }
   // Gather (an embedding: repeated and negative int64 indices; and int32
   // indices on a middle axis) and its gradient, summed in index order.
   {
