@@ -112,7 +112,7 @@ prepare() {
     mkdir -p "build-gpu/bundle/gpt2-$precision"
     # shellcheck disable=SC2086
     c++ -O1 -std=c++17 -Iruntime/include "build-gpu/gpt2-$precision/model.cpp" \
-      build-gpu/libhmrt_driver.a -Wl,--whole-archive build-gpu/libhmrt_cuda.a \
+      $(fused_object "build-gpu/gpt2-$precision") build-gpu/libhmrt_driver.a -Wl,--whole-archive build-gpu/libhmrt_cuda.a \
       -Wl,--no-whole-archive build-gpu/libhmrt.a $libs -fopenmp -lm \
       -o "build-gpu/bundle/gpt2-$precision/train"
     cp -r "build-gpu/gpt2-$precision/state" "build-gpu/bundle/gpt2-$precision/"
@@ -140,7 +140,7 @@ PY
       -o "build-gpu/gpt13-$vram" --force
     # shellcheck disable=SC2086
     c++ -O1 -std=c++17 -Iruntime/include "build-gpu/gpt13-$vram/model.cpp" \
-      build-gpu/libhmrt_driver.a -Wl,--whole-archive build-gpu/libhmrt_cuda.a \
+      $(fused_object "build-gpu/gpt13-$vram") build-gpu/libhmrt_driver.a -Wl,--whole-archive build-gpu/libhmrt_cuda.a \
       -Wl,--no-whole-archive build-gpu/libhmrt.a $libs -fopenmp -lm \
       -o "build-gpu/bundle/gpt13/train-$vram"
   done
@@ -157,6 +157,12 @@ PY
   done
   du -sh build-gpu/bundle
   echo "prepared: carry build-gpu/bundle and run: bench/gpu-check.sh run \$OUT"
+}
+
+# The fused kernels hmcc compiled for the program in DIR (DIR/fused.o),
+# if it has fused programs.
+fused_object() {
+  [ ! -f "$1/fused.o" ] || echo "$1/fused.o"
 }
 
 run() {
