@@ -7,7 +7,7 @@
 //   struct P {
 //     static constexpr int kInputs = 2, kInstructions = 3;
 //     static constexpr int64_t kCode[12] = {...};  // as hmrt_fused_f32's
-//     HMRT_HD static float eval(const float* r);   // r: the inputs' values
+//     static float eval(const float* r);           // r: the inputs' values
 //   };
 //
 // whose eval applies the same ew::fused_apply to the same operands, one

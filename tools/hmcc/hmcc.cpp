@@ -812,24 +812,23 @@ int buildExecutable(mlir::ModuleOp module, mlir::func::FuncOp train, mlir::func:
   std::string message;
   // For a GPU, the fused elementwise programs as kernels of their own.
   SmallVector<std::string> objects;
-  if (target == Target::Cuda) {
+  std::string cuda;
+  llvm::raw_string_ostream cudaStream(cuda);
+  if (unsigned kernels = target == Target::Cuda ? hmcc::emitFusedKernels(module, cudaStream) : 0) {
     SmallString<256> cuPath = inStaging("fused.cu");
-    unsigned kernels = 0;
     if (int rc = writeTo(cuPath, "-o", [&](raw_ostream &os) {
-          kernels = hmcc::emitFusedKernels(module, os);
+          os << cuda;
           return true;
         }))
       return rc;
-    if (kernels) {
-      errs() << "hmcc: compiling " << kernels << " fused kernel" << (kernels == 1 ? "" : "s")
-             << " with nvcc\n";
-      SmallString<256> objPath = inStaging("fused.o");
-      if (!hmcc::compileFusedKernels(cuPath, objPath, cudaArchitecture(), logPath, message)) {
-        staged->keep(); // for its build.log, which the message names
-        return error(message);
-      }
-      objects.push_back(objPath.str().str());
+    errs() << "hmcc: compiling " << kernels << " fused kernel" << (kernels == 1 ? "" : "s")
+           << " with nvcc\n";
+    SmallString<256> objPath = inStaging("fused.o");
+    if (!hmcc::compileFusedKernels(cuPath, objPath, cudaArchitecture(), logPath, message)) {
+      staged->keep(); // for its build.log, which the message names
+      return error(message);
     }
+    objects.push_back(objPath.str().str());
   }
   errs() << "hmcc: compiling " << exePath << "\n";
   if (!hmcc::compileHostExecutable(cppPath, inStaging("train"), logPath, target == Target::Cuda,
