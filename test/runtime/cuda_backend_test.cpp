@@ -476,44 +476,37 @@ TEST_F(Cuda, TensorKernelsMatchCpu) {
     HMRT_ASSERT_OK(k_->where(dc, 2, sb, dx, 3, sa, dz, 3, sy, dout, 3, sy, es));
     EXPECT_TRUE(download<uint8_t>(bout.get(), want.size()) == want_where);
   }
-  // A strided slice (a negative step too) and its gradient.
-  {
-    const int64_t shape[3] = {7, 33, 65}, starts[3] = {1, 32, 3}, steps[3] = {2, -3, 5};
-    const int64_t out[3] = {3, 11, 13};
-    const int64_t nx = 7 * 33 * 65, ns = 3 * 11 * 13;
+  // Slices and their gradients: strided (a negative step too); rows
+  // contiguous on both sides (a split along the last dim: pitched rows;
+  // whole rows: one run), which the backend copies with the CUDA runtime's
+  // copies.
+  struct SliceCase {
+    const char* what;
+    int32_t rank;
+    int64_t shape[3], starts[3], steps[3], out[3];
+  };
+  const SliceCase slices[] = {
+      {"strided", 3, {7, 33, 65}, {1, 32, 3}, {2, -3, 5}, {3, 11, 13}},
+      {"pitched rows", 2, {6, 40}, {0, 8}, {1, 1}, {6, 16}},
+      {"whole rows", 2, {6, 40}, {2, 0}, {1, 1}, {3, 40}}};
+  for (const SliceCase& c : slices) {
+    SCOPED_TRACE(c.what);
+    int64_t nx = 1, ns = 1;
+    for (int32_t d = 0; d < c.rank; ++d) {
+      nx *= c.shape[d];
+      ns *= c.out[d];
+    }
     const std::vector<float> x = hmrt_test::random_vec(nx, 71, -2.0f, 2.0f);
     std::vector<float> want(static_cast<size_t>(ns)), want_dx(static_cast<size_t>(nx));
-    HMRT_ASSERT_OK(hmrt_slice(x.data(), 3, shape, starts, steps, out, want.data(), 4));
-    HMRT_ASSERT_OK(hmrt_slice_backward_f32(want.data(), 3, shape, starts, steps, out,
+    HMRT_ASSERT_OK(hmrt_slice(x.data(), c.rank, c.shape, c.starts, c.steps, c.out, want.data(), 4));
+    HMRT_ASSERT_OK(hmrt_slice_backward_f32(want.data(), c.rank, c.shape, c.starts, c.steps, c.out,
                                            want_dx.data()));
     float *dx, *ds, *ddx;
     BufferPtr bx = upload(x, &dx), bs = upload(std::vector<float>(size_t(ns), 0.0f), &ds);
     BufferPtr bdx = upload(std::vector<float>(size_t(nx), 9.0f), &ddx);
-    HMRT_ASSERT_OK(k_->slice(dx, 3, shape, starts, steps, out, ds, 4));
+    HMRT_ASSERT_OK(k_->slice(dx, c.rank, c.shape, c.starts, c.steps, c.out, ds, 4));
     EXPECT_TRUE(same_bits(download<float>(bs.get(), size_t(ns)), want));
-    HMRT_ASSERT_OK(k_->slice_backward_f32(ds, 3, shape, starts, steps, out, ddx));
-    EXPECT_TRUE(same_bits(download<float>(bdx.get(), size_t(nx)), want_dx));
-  }
-  // Slices whose rows are contiguous (a split along the last dim: pitched
-  // rows; whole rows: one run), which the backend copies with the CUDA
-  // runtime's copies, and their gradients.
-  for (const bool whole_rows : {false, true}) {
-    SCOPED_TRACE(whole_rows ? "whole rows" : "pitched rows");
-    const int64_t shape[2] = {6, 40}, steps[2] = {1, 1};
-    const int64_t starts[2] = {whole_rows ? 2 : 0, whole_rows ? 0 : 8};
-    const int64_t out[2] = {whole_rows ? 3 : 6, whole_rows ? 40 : 16};
-    const int64_t nx = 6 * 40, ns = out[0] * out[1];
-    const std::vector<float> x = hmrt_test::random_vec(nx, 72, -2.0f, 2.0f);
-    std::vector<float> want(static_cast<size_t>(ns)), want_dx(static_cast<size_t>(nx));
-    HMRT_ASSERT_OK(hmrt_slice(x.data(), 2, shape, starts, steps, out, want.data(), 4));
-    HMRT_ASSERT_OK(hmrt_slice_backward_f32(want.data(), 2, shape, starts, steps, out,
-                                           want_dx.data()));
-    float *dx, *ds, *ddx;
-    BufferPtr bx = upload(x, &dx), bs = upload(std::vector<float>(size_t(ns), 0.0f), &ds);
-    BufferPtr bdx = upload(std::vector<float>(size_t(nx), 9.0f), &ddx);
-    HMRT_ASSERT_OK(k_->slice(dx, 2, shape, starts, steps, out, ds, 4));
-    EXPECT_TRUE(same_bits(download<float>(bs.get(), size_t(ns)), want));
-    HMRT_ASSERT_OK(k_->slice_backward_f32(ds, 2, shape, starts, steps, out, ddx));
+    HMRT_ASSERT_OK(k_->slice_backward_f32(ds, c.rank, c.shape, c.starts, c.steps, c.out, ddx));
     EXPECT_TRUE(same_bits(download<float>(bdx.get(), size_t(nx)), want_dx));
   }
   // Gather (an embedding: repeated and negative int64 indices; and int32
