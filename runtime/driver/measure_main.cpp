@@ -34,6 +34,7 @@
 #include "hmrt/kernel_table.h"
 #include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
+#include "measure_gelu.h"
 
 #include <nlohmann/json.hpp>
 
@@ -270,17 +271,16 @@ void measureGpu(hmrt_device* dev, bool quick, int reps, double bandwidth, nlohma
   efficiency("transcendental", double(ne), 8.0 * ne, peak32, bestGpu([&] {
                check(k->unary_f32(HMRT_UNARY_EXP, x, y, ne), "exp");
              }));
-  {  // fused: bias + GELU (erf), 6 ops per element, as tg-fuse-elementwise makes it
+  {  // fused: bias + GELU (erf), 6 ops per element (driver/measure_gelu.h)
     float* bias = mem.get(cols);
     float* c = mem.get(3);  // sqrt(2), 1 and 1/2: zeros time the same
     const void* in[5] = {bias, x, c, c + 1, c + 2};
     const int64_t is_bool[5] = {0, 0, 0, 0, 0};
     const int64_t in_dims[10] = {1, cols, rows, cols, 1, 1, 1, 1, 1, 1};
-    const int64_t code[24] = {HMRT_FUSED_ADD, 0, 1, -1, HMRT_FUSED_DIV, 5, 2, -1,
-                              HMRT_FUSED_ERF, 6, -1, -1, HMRT_FUSED_ADD, 7, 3, -1,
-                              HMRT_FUSED_MUL, 5, 8, -1, HMRT_FUSED_MUL, 9, 4, -1};
     efficiency("fused", 6.0 * ne, 8.0 * ne, peak32, bestGpu([&] {
-                 check(k->fused_f32(6, code, 5, in, is_bool, in_dims, y, 2, dims2), "fused");
+                 check(k->fused_f32(hmrt::kMeasureGeluInstructions, hmrt::kMeasureGeluCode,
+                                    hmrt::kMeasureGeluInputs, in, is_bool, in_dims, y, 2, dims2),
+                       "fused");
                }));
   }
   {  // attention: the 1.3 B GPT's (8 x 16 heads of 1024 causal keys, 128
@@ -556,19 +556,17 @@ int main(int argc, char** argv) {
     });
     efficiency("transcendental", double(ne), 8.0 * ne, s);
   }
-  {  // fused: bias + GELU (erf) as tg-fuse-elementwise makes it, 6 ops per
-     // element
+  {  // fused: bias + GELU (erf), 6 ops per element (driver/measure_gelu.h)
     std::vector<float> bias(static_cast<size_t>(cols), 0.1f);
     const float c2 = 1.41421354f, one = 1.0f, half = 0.5f;
     const void* in[5] = {bias.data(), x.data(), &c2, &one, &half};
     const int64_t is_bool[5] = {0, 0, 0, 0, 0};
     const int64_t dims2[2] = {rows, cols};
     const int64_t in_dims[10] = {1, cols, rows, cols, 1, 1, 1, 1, 1, 1};
-    const int64_t code[24] = {HMRT_FUSED_ADD, 0, 1, -1, HMRT_FUSED_DIV, 5, 2, -1,
-                              HMRT_FUSED_ERF, 6, -1, -1, HMRT_FUSED_ADD, 7, 3, -1,
-                              HMRT_FUSED_MUL, 5, 8, -1, HMRT_FUSED_MUL, 9, 4, -1};
     double s = best(reps, [&] {
-      check(hmrt_fused_f32(6, code, 5, in, is_bool, in_dims, y.data(), 2, dims2), "fused");
+      check(hmrt_fused_f32(hmrt::kMeasureGeluInstructions, hmrt::kMeasureGeluCode,
+                           hmrt::kMeasureGeluInputs, in, is_bool, in_dims, y.data(), 2, dims2),
+            "fused");
     });
     efficiency("fused", 6.0 * ne, 8.0 * ne, s);
   }
