@@ -356,7 +356,8 @@ std::vector<std::string> inputPaths;
 
 /// The names hmcc writes into an --emit=exe directory; --force replaces a
 /// directory holding nothing else.
-const StringRef kExeEntries[] = {"train", "state", "model.cpp", "build.log"};
+const StringRef kExeEntries[] = {"train",    "state",   "model.cpp",
+                                 "build.log", "fused.cu", "fused.o"};
 
 /// Checks -o and --dump-schedule against the rules of lib/support/Output.h.
 int checkOutputs(bool directory) {
