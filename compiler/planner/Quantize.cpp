@@ -17,6 +17,7 @@
 #include "compiler/planner/Passes.h"
 #include "hm/Analysis/Memory.h"
 #include "hm/IR/HMOps.h"
+#include "tg/Analysis/Cost.h"
 #include "tg/IR/TGOps.h"
 #include "tg/IR/TGShapes.h"
 
@@ -25,6 +26,7 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 
 namespace hmcc {
 #define GEN_PASS_DEF_PLANQUANTIZE
@@ -47,12 +49,14 @@ int64_t bytesSaved(RankedTensorType type) {
 }
 
 /// Replaces `update` by 8-bit AdamW: its fp32 moments by codes and absmax
-/// states of the names tg-optimizer gives them, in the same home.
-void quantize(ModuleOp module, AdamWUpdateOp update) {
-  OpBuilder b(module.getContext());
-  auto param = module.lookupSymbol<ParameterOp>(update.getParam());
-  auto m = module.lookupSymbol<StateOp>(update.getExpAvg());
-  auto v = module.lookupSymbol<StateOp>(update.getExpAvgSq());
+/// states of the names tg-optimizer gives them, in the same home. `symbols`
+/// is the module's table (a module of thousands of symbols is searched
+/// once, not for each update), kept up to date.
+void quantize(SymbolTable &symbols, AdamWUpdateOp update) {
+  OpBuilder b(update.getContext());
+  auto param = symbols.lookup<ParameterOp>(update.getParam());
+  auto m = symbols.lookup<StateOp>(update.getExpAvg());
+  auto v = symbols.lookup<StateOp>(update.getExpAvgSq());
   auto type = cast<RankedTensorType>(param.getType());
   auto codes = adamw8bitCodesType(type), absmax = adamw8bitAbsmaxType(type);
   Attribute home = m->getAttr(hm::kHomeAttr);
@@ -61,14 +65,15 @@ void quantize(ModuleOp module, AdamWUpdateOp update) {
   Operation *next = m->getNextNode();
   while (next == m.getOperation() || next == v.getOperation())
     next = next->getNextNode();
-  m.erase();
-  v.erase();
+  symbols.erase(m);
+  symbols.erase(v);
   b.setInsertionPoint(next);
   auto declare = [&](StringRef kind, RankedTensorType t) {
     std::string name = (param.getSymName() + "." + kind).str();
     auto s = StateOp::create(b, loc, name, t, param.getSymName(), kind);
     if (home)
       s->setAttr(hm::kHomeAttr, home);
+    symbols.insert(s); // in place already; its name is free
     return FlatSymbolRefAttr::get(b.getContext(), name);
   };
   auto ma = declare("exp_avg", codes), maa = declare("exp_avg_absmax", absmax);
@@ -99,9 +104,10 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
     if (failed(budget))
       return signalPassFailure();
     // The AdamW updates of parameters on the host, largest first.
+    SymbolTable symbols(module);
     SmallVector<AdamWUpdateOp> updates;
     module.walk([&](AdamWUpdateOp u) {
-      auto param = module.lookupSymbol<ParameterOp>(u.getParam());
+      auto param = symbols.lookup<ParameterOp>(u.getParam());
       auto type = cast<RankedTensorType>(param.getType());
       // A piece of a split parameter keeps the format its whole had (as
       // plan-quantize-device decided it): pieces of one tensor in two
@@ -111,14 +117,14 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
         updates.push_back(u);
     });
     auto size = [&](AdamWUpdateOp u) {
-      return tensorBytes(module.lookupSymbol<ParameterOp>(u.getParam()).getType());
+      return tensorBytes(symbols.lookup<ParameterOp>(u.getParam()).getType());
     };
     llvm::stable_sort(updates, [&](AdamWUpdateOp a, AdamWUpdateOp c) { return size(a) > size(c); });
     if (updates.empty())
       return;
     if (mode == "host") { // for tests: every state on the host
       for (AdamWUpdateOp u : updates)
-        quantize(module, u);
+        quantize(symbols, u);
       return;
     }
     if (!*budget)
@@ -131,12 +137,12 @@ struct PlanQuantizePass : hmcc::impl::PlanQuantizeBase<PlanQuantizePass> {
     for (AdamWUpdateOp u : updates) {
       if (host <= **budget)
         break;
-      auto type = cast<RankedTensorType>(module.lookupSymbol<ParameterOp>(u.getParam()).getType());
+      auto type = cast<RankedTensorType>(symbols.lookup<ParameterOp>(u.getParam()).getType());
       host -= bytesSaved(type);
       chosen.push_back(u);
     }
     for (AdamWUpdateOp u : chosen)
-      quantize(module, u);
+      quantize(symbols, u);
   }
 };
 
@@ -184,8 +190,9 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       if (count) {
         copy = module.clone();
         SmallVector<AdamWUpdateOp> theirs = quantizable(*copy);
+        SymbolTable symbols(*copy);
         for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(theirs).take_front(count))
-          quantize(*copy, u);
+          quantize(symbols, u);
         other.emplace(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), *profile);
       }
       planner::RecomputeSearch &s = count ? *other : search;
@@ -209,8 +216,9 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       return hi;
     };
     auto quantizeFirst = [&](size_t count) {
+      SymbolTable symbols(module);
       for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(updates).take_front(count))
-        quantize(module, u);
+        quantize(symbols, u);
     };
     // The fewest that fit: none when the program fits as it is.
     size_t least = 0;
@@ -247,8 +255,11 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       };
       // Savings under 1% of the step's compute are not worth 8 bits.
       double step = 0;
-      for (Operation &op : fn.getBody().front())
-        step += planner::predictSeconds(&op, *profile);
+      {
+        SymbolLookupScope lookups;
+        for (Operation &op : fn.getBody().front())
+          step += planner::predictSeconds(&op, *profile);
+      }
       double all = predicted(updates.size());
       auto close = [&](size_t count) { return predicted(count) <= all + 0.01 * (*seconds - all); };
       if (*seconds - all >= 0.01 * step)
@@ -280,6 +291,7 @@ struct PlanQuantizeTrafficPass
     func::FuncOp fn = planner::trainingFunction(module);
     if (!fn)
       return;
+    SymbolTable symbols(module);
     // Each resource's load over one step: the ops as they are, plus the
     // staging traffic of the states in storage (plan-staging adds it).
     std::map<std::string, double> loads;
@@ -289,6 +301,7 @@ struct PlanQuantizeTrafficPass
       std::map<std::string, double> delta; ///< load changes when 8-bit
     };
     SmallVector<Candidate> candidates;
+    std::optional<SymbolLookupScope> lookups(std::in_place); // until symbols change below
     for (Operation &op : fn.getBody().front()) {
       if (!runsInProgram(op))
         continue;
@@ -297,7 +310,7 @@ struct PlanQuantizeTrafficPass
       SmallVector<int64_t> stored;
       for (NamedAttribute attr : op.getAttrs())
         if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-          if (auto s = module.lookupSymbol<StateOp>(ref.getValue()); s && hm::isStorageHomed(s))
+          if (auto s = symbols.lookup<StateOp>(ref.getValue()); s && hm::isStorageHomed(s))
             stored.push_back(tensorBytes(s.getType()));
       if (stored.empty())
         continue;
@@ -307,7 +320,7 @@ struct PlanQuantizeTrafficPass
       auto update = dyn_cast<AdamWUpdateOp>(op);
       auto type = update ? cast<RankedTensorType>(update.getGrad().getType()) : nullptr;
       if (!update || type.getNumElements() < kMin8bitElements || stored.size() != 2 ||
-          module.lookupSymbol<ParameterOp>(update.getParam())->hasAttr(hm::kWholeAttr))
+          symbols.lookup<ParameterOp>(update.getParam())->hasAttr(hm::kWholeAttr))
         continue; // see plan-quantize on pieces
       int64_t n = type.getNumElements();
       int64_t codes = tensorBytes(adamw8bitCodesType(type));
@@ -329,6 +342,7 @@ struct PlanQuantizeTrafficPass
       }
       return profile->sharedHost ? all : most;
     };
+    lookups.reset();
     llvm::stable_sort(candidates,
                       [](const Candidate &a, const Candidate &b) { return a.elements > b.elements; });
     for (Candidate &c : candidates) {
@@ -338,7 +352,7 @@ struct PlanQuantizeTrafficPass
       if (!(bound(trial) < bound(loads) * (1 - 1e-9)))
         break; // the largest left gains nothing; smaller ones gain less
       loads = std::move(trial);
-      quantize(module, c.update);
+      quantize(symbols, c.update);
     }
   }
 };
