@@ -595,10 +595,26 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
       start(s, Offloaded, offloaded.least, offloaded.seconds, offloaded.gain);
     }
     std::make_heap(heap.begin(), heap.end(), later);
+    // The run at the top moved on: restores the heap below it in one pass
+    // (a pop and a push would take two). The order is total, so the points
+    // come out in the same order either way.
+    auto siftTop = [&] {
+      size_t i = 0, size = heap.size();
+      while (true) {
+        size_t first = i, l = 2 * i + 1, r = l + 1;
+        if (l < size && later(heap[first], heap[l]))
+          first = l;
+        if (r < size && later(heap[first], heap[r]))
+          first = r;
+        if (first == i)
+          return;
+        std::swap(heap[i], heap[first]);
+        i = first;
+      }
+    };
     std::vector<Point> &kept = front[t];
     while (!heap.empty()) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      Run &run = heap.back();
+      Run &run = heap.front();
       Point p = run.next;
       p.to = t;
       if (kept.empty() || p.freed > kept.back().freed) {
@@ -615,8 +631,9 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
       }
       if (run.k < run.before->size()) {
         run.settle();
-        std::push_heap(heap.begin(), heap.end(), later);
+        siftTop();
       } else {
+        std::pop_heap(heap.begin(), heap.end(), later);
         heap.pop_back();
       }
     }
