@@ -21,9 +21,9 @@ double DeviceProfile::efficiencyOf(llvm::StringRef kind) const {
   auto it = efficiency.find(kind.str());
   if (it != efficiency.end())
     return it->second;
-  // Profiles measured before these kinds existed: attention is GEMMs,
-  // a fused chain elementwise work.
-  if (kind == "attention")
+  // Profiles measured before these kinds existed: attention and GEMMs of
+  // bf16 operands are GEMMs, a fused chain elementwise work.
+  if (kind == "attention" || kind == "matmul_bf16")
     return efficiencyOf("matmul");
   if (kind == "fused")
     return efficiencyOf("elementwise");

@@ -26,7 +26,8 @@
 // fp32 one, the launch overhead of a one-element
 // kernel (the table's kernels each wait for the GPU), and the efficiency
 // of each kind on transformer-sized work (GEMMs and attention with bf16
-// products, against the bf16 peak); links, storage and the host optimizer
+// products, against the bf16 peak: `matmul` on fp32 operands, rounded by
+// the backend first, `matmul_bf16` on bf16 ones); links, storage and the host optimizer
 // as above, between the GPU and pinned host memory.
 // --quick uses small sizes (seconds, for tests); the figures are rougher.
 
@@ -255,12 +256,24 @@ void measureGpu(hmrt_device* dev, bool quick, int reps, double bandwidth, nlohma
     const int64_t rows = quick ? 1024 : 8192, w = quick ? 256 : 2048;
     float *x = mem.get(rows * 4 * w), *wt = mem.get(4 * w * 4 * w), *y = mem.get(rows * 4 * w);
     double flops = 0, bytes = 0, sec = 0;
+    // The same GEMMs of bf16 operands (matmul_bf16: as --bf16-storage keeps
+    // them, nothing to round first).
+    uint16_t *x16 = mem.get<uint16_t>(rows * 4 * w), *wt16 = mem.get<uint16_t>(4 * w * 4 * w);
+    check(k->round_bf16(x, x16, rows * 4 * w), "rounding to bf16");
+    check(k->round_bf16(wt, wt16, 4 * w * 4 * w), "rounding to bf16");
+    double bytes16 = 0, sec16 = 0;
     for (auto [kk, n] : {std::pair<int64_t, int64_t>{w, w}, {w, 3 * w}, {w, 4 * w}, {4 * w, w}}) {
       sec += bestGpu([&] { gemm(true, rows, n, kk, x, wt, y); });
+      const int64_t sa[2] = {rows, kk}, sb[2] = {kk, n}, sy[2] = {rows, n};
+      sec16 += bestGpu([&] {
+        check(k->matmul_bf16(x16, 2, sa, 0, wt16, 2, sb, 0, y, 2, sy), "matmul");
+      });
       flops += 2.0 * rows * n * kk;
       bytes += 4.0 * (rows * kk + kk * n + rows * n);
+      bytes16 += 2.0 * (rows * kk + kk * n) + 4.0 * rows * n;
     }
     efficiency("matmul", flops, bytes, peak16, sec);
+    efficiency("matmul_bf16", flops, bytes16, peak16, sec16);
   }
   const int64_t rows = quick ? 1024 : 16384, cols = 4096, ne = rows * cols;
   float *x = mem.get(ne), *y = mem.get(ne), *z = mem.get(ne);

@@ -152,6 +152,32 @@ TEST(CostModel, RooflinePerOp) {
   EXPECT_DOUBLE_EQ(transferSeconds(1 << 20, 1 << 20), 1.0);
 }
 
+// A GEMM of bf16 operands (bf16 storage) takes the profile's matmul_bf16
+// efficiency, one of fp32 operands with bf16 products its matmul one (which
+// includes rounding them); without matmul_bf16, both take matmul's.
+TEST(CostModel, GemmsOfBf16OperandsTakeTheirOwnEfficiency) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
+    func.func @f(%a: tensor<64x64xf32>, %a16: tensor<64x64xbf16>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+      %m = tg.matmul %a, %a {tg.math = "bf16"} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+      %m16 = tg.matmul %a16, %a16 {tg.math = "bf16"} : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+      return %m, %m16 : tensor<64x64xf32>, tensor<64x64xf32>
+    })mlir");
+  ASSERT_TRUE(module);
+  DeviceProfile p;
+  p.peakFlops = {{"f32", 1e9}, {"bf16", 1e10}};
+  p.memoryBandwidth = 1e12;
+  p.launchOverhead = 0;
+  p.efficiency = {{"matmul", 0.25}};
+  SmallVector<Operation *> ops = opsOfF(*module);
+  const double flops = 2.0 * 64 * 64 * 64;
+  EXPECT_DOUBLE_EQ(predictSeconds(ops[0], p), flops / 0.25e10);
+  EXPECT_DOUBLE_EQ(predictSeconds(ops[1], p), flops / 0.25e10);
+  p.efficiency["matmul_bf16"] = 0.5;
+  EXPECT_DOUBLE_EQ(predictSeconds(ops[0], p), flops / 0.25e10);
+  EXPECT_DOUBLE_EQ(predictSeconds(ops[1], p), flops / 0.5e10);
+}
+
 // Attention marked for bf16 products (tg-precision) is timed at the bf16
 // peak, unmarked at the f32 one: 2 GEMMs of (64 x 64 x 32), half under the
 // causal mask.
