@@ -152,6 +152,18 @@ TEST(CostModel, RooflinePerOp) {
   EXPECT_DOUBLE_EQ(transferSeconds(1 << 20, 1 << 20), 1.0);
 }
 
+/// A profile with fp32 and bf16 peaks of 1 and 10 GFLOP/s, memory too fast
+/// to bind and no launch cost: an op's time is its FLOPs over its peak and
+/// `efficiency`.
+DeviceProfile computeBound(std::map<std::string, double> efficiency) {
+  DeviceProfile p;
+  p.peakFlops = {{"f32", 1e9}, {"bf16", 1e10}};
+  p.memoryBandwidth = 1e12;
+  p.launchOverhead = 0;
+  p.efficiency = std::move(efficiency);
+  return p;
+}
+
 // A GEMM of bf16 operands (bf16 storage) takes the profile's matmul_bf16
 // efficiency, one of fp32 operands with bf16 products its matmul one (which
 // includes rounding them); without matmul_bf16, both take matmul's.
@@ -164,11 +176,7 @@ TEST(CostModel, GemmsOfBf16OperandsTakeTheirOwnEfficiency) {
       return %m, %m16 : tensor<64x64xf32>, tensor<64x64xf32>
     })mlir");
   ASSERT_TRUE(module);
-  DeviceProfile p;
-  p.peakFlops = {{"f32", 1e9}, {"bf16", 1e10}};
-  p.memoryBandwidth = 1e12;
-  p.launchOverhead = 0;
-  p.efficiency = {{"matmul", 0.25}};
+  DeviceProfile p = computeBound({{"matmul", 0.25}});
   SmallVector<Operation *> ops = opsOfF(*module);
   const double flops = 2.0 * 64 * 64 * 64;
   EXPECT_DOUBLE_EQ(predictSeconds(ops[0], p), flops / 0.25e10);
@@ -190,11 +198,7 @@ TEST(CostModel, AttentionAtItsArithmeticsPeak) {
       return %o, %o2 : tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>
     })mlir");
   ASSERT_TRUE(module);
-  DeviceProfile p;
-  p.peakFlops = {{"f32", 1e9}, {"bf16", 1e10}};
-  p.memoryBandwidth = 1e12;
-  p.launchOverhead = 0;
-  p.efficiency = {{"attention", 0.5}};
+  DeviceProfile p = computeBound({{"attention", 0.5}});
   SmallVector<Operation *> ops = opsOfF(*module);
   const double flops = 2.0 * 2 * 64 * 32 * 64 / 2;
   EXPECT_DOUBLE_EQ(predictSeconds(ops[0], p), flops / 0.5e9);
