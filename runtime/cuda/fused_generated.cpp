@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 namespace hmrt {
 namespace cuda {
@@ -13,9 +13,6 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::vector<const GeneratedFused*> programs;
-  // The program last found for a code pointer (a generated program's code
-  // arrays are static), checked again at each use.
-  std::unordered_map<const int64_t*, const GeneratedFused*> by_pointer;
 };
 
 Registry& registry() {
@@ -47,19 +44,13 @@ int register_generated_fused(const GeneratedFused* table, int count) {
 
 const GeneratedFused* find_generated_fused(const int64_t* code, int64_t n_code, int64_t n_in) {
   if (interpreter_only()) return nullptr;
+  // A program has a handful of them: a search of their code costs next to
+  // nothing beside a launch.
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  auto it = r.by_pointer.find(code);
-  if (it != r.by_pointer.end() && it->second && matches(*it->second, code, n_code, n_in))
-    return it->second;
-  const GeneratedFused* found = nullptr;
   for (const GeneratedFused* g : r.programs)
-    if (matches(*g, code, n_code, n_in)) {
-      found = g;
-      break;
-    }
-  r.by_pointer[code] = found;
-  return found;
+    if (matches(*g, code, n_code, n_in)) return g;
+  return nullptr;
 }
 
 }  // namespace cuda
