@@ -26,7 +26,6 @@
 
 #include <limits>
 #include <map>
-#include <optional>
 
 namespace hmcc {
 #define GEN_PASS_DEF_PLANQUANTIZE
@@ -301,37 +300,39 @@ struct PlanQuantizeTrafficPass
       std::map<std::string, double> delta; ///< load changes when 8-bit
     };
     SmallVector<Candidate> candidates;
-    std::optional<SymbolLookupScope> lookups(std::in_place); // until symbols change below
-    for (Operation &op : fn.getBody().front()) {
-      if (!runsInProgram(op))
-        continue;
-      auto [stream, seconds] = planner::streamSeconds(op, *profile);
-      loads[stream.str()] += seconds;
-      SmallVector<int64_t> stored;
-      for (NamedAttribute attr : op.getAttrs())
-        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-          if (auto s = symbols.lookup<StateOp>(ref.getValue()); s && hm::isStorageHomed(s))
-            stored.push_back(tensorBytes(s.getType()));
-      if (stored.empty())
-        continue;
-      int64_t bytes = storedBytes(stored);
-      loads["storage_read"] += planner::transferSeconds(bytes, profile->storageRead);
-      loads["storage_write"] += planner::transferSeconds(bytes, profile->storageWrite);
-      auto update = dyn_cast<AdamWUpdateOp>(op);
-      auto type = update ? cast<RankedTensorType>(update.getGrad().getType()) : nullptr;
-      if (!update || type.getNumElements() < kMin8bitElements || stored.size() != 2 ||
-          symbols.lookup<ParameterOp>(update.getParam())->hasAttr(hm::kWholeAttr))
-        continue; // see plan-quantize on pieces
-      int64_t n = type.getNumElements();
-      int64_t codes = tensorBytes(adamw8bitCodesType(type));
-      int64_t absmax = tensorBytes(adamw8bitAbsmaxType(type));
-      int64_t saved = bytes - storedBytes({codes, absmax, codes, absmax});
-      candidates.push_back(
-          {update, n,
-           {{"storage_read", -planner::transferSeconds(saved, profile->storageRead)},
-            {"storage_write", -planner::transferSeconds(saved, profile->storageWrite)},
-            {"host_optimizer", planner::hostUpdateSeconds(double(n), "8bit", *profile) -
-                                   planner::hostUpdateSeconds(double(n), "f32", *profile)}}});
+    {
+      SymbolLookupScope lookups; // the costs' lookups; symbols change only below
+      for (Operation &op : fn.getBody().front()) {
+        if (!runsInProgram(op))
+          continue;
+        auto [stream, seconds] = planner::streamSeconds(op, *profile);
+        loads[stream.str()] += seconds;
+        SmallVector<int64_t> stored;
+        for (NamedAttribute attr : op.getAttrs())
+          if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+            if (auto s = symbols.lookup<StateOp>(ref.getValue()); s && hm::isStorageHomed(s))
+              stored.push_back(tensorBytes(s.getType()));
+        if (stored.empty())
+          continue;
+        int64_t bytes = storedBytes(stored);
+        loads["storage_read"] += planner::transferSeconds(bytes, profile->storageRead);
+        loads["storage_write"] += planner::transferSeconds(bytes, profile->storageWrite);
+        auto update = dyn_cast<AdamWUpdateOp>(op);
+        auto type = update ? cast<RankedTensorType>(update.getGrad().getType()) : nullptr;
+        if (!update || type.getNumElements() < kMin8bitElements || stored.size() != 2 ||
+            symbols.lookup<ParameterOp>(update.getParam())->hasAttr(hm::kWholeAttr))
+          continue; // see plan-quantize on pieces
+        int64_t n = type.getNumElements();
+        int64_t codes = tensorBytes(adamw8bitCodesType(type));
+        int64_t absmax = tensorBytes(adamw8bitAbsmaxType(type));
+        int64_t saved = bytes - storedBytes({codes, absmax, codes, absmax});
+        candidates.push_back(
+            {update, n,
+             {{"storage_read", -planner::transferSeconds(saved, profile->storageRead)},
+              {"storage_write", -planner::transferSeconds(saved, profile->storageWrite)},
+              {"host_optimizer", planner::hostUpdateSeconds(double(n), "8bit", *profile) -
+                                     planner::hostUpdateSeconds(double(n), "f32", *profile)}}});
+      }
     }
     // The lower bound: the largest load, or their sum on a shared host.
     auto bound = [&](const std::map<std::string, double> &l) {
@@ -342,7 +343,6 @@ struct PlanQuantizeTrafficPass
       }
       return profile->sharedHost ? all : most;
     };
-    lookups.reset();
     llvm::stable_sort(candidates,
                       [](const Candidate &a, const Candidate &b) { return a.elements > b.elements; });
     for (Candidate &c : candidates) {
