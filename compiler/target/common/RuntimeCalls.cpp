@@ -179,14 +179,11 @@ int64_t fusedOpcode(StringRef name) {
 
 } // namespace
 
-std::optional<SmallVector<int64_t>> fusedCode(Operation *op) {
-  auto fused = dyn_cast<FusedOp>(op);
-  if (!fused)
-    return std::nullopt;
+SmallVector<int64_t> fusedCode(FusedOp op) {
   SmallVector<int64_t> code;
-  for (auto [i, name] : llvm::enumerate(fused.getOps().getAsValueRange<StringAttr>())) {
+  for (auto [i, name] : llvm::enumerate(op.getOps().getAsValueRange<StringAttr>())) {
     code.push_back(fusedOpcode(name));
-    code.append(fused.getArgs().begin() + 3 * i, fused.getArgs().begin() + 3 * i + 3);
+    code.append(op.getArgs().begin() + 3 * i, op.getArgs().begin() + 3 * i + 3);
   }
   return code;
 }
@@ -285,7 +282,7 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
       })
       .Case([&](FusedOp o) {
         auto result = typeOf(o.getResult());
-        SmallVector<int64_t> code = *fusedCode(o), isBool, dims;
+        SmallVector<int64_t> code = fusedCode(o), isBool, dims;
         for (Value v : o.getInputs()) {
           auto type = typeOf(v);
           isBool.push_back(type.getElementType().isInteger(1));

@@ -19,9 +19,12 @@
 
 #include "llvm/ADT/SmallVector.h"
 
-#include <optional>
 #include <string>
 #include <vector>
+
+namespace hmcc::tg {
+class FusedOp;
+} // namespace hmcc::tg
 
 namespace hmcc::rt {
 
@@ -81,8 +84,8 @@ mlir::LogicalResult runtimeCalls(mlir::Operation *op, llvm::SmallVectorImpl<Call
 
 /// The code of a tg.fused op as hmrt_fused_f32 takes it: per instruction its
 /// opcode (hmrt_fused_op) and three operands, each an input's index, n_in
-/// plus an earlier instruction's index, or -1. Null for any other op.
-std::optional<llvm::SmallVector<int64_t>> fusedCode(mlir::Operation *op);
+/// plus an earlier instruction's index, or -1.
+llvm::SmallVector<int64_t> fusedCode(tg::FusedOp op);
 
 } // namespace hmcc::rt
 

@@ -60,12 +60,13 @@ unsigned emitFusedKernels(mlir::ModuleOp module, raw_ostream &os) {
   SmallVector<Program> programs;
   module.walk([&](tg::FusedOp op) {
     Program p;
-    p.code = *rt::fusedCode(op);
+    p.code = rt::fusedCode(op);
     p.inputs = int64_t(op.getInputs().size());
     for (StringRef name : op.getOps().getAsValueRange<mlir::StringAttr>())
       p.names.push_back(name.str());
-    // What the runtime refuses or cannot decode stays the interpreter's
-    // (which says why).
+    // What the runtime refuses (past its 256 instructions and 64 inputs,
+    // runtime/cpu/fused_program.h) or cannot decode stays the
+    // interpreter's, which says why.
     bool known = true;
     for (size_t c = 0; c < p.code.size(); c += 4)
       known &= p.code[c] >= 0;
