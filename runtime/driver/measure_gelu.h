@@ -1,8 +1,8 @@
 // The fused program hmrt-measure times for the profile's `fused`
 // efficiency: bias + GELU (erf), 6 ops per element, as tg-fuse-elementwise
-// makes it (inputs: bias, x, sqrt(2), 1, 1/2).  measure_gelu_cuda.cu
-// compiles it for itself as hmcc --target cuda compiles a program's fused
-// programs, so that on a GPU the figure is that of the kernels programs run.
+// makes it (inputs: bias, x, sqrt(2), 1, 1/2).  On a GPU it runs as a
+// kernel compiled for it (measure_gelu_kernel.h, registered by
+// measure_gelu_cuda.cu), as the fused programs of programs do.
 #ifndef HMRT_DRIVER_MEASURE_GELU_H
 #define HMRT_DRIVER_MEASURE_GELU_H
 

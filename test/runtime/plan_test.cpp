@@ -19,6 +19,7 @@
 #include "core/reduce_math.h"
 #include "cpu/fused_program.h"
 #include "cuda/nn_kernels.h"
+#include "driver/measure_gelu_kernel.h"
 #include "hmrt/kernels.h"
 #include "hmrt/tensor_ops.h"
 #include "fused_inputs.h"
@@ -346,6 +347,40 @@ TEST(EwMath, FusedElementMatchesTheCpuKernel) {
       ASSERT_EQ(std::memcmp(&got, &want[size_t(i)], sizeof(float)), 0)
           << "element " << i << " (small " << small << "): " << got << " vs " << want[size_t(i)];
     }
+  }
+}
+
+// hmrt-measure-cuda's bias + GELU written as a generated kernel
+// (driver/measure_gelu_kernel.h) computes what the CPU kernel computes for
+// its code (driver/measure_gelu.h): the two cannot drift apart unseen.
+TEST(EwMath, MeasuredGeluKernelMatchesTheCpuKernel) {
+  const int64_t rows = 37, cols = 129, n = rows * cols;
+  const std::vector<float> x = hmrt_test::random_vec(n, 13, -4.0f, 4.0f);
+  const std::vector<float> bias = hmrt_test::random_vec(cols, 14, -1.0f, 1.0f);
+  const float c2 = 1.41421354f, one = 1.0f, half = 0.5f;
+  const void* in[5] = {bias.data(), x.data(), &c2, &one, &half};
+  const int64_t is_bool[5] = {0, 0, 0, 0, 0};
+  const int64_t dims[2] = {rows, cols};
+  const int64_t in_dims[10] = {1, cols, rows, cols, 1, 1, 1, 1, 1, 1};
+  const int64_t n_code = hmrt::kMeasureGeluInstructions, n_in = hmrt::kMeasureGeluInputs;
+  std::vector<float> want(static_cast<size_t>(n));
+  HMRT_ASSERT_OK(hmrt_fused_f32(n_code, hmrt::kMeasureGeluCode, n_in, in, is_bool, in_dims,
+                                want.data(), 2, dims));
+  int64_t count = 0;
+  std::vector<hmrt::FusedInput> inputs;
+  HMRT_ASSERT_OK(hmrt::check_fused("test", n_code, hmrt::kMeasureGeluCode, n_in, in, is_bool,
+                                   in_dims, 2, dims, &count, &inputs));
+  std::vector<hmrt::cuda::FusedOperand> ops;
+  for (int j = 0; j < n_in; ++j)
+    ops.push_back(hmrt::cuda::fused_operand(inputs[size_t(j)], in[j], 2));
+  const hmrt::cuda::FusedHeader h =
+      hmrt::cuda::fused_header(2, dims, n, ops.data(), int32_t(n_in), int32_t(n_code));
+  float r[hmrt::MeasureGelu::kInputs];
+  hmrt::cuda::fused_splats(h, ops.data(), r);
+  for (int64_t i = 0; i < n; ++i) {
+    const float got = hmrt::cuda::generated_element<hmrt::MeasureGelu>(h, ops.data(), i, r);
+    ASSERT_EQ(std::memcmp(&got, &want[size_t(i)], sizeof(float)), 0)
+        << "element " << i << ": " << got << " vs " << want[size_t(i)];
   }
 }
 
