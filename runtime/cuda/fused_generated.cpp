@@ -1,10 +1,14 @@
 // The generated fused programs a program registered (cuda/fused_generated.h).
 #include "cuda/fused_generated.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
+
+#include "core/internal.h"
 
 namespace hmrt {
 namespace cuda {
@@ -26,14 +30,21 @@ bool matches(const GeneratedFused& g, const int64_t* code, int64_t n_code, int64
 }
 
 bool interpreter_only() {
-  static const bool only = [] {
-    const char* v = std::getenv("HMRT_CUDA_FUSED");
-    return v && std::strcmp(v, "interpreter") == 0;
-  }();
+  static const bool only = interpreter_requested(std::getenv("HMRT_CUDA_FUSED"));
   return only;
 }
 
 }  // namespace
+
+bool interpreter_requested(const char* value) {
+  if (value == nullptr || *value == '\0' || std::strcmp(value, "generated") == 0) return false;
+  if (std::strcmp(value, "interpreter") == 0) return true;
+  static std::atomic<bool> noticed{false};
+  notice_once(noticed, "HMRT_CUDA_FUSED=" + escape_controls(value) +
+                           ": unknown (generated or interpreter); running the generated fused "
+                           "kernels");
+  return false;
+}
 
 int register_generated_fused(const GeneratedFused* table, int count) {
   Registry& r = registry();

@@ -56,6 +56,10 @@ int register_generated_fused(const GeneratedFused* table, int count);
 // The generated program of this code, or null: none matches, or
 // HMRT_CUDA_FUSED=interpreter.
 const GeneratedFused* find_generated_fused(const int64_t* code, int64_t n_code, int64_t n_in);
+// Whether HMRT_CUDA_FUSED's value asks for the interpreter: "interpreter";
+// unset, empty and "generated" do not, and any other value gets a one-line
+// notice (once) and does not.
+bool interpreter_requested(const char* value);
 
 // Output element i of generated program P, the splat inputs' values
 // already in r (fused_splats): what a thread of its kernel computes, and

@@ -2,9 +2,11 @@
 // --target cuda writes each program of a model: registered, it replaces
 // the interpreter for its code, and computes the CPU kernel's bits over
 // inputs of every kind (in place, a bias row, a scalar, a bool mask), in
-// fp32 and rounded to bf16.  Skipped without a GPU.
+// fp32 and rounded to bf16 (skipped without a GPU); and the registry and
+// HMRT_CUDA_FUSED, which are host code.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "cuda/fused_generated.h"
@@ -41,8 +43,23 @@ struct MaskedGelu {
 };
 const int kRegistered = hmrt::cuda::register_programs<MaskedGelu>();
 
-TEST_F(Cuda, GeneratedFusedProgramMatchesCpu) {
+// The registry finds a registered program by its code, from a copy of it
+// too (a program's calls pass their own arrays), and no other program (host
+// code: runs without a GPU).
+TEST(CudaGeneratedRegistry, FindsARegisteredProgramByItsCode) {
   ASSERT_EQ(kRegistered, 1);
+  const int64_t n_code = MaskedGelu::kInstructions;
+  std::vector<int64_t> code(MaskedGelu::kCode, MaskedGelu::kCode + 4 * n_code);
+  ASSERT_NE(hmrt::cuda::find_generated_fused(code.data(), n_code, 4), nullptr)
+      << "HMRT_CUDA_FUSED=interpreter is set";
+  // Another program of the same length, or the same code with another
+  // number of inputs, is not this one.
+  EXPECT_EQ(hmrt::cuda::find_generated_fused(code.data(), n_code, 5), nullptr);
+  code.back() = 0;
+  EXPECT_EQ(hmrt::cuda::find_generated_fused(code.data(), n_code, 4), nullptr);
+}
+
+TEST_F(Cuda, GeneratedFusedProgramMatchesCpu) {
   const int64_t* code = MaskedGelu::kCode;
   const int64_t n_code = MaskedGelu::kInstructions;
   ASSERT_NE(hmrt::cuda::find_generated_fused(code, n_code, 4), nullptr)
@@ -69,11 +86,23 @@ TEST_F(Cuda, GeneratedFusedProgramMatchesCpu) {
   HMRT_ASSERT_OK(k_->fused_f32_to_bf16(n_code, code, 4, dev_in, f.in_bool.data(),
                                        f.in_dims.data(), dy16, 3, f.dims));
   EXPECT_TRUE(same_bits(download<uint16_t>(by16.get(), size_t(n)), want16));
+}
 
-  // Another program of the same length is not this one's.
-  std::vector<int64_t> other(code, code + 4 * n_code);
-  other.back() = 0;
-  EXPECT_EQ(hmrt::cuda::find_generated_fused(other.data(), n_code, 4), nullptr);
+// HMRT_CUDA_FUSED's values (host code: runs without a GPU): interpreter
+// turns the generated kernels off; unset, empty and generated keep them; any
+// other value keeps them and says so on one line, once.
+TEST(CudaFusedMode, ValuesOfTheEnvironmentVariable) {
+  EXPECT_TRUE(hmrt::cuda::interpreter_requested("interpreter"));
+  EXPECT_FALSE(hmrt::cuda::interpreter_requested(nullptr));
+  EXPECT_FALSE(hmrt::cuda::interpreter_requested(""));
+  EXPECT_FALSE(hmrt::cuda::interpreter_requested("generated"));
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(hmrt::cuda::interpreter_requested("interpretr\n"));
+  EXPECT_FALSE(hmrt::cuda::interpreter_requested("off"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err,
+            "hmrt: HMRT_CUDA_FUSED=interpretr\\n: unknown (generated or interpreter); running the "
+            "generated fused kernels\n");
 }
 
 }  // namespace
