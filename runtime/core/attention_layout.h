@@ -20,17 +20,31 @@ struct AttnLayout {
   bool causal;
   bool bthd;       // tensors are (batch, seq, heads, head_dim)
   bool bf16;       // bf16 products with fp32 sums (HMRT_ATTENTION_BF16)
+  bool packed;     // q, k, v (and dq, dk, dv) share rows (HMRT_ATTENTION_PACKED)
   int64_t bst[4];  // bias element strides over (b, h, i, j), 0 if broadcast
 
-  // Row strides of the query-side and kv-side tensors.
-  HMRT_HD int64_t ldq() const { return bthd ? H * D : D; }
-  HMRT_HD int64_t ldk() const { return bthd ? Hk * D : D; }
-  // Row 0 of query head h (q, out, dout, dq) and of kv head kvh (k, v, dk, dv).
+  // Row strides of q and dq, of k, v, dk and dv, and of out and dout.
+  HMRT_HD int64_t ldq() const { return !bthd ? D : packed ? (H + 2 * Hk) * D : H * D; }
+  HMRT_HD int64_t ldk() const { return !bthd ? D : packed ? (H + 2 * Hk) * D : Hk * D; }
+  HMRT_HD int64_t ldo() const { return bthd ? H * D : D; }
+  // Row 0 of query head h in q and dq, of kv head kvh in k, v, dk and dv,
+  // and of query head h in out and dout.
   HMRT_HD int64_t q_off(int64_t b, int64_t h) const {
-    return bthd ? b * T * H * D + h * D : (b * H + h) * T * D;
+    return bthd ? b * T * ldq() + h * D : (b * H + h) * T * D;
   }
   HMRT_HD int64_t kv_off(int64_t b, int64_t kvh) const {
-    return bthd ? b * S * Hk * D + kvh * D : (b * Hk + kvh) * S * D;
+    return bthd ? b * S * ldk() + kvh * D : (b * Hk + kvh) * S * D;
+  }
+  HMRT_HD int64_t o_off(int64_t b, int64_t h) const {
+    return bthd ? b * T * H * D + h * D : (b * H + h) * T * D;
+  }
+  // Elements from the first to one past the last of q (dq) and of k (v,
+  // dk, dv): their counts, unless packed.
+  HMRT_HD int64_t q_span() const {
+    return !packed || B * T == 0 ? B * H * T * D : (B * T - 1) * ldq() + H * D;
+  }
+  HMRT_HD int64_t kv_span() const {
+    return !packed || B * S == 0 ? B * Hk * S * D : (B * S - 1) * ldk() + Hk * D;
   }
   // The bias element of query row i and key j of head (b, h).
   HMRT_HD int64_t bias_off(int64_t b, int64_t h, int64_t i, int64_t j) const {
@@ -50,7 +64,7 @@ struct AttnLayout {
                  T,     S,     D,
                  Hk > 0 ? H / Hk : 1, scale, (flags & HMRT_ATTENTION_CAUSAL) != 0,
                  (flags & HMRT_ATTENTION_BTHD) != 0, (flags & HMRT_ATTENTION_BF16) != 0,
-                 {0, 0, 0, 0}};
+                 (flags & HMRT_ATTENTION_PACKED) != 0, {0, 0, 0, 0}};
     if (bias_dims) {
       for (int64_t s = 1, d = 3; d >= 0; --d) {
         a.bst[d] = bias_dims[d] == 1 ? 0 : s;
@@ -62,8 +76,9 @@ struct AttnLayout {
 };
 
 // The argument checks of the attention kernels (cpu/attention.cpp), with
-// their messages: sizes, heads a multiple of kv heads, causal needing
-// q_len == kv_len, a bias's dims each 1 or the full size, dropout in [0, 1].
+// their messages: sizes, heads a multiple of kv heads, causal and packed
+// needing q_len == kv_len, packed needing bthd, a bias's dims each 1 or the
+// full size, dropout in [0, 1].
 hmrt_status check_attention(const char* fn, const AttnLayout& a, const float* bias,
                             const int64_t* bias_dims, float dropout);
 

@@ -19,7 +19,9 @@
 // Grouped heads: query head h reads kv head h / (heads / kv_heads).  With
 // HMRT_ATTENTION_BTHD the tensors are (batch, seq, heads, head_dim), as the
 // projections make them: a head's rows are strided, which the GEMM takes as
-// its leading dimension, so no transpose is needed on either side.
+// its leading dimension, so no transpose is needed on either side; with
+// HMRT_ATTENTION_PACKED q, k and v are read from one projection's rows (and
+// dq, dk, dv written into one), wider strides of the same GEMMs.
 // Backward tasks are (batch, kv head), walking the group's query heads and
 // their query blocks in order, so dK and dV accumulate in a fixed order and
 // results never depend on the thread count.
@@ -67,6 +69,8 @@ struct Attn : AttnLayout {
   F* q_head(F* q, int64_t b, int64_t h) const { return q + q_off(b, h); }
   template <class F>
   F* kv_head(F* k, int64_t b, int64_t h) const { return k + kv_off(b, h / group); }
+  template <class F>
+  F* o_head(F* out, int64_t b, int64_t h) const { return out + o_off(b, h); }
   // Keys a block of rows [i0, i1) may see.
   int64_t kend(int64_t i1) const { return causal ? std::min(S, i1) : S; }
 };
@@ -154,6 +158,9 @@ hmrt_status hmrt::check_attention(const char* fn, const AttnLayout& a, const flo
   HMRT_CHECK_ARG(!a.causal || a.T == a.S,
                  "%s: causal attention needs q_len == kv_len (%lld, %lld)", fn,
                  (long long)a.T, (long long)a.S);
+  HMRT_CHECK_ARG(!a.packed || (a.bthd && a.T == a.S),
+                 "%s: packed q, k and v need the bthd layout and q_len == kv_len (%lld, %lld)",
+                 fn, (long long)a.T, (long long)a.S);
   if (bias) {
     HMRT_CHECK_ARG(bias_dims != nullptr, "%s: bias without bias_dims", fn);
     const int64_t full[4] = {a.B, a.H, a.T, a.S};
@@ -182,17 +189,17 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
                       head_dim, scale, flags, dropout > 0.0f ? &mask : nullptr);
   hmrt_status st = check_attention(fn, a, bias, bias_dims, dropout);
   if (st != HMRT_OK) return st;
-  const int64_t T = a.T, S = a.S, D = a.D;
-  HMRT_CHECK_PTR(fn, q, a.B * a.H * T * D);
-  HMRT_CHECK_PTR(fn, k, a.B * a.Hk * S * D);
-  HMRT_CHECK_PTR(fn, v, a.B * a.Hk * S * D);
+  const int64_t T = a.T, D = a.D;
+  HMRT_CHECK_PTR(fn, q, a.q_span());
+  HMRT_CHECK_PTR(fn, k, a.kv_span());
+  HMRT_CHECK_PTR(fn, v, a.kv_span());
   HMRT_CHECK_PTR(fn, out, a.B * a.H * T * D);
   const int64_t bh = a.B * a.H;
   if (bh == 0 || T == 0) return HMRT_OK;
   std::vector<float> qc, kc, vc;
-  q = gemm_operand(a, q, a.B * a.H * T * D, &qc);
-  k = gemm_operand(a, k, a.B * a.Hk * S * D, &kc);
-  v = gemm_operand(a, v, a.B * a.Hk * S * D, &vc);
+  q = gemm_operand(a, q, a.q_span(), &qc);
+  k = gemm_operand(a, k, a.kv_span(), &kc);
+  v = gemm_operand(a, v, a.kv_span(), &vc);
   if (!q || !k || !v)
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate the bf16 operands", fn);
 
@@ -248,10 +255,10 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
       sgemm_serial(false, false, qb, D, kn, 1.0f, s, kKB,
                    a.kv_head(v, b, h) + j0 * a.ldk(), a.ldk(), 1.0f, acc, D, gws);
     }
-    float* oh = a.q_head(out, b, h) + i0 * a.ldq();
+    float* oh = a.o_head(out, b, h) + i0 * a.ldo();
     for (int64_t r = 0; r < qb; ++r) {
       const float inv = 1.0f / sum[r];
-      for (int64_t d = 0; d < D; ++d) oh[r * a.ldq() + d] = acc[r * D + d] * inv;
+      for (int64_t d = 0; d < D; ++d) oh[r * a.ldo() + d] = acc[r * D + d] * inv;
       if (lse) lse[head * T + i0 + r] = mx[r] + std::log(sum[r]);
     }
   });
@@ -273,19 +280,19 @@ hmrt_status hmrt_attention_backward(
   hmrt_status st = check_attention(fn, a, bias, bias_dims, dropout);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
-  const int64_t nq = a.B * a.H * T * D, nk = a.B * a.Hk * S * D;
+  const int64_t nq = a.q_span(), nk = a.kv_span(), no = a.B * a.H * T * D;
   HMRT_CHECK_PTR(fn, q, nq);
   HMRT_CHECK_PTR(fn, k, nk);
   HMRT_CHECK_PTR(fn, v, nk);
-  HMRT_CHECK_PTR(fn, out, nq);
+  HMRT_CHECK_PTR(fn, out, no);
   HMRT_CHECK_PTR(fn, lse, a.B * a.H * T);
-  HMRT_CHECK_PTR(fn, dout, nq);
+  HMRT_CHECK_PTR(fn, dout, no);
   HMRT_CHECK_PTR(fn, dq, nq);
   HMRT_CHECK_PTR(fn, dk, nk);
   HMRT_CHECK_PTR(fn, dv, nk);
   const int64_t tasks = a.B * a.Hk;
   if (tasks == 0 || S == 0) return HMRT_OK;
-  if (T == 0) {  // no query reads a key
+  if (T == 0) {  // no query reads a key (never packed: that has T == S)
     std::fill(dk, dk + nk, 0.0f);
     std::fill(dv, dv + nk, 0.0f);
     return HMRT_OK;
@@ -296,7 +303,7 @@ hmrt_status hmrt_attention_backward(
   const float* qm = gemm_operand(a, q, nq, &qc);
   const float* km = gemm_operand(a, k, nk, &kc);
   const float* vm = gemm_operand(a, v, nk, &vc);
-  const float* dom = gemm_operand(a, dout, nq, &doc);
+  const float* dom = gemm_operand(a, dout, no, &doc);
   if (!qm || !km || !vm || !dom)
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate the bf16 operands", fn);
 
@@ -311,7 +318,7 @@ hmrt_status hmrt_attention_backward(
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate %lld floats of scratch",
                 fn, (long long)(threads * sc.per_thread));
 
-  const int64_t ldq = a.ldq(), ldk = a.ldk();
+  const int64_t ldq = a.ldq(), ldk = a.ldk(), ldo = a.ldo();
   parallel_tasks_indexed(tasks, threads, [&](int64_t task, int tid) {
     const int64_t b = task / a.Hk, kvh = task % a.Hk;
     const float* kh = km + a.kv_off(b, kvh);
@@ -328,15 +335,15 @@ hmrt_status hmrt_attention_backward(
     }
 
     for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
-      const int64_t head = b * a.H + h, off = a.q_off(b, h);
-      const float *qh = qm + off, *oh = out + off, *doh = dom + off;
+      const int64_t head = b * a.H + h, off = a.q_off(b, h), ooff = a.o_off(b, h);
+      const float *qh = qm + off, *oh = out + ooff, *doh = dom + ooff;
       const float* lh = lse + head * T;
       float* dqh = dq + off;
       for (int64_t i0 = 0; i0 < T; i0 += kQB) {
         const int64_t i1 = std::min(T, i0 + kQB), qb = i1 - i0;
         const int64_t kend = a.kend(i1);
         for (int64_t r = 0; r < qb; ++r)
-          di[r] = dot(dout + off + (i0 + r) * ldq, oh + (i0 + r) * ldq, D);
+          di[r] = dot(dout + ooff + (i0 + r) * ldo, oh + (i0 + r) * ldo, D);
         for (int64_t j0 = 0; j0 < kend; j0 += kKB) {
           const int64_t kn = std::min(kKB, kend - j0);
           // P = exp(scale * Q K^T + bias - lse), zero where masked.
@@ -353,10 +360,10 @@ hmrt_status hmrt_attention_backward(
             if (a.bf16) round_bf16(pd + r * kKB, kn);
           }
           // dV[tile] += P'^T dO_blk, P' = P with the dropout applied
-          sgemm_serial(true, false, kn, D, qb, 1.0f, pd, kKB, doh + i0 * ldq, ldq,
+          sgemm_serial(true, false, kn, D, qb, 1.0f, pd, kKB, doh + i0 * ldo, ldo,
                        1.0f, dvh + j0 * ldk, ldk, gws);
           // dP = dO_blk V_tile^T
-          sgemm_serial(false, true, qb, kn, D, 1.0f, doh + i0 * ldq, ldq,
+          sgemm_serial(false, true, qb, kn, D, 1.0f, doh + i0 * ldo, ldo,
                        vh + j0 * ldk, ldk, 0.0f, dp, kKB, gws);
           // dS = P * (dP - rowsum(dO * O)), written over P; with dropout
           // dP is the dropped probabilities' gradient masked and scaled

@@ -309,7 +309,8 @@ __global__ void __launch_bounds__(kThreadsTc)
         }
     }
   }
-  float* oh = out + a.q_off(b, h);
+  float* oh = out + a.o_off(b, h);
+  const int64_t ldo = a.ldo();
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (row[r] >= a.T) continue;
@@ -319,7 +320,7 @@ __global__ void __launch_bounds__(kThreadsTc)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int col = d * 8 + 2 * t + e;
-        if (d < nd && col < a.D) oh[row[r] * ldq + col] = o[d][2 * r + e] * inv;
+        if (d < nd && col < a.D) oh[row[r] * ldo + col] = o[d][2 * r + e] * inv;
       }
     if (lse && t == 0) lse[head * a.T + row[r]] = m[r] + logf(l[r]);
   }
@@ -331,7 +332,7 @@ __global__ void __launch_bounds__(kThreadsTc)
 __global__ void tc_di_kernel(AttnLayout a, const float* out, const float* dout, float* di) {
   HMRT_GRID_LOOP(e, a.B * a.H * a.T) {
     const int64_t head = e / a.T, i = e % a.T, b = head / a.H, h = head % a.H;
-    const int64_t row = a.q_off(b, h) + i * a.ldq();
+    const int64_t row = a.o_off(b, h) + i * a.ldo();
     float s = 0.0f;
     for (int64_t d = 0; d < a.D; ++d) s += dout[row + d] * out[row + d];
     di[e] = s;
@@ -378,7 +379,7 @@ __global__ void __launch_bounds__(kThreadsTc)
   const int nk = Dp / 16, nd = Dp / 8;
   const int64_t ldq = a.ldq(), ldk = a.ldk();
   load_tile(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-  load_tile(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+  load_tile(sdo, ldt, dout + a.o_off(b, h), a.ldo(), i0, a.T, a.D, Dp);
   const int64_t row[2] = {i0 + w * 16 + g, i0 + w * 16 + g + 8};
   float lse_r[2], di_r[2];
 #pragma unroll
@@ -478,7 +479,7 @@ __global__ void __launch_bounds__(kThreadsTc)
     for (int64_t i0 = first; i0 < a.T; i0 += kRows) {
       __syncthreads();  // the last tile's readers are done
       load_tile(sq, ldt, q + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
-      load_tile(sdo, ldt, dout + a.q_off(b, h), ldq, i0, a.T, a.D, Dp);
+      load_tile(sdo, ldt, dout + a.o_off(b, h), a.ldo(), i0, a.T, a.D, Dp);
       if (threadIdx.x < kRows) {
         const int64_t i = i0 + threadIdx.x;
         slse[threadIdx.x] = i < a.T ? lse[head * a.T + i] : 0.0f;

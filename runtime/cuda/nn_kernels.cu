@@ -251,7 +251,7 @@ __global__ void attention_forward_kernel(AttnLayout a, DropoutMask mask, int has
     __syncthreads();  // sp is rewritten by the next tile
   }
   const float inv = 1.0f / l;
-  float* orow = out + a.q_off(b, h) + i * a.ldq();
+  float* orow = out + a.o_off(b, h) + i * a.ldo();
   for (int64_t d = t; d < a.D; d += blockDim.x) orow[d] = acc[d] * inv;
   if (lse && t == 0) lse[head * a.T + i] = m + logf(l);
 }
@@ -279,16 +279,16 @@ __global__ void attention_dq_kernel(AttnLayout a, DropoutMask mask, int has_drop
   float* sds = acc + a.D;
   const int64_t i = blockIdx.x, head = blockIdx.y, b = head / a.H, h = head % a.H;
   const int t = threadIdx.x;
-  const int64_t row = a.q_off(b, h) + i * a.ldq();
+  const int64_t row = a.q_off(b, h) + i * a.ldq(), orow = a.o_off(b, h) + i * a.ldo();
   const float* kh = k + a.kv_off(b, h / a.group);
   const float* vh = v + a.kv_off(b, h / a.group);
   const int64_t ldk = a.ldk();
   float part = 0.0f;
   for (int64_t d = t; d < a.D; d += blockDim.x) {
     sq[d] = rd(q[row + d], a.bf16);
-    sdo[d] = rd(dout[row + d], a.bf16);
+    sdo[d] = rd(dout[orow + d], a.bf16);
     acc[d] = 0.0f;
-    part += dout[row + d] * out[row + d];
+    part += dout[orow + d] * out[orow + d];
   }
   const float di = block_reduce(part, red, SumOp());  // syncs: sq, sdo are there
   if (t == 0) di_out[head * a.T + i] = di;
@@ -332,7 +332,7 @@ __global__ void attention_dkv_kernel(AttnLayout a, DropoutMask mask, int has_dro
   const int64_t j = blockIdx.x, task = blockIdx.y, b = task / a.Hk, kvh = task % a.Hk;
   const int t = threadIdx.x;
   const int64_t krow = a.kv_off(b, kvh) + j * a.ldk();
-  const int64_t ldq = a.ldq();
+  const int64_t ldq = a.ldq(), ldo = a.ldo();
   for (int64_t d = t; d < a.D; d += blockDim.x) {
     sk[d] = rd(k[krow + d], a.bf16);
     sv[d] = rd(v[krow + d], a.bf16);
@@ -343,7 +343,7 @@ __global__ void attention_dkv_kernel(AttnLayout a, DropoutMask mask, int has_dro
   for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
     const int64_t head = b * a.H + h;
     const float* qh = q + a.q_off(b, h);
-    const float* doh = dout + a.q_off(b, h);
+    const float* doh = dout + a.o_off(b, h);
     for (int64_t i0 = a.causal ? j : 0; i0 < a.T; i0 += kTile) {
       const int64_t qn = a.T - i0 < kTile ? a.T - i0 : kTile;
       if (t < qn) {
@@ -351,7 +351,7 @@ __global__ void attention_dkv_kernel(AttnLayout a, DropoutMask mask, int has_dro
         float s = a.scale * dot(qh + i * ldq, sk, a.D, a.bf16);
         if (bias) s += bias[a.bias_off(b, h, i, j)];
         const float p = ew::exp_f32(s - lse[head * a.T + i]);
-        const float dp = dot(doh + i * ldq, sv, a.D, a.bf16);
+        const float dp = dot(doh + i * ldo, sv, a.D, a.bf16);
         const uint64_t index = a.prob_index(head, i, j);
         sp[t] = rd(has_drop ? drop_prob(&mask, p, index) : p, a.bf16);
         sds[t] = dscore(&mask, has_drop, a.bf16, p, dp, di[head * a.T + i], index);
@@ -360,7 +360,7 @@ __global__ void attention_dkv_kernel(AttnLayout a, DropoutMask mask, int has_dro
       for (int64_t d = t; d < a.D; d += blockDim.x) {
         float gv = 0.0f, gk = 0.0f;
         for (int64_t u = 0; u < qn; ++u) {
-          gv += sp[u] * rd(doh[(i0 + u) * ldq + d], a.bf16);
+          gv += sp[u] * rd(doh[(i0 + u) * ldo + d], a.bf16);
           gk += sds[u] * rd(qh[(i0 + u) * ldq + d], a.bf16);
         }
         adv[d] += gv;

@@ -11,6 +11,7 @@
 
 #include "core/float16.h"
 #include "hmrt/tensor_ops.h"
+#include "packed_qkv.h"
 #include "reference/reference.h"
 #include "test_util.h"
 
@@ -275,6 +276,51 @@ TEST(Attention, SeqMajorLayoutGivesTheSameBits) {
   }
 }
 
+// q, k and v read from one projection's rows, and dq, dk, dv written
+// into one such tensor (HMRT_ATTENTION_PACKED), give the bits of three
+// tensors: grouped heads, a mask and dropout, at both precisions. Every
+// element of the packed gradient is written (it starts as NaN).
+TEST(Attention, PackedQkvGivesTheSameBits) {
+  const hmrt_test::PackedQkv p{2, 70, 4, 2, 8};
+  const int64_t B = p.B, H = p.H, Hk = p.Hk, T = p.T, D = p.D;
+  const int64_t nq = B * T * H * D, nk = B * T * Hk * D;
+  auto q = hmrt_test::normal_vec(nq, 181), k = hmrt_test::normal_vec(nk, 182);
+  auto v = hmrt_test::normal_vec(nk, 183), dout = hmrt_test::normal_vec(nq, 184);
+  auto bias = hmrt_test::normal_vec(T * T, 185);
+  const int64_t bias_dims[4] = {1, 1, T, T};
+  const std::vector<float> qkv = p.pack(q, k, v);
+  for (int32_t extra : {0, HMRT_ATTENTION_CAUSAL, HMRT_ATTENTION_BF16,
+                        HMRT_ATTENTION_CAUSAL | HMRT_ATTENTION_BF16}) {
+    SCOPED_TRACE(extra);
+    const int32_t flags = HMRT_ATTENTION_BTHD | extra;
+    std::vector<float> out(nq), lse(B * H * T), dq(nq), dk(nk), dv(nk);
+    HMRT_ASSERT_OK(hmrt_attention_forward(q.data(), k.data(), v.data(), bias.data(), bias_dims,
+                                          out.data(), lse.data(), B, H, Hk, T, T, D, 0.3f,
+                                          flags, 0.2f, 3, 5));
+    HMRT_ASSERT_OK(hmrt_attention_backward(q.data(), k.data(), v.data(), bias.data(), bias_dims,
+                                           out.data(), lse.data(), dout.data(), dq.data(),
+                                           dk.data(), dv.data(), B, H, Hk, T, T, D, 0.3f, flags,
+                                           0.2f, 3, 5));
+    const int32_t pf = flags | HMRT_ATTENTION_PACKED;
+    const float* x = qkv.data();
+    std::vector<float> out2(nq), lse2(B * H * T), dx(p.size(), NAN);
+    HMRT_ASSERT_OK(hmrt_attention_forward(x, x + p.k_offset(), x + p.v_offset(), bias.data(),
+                                          bias_dims, out2.data(), lse2.data(), B, H, Hk, T, T,
+                                          D, 0.3f, pf, 0.2f, 3, 5));
+    HMRT_ASSERT_OK(hmrt_attention_backward(
+        x, x + p.k_offset(), x + p.v_offset(), bias.data(), bias_dims, out.data(), lse.data(),
+        dout.data(), dx.data(), dx.data() + p.k_offset(), dx.data() + p.v_offset(), B, H, Hk, T,
+        T, D, 0.3f, pf, 0.2f, 3, 5));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(out, out2));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(lse, lse2));
+    std::vector<float> dq2, dk2, dv2;
+    p.unpack(dx, &dq2, &dk2, &dv2);
+    EXPECT_TRUE(hmrt_test::bitwise_equal(dq, dq2));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(dk, dk2));
+    EXPECT_TRUE(hmrt_test::bitwise_equal(dv, dv2));
+  }
+}
+
 TEST(Attention, FirstCausalRowCopiesV) {
   // Query 0 sees only key 0, so out[0] = v[0] exactly and lse[0] = s_00.
   const int64_t T = 4, D = 3;
@@ -341,6 +387,13 @@ TEST(Attention, RejectsBadArguments) {
   EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, &x, dims, &x, nullptr, 1, 1, 1,
                                       1, 1, 1, 1.0f, 0, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "bias dim 2 is 2: it must be 1 or 1");
+  EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr, 1, 1, 1, 1, 1,
+                                      1, 1.0f, HMRT_ATTENTION_PACKED, 0.0f, 0, 0),
+               HMRT_INVALID_ARGUMENT, "packed q, k and v need the bthd layout");
+  EXPECT_FAILS(hmrt_attention_forward(&x, &x, &x, nullptr, nullptr, &x, nullptr, 1, 1, 1, 1, 2,
+                                      1, 1.0f, HMRT_ATTENTION_PACKED | HMRT_ATTENTION_BTHD, 0.0f,
+                                      0, 0),
+               HMRT_INVALID_ARGUMENT, "and q_len == kv_len (1, 2)");
   EXPECT_FAILS(hmrt_attention_backward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
                                        &x, &x, &x, &x, 1, 1, 1, 1, 1, 1, 1.0f, 1, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "lse is NULL");

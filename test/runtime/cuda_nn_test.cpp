@@ -19,6 +19,7 @@
 
 #include "cuda_test_fixture.h"
 #include "fused_inputs.h"
+#include "packed_qkv.h"
 #include "sce_inputs.h"
 #include "hmrt/io.h"
 #include "hmrt/kernels.h"
@@ -339,6 +340,68 @@ TEST_F(Cuda, AttentionMatchesCpu) {
   EXPECT_NE(last_error().find("head_dim 4096 is more than the GPU kernel takes"),
             std::string::npos)
       << last_error();
+}
+
+// q, k and v read from one projection's rows (HMRT_ATTENTION_PACKED) give
+// the GPU the bits of three tensors, through the tensor-core kernels
+// (bf16) and the scalar ones (fp32), causal with dropout and with a mask.
+TEST_F(Cuda, PackedAttentionGivesTheSameBits) {
+  const hmrt_test::PackedQkv p{2, 130, 4, 2, 64};
+  const int64_t B = p.B, H = p.H, Hk = p.Hk, T = p.T, D = p.D;
+  const int64_t nq = B * T * H * D, nk = B * T * Hk * D;
+  const std::vector<float> q = hmrt_test::random_vec(nq, 171, -1.0f, 1.0f);
+  const std::vector<float> k = hmrt_test::random_vec(nk, 172, -1.0f, 1.0f);
+  const std::vector<float> v = hmrt_test::random_vec(nk, 173, -1.0f, 1.0f);
+  const std::vector<float> dout = hmrt_test::random_vec(nq, 174, -1.0f, 1.0f);
+  const std::vector<float> bias = hmrt_test::random_vec(T * T, 175, -2.0f, 2.0f);
+  const int64_t bias_dims[4] = {1, 1, T, T};
+  float *gq, *gk, *gv, *gx, *gb, *gdout;
+  BufferPtr bq = upload(q, &gq), bk = upload(k, &gk), bv = upload(v, &gv);
+  BufferPtr bx = upload(p.pack(q, k, v), &gx), bb = upload(bias, &gb);
+  BufferPtr bdout = upload(dout, &gdout);
+  for (int32_t precision : {0, HMRT_ATTENTION_BF16})
+    for (bool causal : {true, false}) {
+      SCOPED_TRACE(std::string(precision ? "bf16" : "fp32") + (causal ? " causal" : " mask"));
+      const int32_t flags =
+          HMRT_ATTENTION_BTHD | precision | (causal ? HMRT_ATTENTION_CAUSAL : 0);
+      const float* bp = causal ? nullptr : gb;
+      const int64_t* bd = causal ? nullptr : bias_dims;
+      const float dropout = causal ? 0.1f : 0.0f;
+      // Three tensors.
+      float *gout, *glse, *gdq, *gdk, *gdv;
+      BufferPtr bout = upload(std::vector<float>(size_t(nq), 0.0f), &gout);
+      BufferPtr blse = upload(std::vector<float>(size_t(B * H * T), 0.0f), &glse);
+      BufferPtr bdq = upload(std::vector<float>(size_t(nq), 0.0f), &gdq);
+      BufferPtr bdk = upload(std::vector<float>(size_t(nk), 0.0f), &gdk);
+      BufferPtr bdv = upload(std::vector<float>(size_t(nk), 0.0f), &gdv);
+      HMRT_ASSERT_OK(k_->attention_forward(gq, gk, gv, bp, bd, gout, glse, B, H, Hk, T, T, D,
+                                           0.125f, flags, dropout, 9, 4));
+      HMRT_ASSERT_OK(k_->attention_backward(gq, gk, gv, bp, bd, gout, glse, gdout, gdq, gdk, gdv,
+                                            B, H, Hk, T, T, D, 0.125f, flags, dropout, 9, 4));
+      // One packed tensor; its gradient starts as NaN, so each element
+      // must be written.
+      float *pout, *plse, *pdx;
+      BufferPtr bpout = upload(std::vector<float>(size_t(nq), 0.0f), &pout);
+      BufferPtr bplse = upload(std::vector<float>(size_t(B * H * T), 0.0f), &plse);
+      BufferPtr bpdx = upload(std::vector<float>(size_t(p.size()), NAN), &pdx);
+      const int32_t pf = flags | HMRT_ATTENTION_PACKED;
+      HMRT_ASSERT_OK(k_->attention_forward(gx, gx + p.k_offset(), gx + p.v_offset(), bp, bd,
+                                           pout, plse, B, H, Hk, T, T, D, 0.125f, pf, dropout, 9,
+                                           4));
+      HMRT_ASSERT_OK(k_->attention_backward(gx, gx + p.k_offset(), gx + p.v_offset(), bp, bd,
+                                            gout, glse, gdout, pdx, pdx + p.k_offset(),
+                                            pdx + p.v_offset(), B, H, Hk, T, T, D, 0.125f, pf,
+                                            dropout, 9, 4));
+      EXPECT_TRUE(same_bits(download<float>(bpout.get(), size_t(nq)),
+                            download<float>(bout.get(), size_t(nq))));
+      EXPECT_TRUE(same_bits(download<float>(bplse.get(), size_t(B * H * T)),
+                            download<float>(blse.get(), size_t(B * H * T))));
+      std::vector<float> dq, dk, dv;
+      p.unpack(download<float>(bpdx.get(), size_t(p.size())), &dq, &dk, &dv);
+      EXPECT_TRUE(same_bits(dq, download<float>(bdq.get(), size_t(nq))));
+      EXPECT_TRUE(same_bits(dk, download<float>(bdk.get(), size_t(nk))));
+      EXPECT_TRUE(same_bits(dv, download<float>(bdv.get(), size_t(nk))));
+    }
 }
 
 // ONNX's optimizers and the clip coefficient: the CPU's per-element code

@@ -118,7 +118,13 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
  * flags: HMRT_ATTENTION_CAUSAL also masks every key j > i (then
  *   q_len == kv_len); HMRT_ATTENTION_BTHD lays q, out, dout, dq out as
  *   (batch, q_len, heads, head_dim) and k, v, dk, dv as (batch, kv_len,
- *   kv_heads, head_dim) instead; HMRT_ATTENTION_BF16 makes every product
+ *   kv_heads, head_dim) instead; HMRT_ATTENTION_PACKED (with BTHD, q_len ==
+ *   kv_len) reads q, k and v from one (batch, seq, heads + 2 kv_heads,
+ *   head_dim) tensor, as one projection makes them, and writes dq, dk, dv
+ *   into one such tensor: the pointers are each's first head (k = q +
+ *   heads * head_dim, v = k + kv_heads * head_dim for the projection's
+ *   order), their rows (heads + 2 kv_heads) * head_dim apart, while out and
+ *   dout stay (batch, q_len, heads, head_dim); HMRT_ATTENTION_BF16 makes every product
  *   one of bf16 values summed in fp32, as a GPU's tensor cores do: q, k, v
  *   and dout are rounded to bf16 (nearest even) where they are multiplied,
  *   the probabilities are rounded after their row sums are taken (and
@@ -138,6 +144,7 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
 #define HMRT_ATTENTION_CAUSAL 1
 #define HMRT_ATTENTION_BTHD 2
 #define HMRT_ATTENTION_BF16 4
+#define HMRT_ATTENTION_PACKED 8
 hmrt_status hmrt_attention_forward(const float* q, const float* k,
                                    const float* v, const float* bias,
                                    const int64_t* bias_dims, float* out,
