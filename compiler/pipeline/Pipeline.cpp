@@ -50,8 +50,11 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
     pm.addPass(createTGTrainingInfo(t));
   }
   pm.addPass(createTGFoldTransposes());
-  if (o.fuse == "all")
-    pm.addPass(createTGFuseAttention());
+  if (o.fuse == "all") {
+    TGFuseAttentionOptions t;
+    t.packQkv = o.packQkv;
+    pm.addPass(createTGFuseAttention(t));
+  }
   pm.addPass(createTGExpandGradients());
   if (!forward && !o.trainingInfo)
     pm.addPass(createTGAutodiff());

@@ -133,6 +133,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       *this, "fuse",
       llvm::cl::desc("all (tg-fuse-attention and tg-fuse-elementwise), elementwise or none"),
       llvm::cl::init("all")};
+  Option<bool> packQkv{
+      *this, "pack-qkv",
+      llvm::cl::desc("tg-fuse-attention's pack-qkv: attention reads q, k and v from their "
+                     "projection"),
+      llvm::cl::init(true)};
   Option<std::string> recompute{
       *this, "recompute",
       llvm::cl::desc("auto (what the budget needs), none, all, or segments such as 1-3,5"),

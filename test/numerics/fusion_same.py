@@ -7,12 +7,13 @@ rate and gradient norm identical at every step (the runtime's fused programs
 compute each op through the same vector code as the one-op kernels). With
 --modes A,B and --rtol R it compares --fuse=A against --fuse=B and allows
 the losses and gradient norms that relative difference (attention's kernel
-rounds differently from the ops it replaces). Prints how many fused ops
-(tg.fused and tg.attention) the first program has, both arenas (from
---dump-schedule) and a verdict.
+rounds differently from the ops it replaces); --unfused-arg A gives hmcc A
+for the second program only. Prints how many fused ops (tg.fused and
+tg.attention) the first program has, both arenas (from --dump-schedule) and
+a verdict.
 
 usage: fusion_same.py HMCC MODEL OUTDIR STEPS [--modes A,B] [--rtol R]
-                      [--hmcc-arg A]... TRAIN-ARG...
+                      [--hmcc-arg A]... [--unfused-arg A]... TRAIN-ARG...
 """
 import json
 import subprocess
@@ -30,10 +31,10 @@ def run(cmd):
 def main():
     hmcc, model, out, steps = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]
     rest = sys.argv[5:]
-    hmcc_args, train_args, modes, rtol = [], [], ["elementwise", "none"], 0.0
+    hmcc_args, unfused_args, train_args, modes, rtol = [], [], [], ["elementwise", "none"], 0.0
     while rest:
-        if rest[0] == "--hmcc-arg":
-            hmcc_args.append(rest[1])
+        if rest[0] in ("--hmcc-arg", "--unfused-arg"):
+            (hmcc_args if rest[0] == "--hmcc-arg" else unfused_args).append(rest[1])
             rest = rest[2:]
         elif rest[0] == "--modes":
             modes = rest[1].split(",")
@@ -45,9 +46,10 @@ def main():
             train_args.append(rest.pop(0))
     out.mkdir(parents=True, exist_ok=True)
     results = {}
-    for tag, flag in (("fused", "--fuse=" + modes[0]), ("unfused", "--fuse=" + modes[1])):
+    for tag, flags in (("fused", ["--fuse=" + modes[0]]),
+                       ("unfused", ["--fuse=" + modes[1]] + unfused_args)):
         exe, plan, metrics = out / tag, out / f"{tag}.json", out / f"{tag}.jsonl"
-        run([hmcc, model, "-o", exe, "--force", "--dump-schedule", plan, flag] + hmcc_args)
+        run([hmcc, model, "-o", exe, "--force", "--dump-schedule", plan] + flags + hmcc_args)
         run([exe / "train", "--quiet", "--steps", steps, "--metrics", metrics, "--force"]
             + train_args)
         schedule = json.loads(plan.read_text())

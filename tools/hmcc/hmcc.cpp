@@ -260,6 +260,10 @@ cl::opt<std::string> fuse(
              "one kernel; elementwise: only the chains; none: every op on its own (the chains "
              "give the same bits either way)"),
     cl::init("all"), cl::cat(outputCategory));
+cl::opt<bool> packQkv("pack-qkv", cl::Hidden, cl::init(true),
+                      cl::desc("Fused attention reads q, k and v from the projection they are "
+                               "split from (default); false keeps the split (for tests)"),
+                      cl::cat(outputCategory));
 enum class Program { Train, Forward, Gradients };
 cl::opt<Program> programKind(
     "program", cl::desc("What the generated program computes:"), cl::init(Program::Train),
@@ -1132,6 +1136,7 @@ int run(int argc, char **argv) {
   o.bf16Storage = bf16Storage == "always";
   o.quantizeStates = quantizeStates;
   o.fuse = fuse;
+  o.packQkv = packQkv;
   o.lr = lrOpt;
   o.beta1 = beta1;
   o.beta2 = beta2;

@@ -10,6 +10,8 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace hmcc::tg;
 
@@ -130,7 +132,7 @@ Arg lossReduction(StringRef r) {
 /// flags and dropout.
 template <class AttentionLike>
 void attentionTail(SmallVectorImpl<Arg> &args, AttentionLike o, ArrayRef<Arg> tensors) {
-  Value q = o.getQ(), k = o.getK(), bias = o.getBias();
+  Value bias = o.getBias();
   bool causal = o.getCausal(), bthd = o.getBthd();
   args.push_back(bias ? f32In(bias) : text("nullptr"));
   if (bias) {
@@ -142,17 +144,33 @@ void attentionTail(SmallVectorImpl<Arg> &args, AttentionLike o, ArrayRef<Arg> te
     args.push_back(text("nullptr"));
   }
   args.append(tensors.begin(), tensors.end());
-  AttentionDims d = attentionDims(typeOf(q), typeOf(k), bthd);
+  AttentionDims d = attentionDims(o);
   for (int64_t n : {d.batch, d.heads, d.kvHeads, d.queries, d.keys, d.headDim})
     args.push_back(integer(n));
   args.push_back(f32(o.getScale()));
   args.push_back(integer((causal ? HMRT_ATTENTION_CAUSAL : 0) | (bthd ? HMRT_ATTENTION_BTHD : 0) |
-                         (hasBf16Math(o) ? HMRT_ATTENTION_BF16 : 0)));
+                         (hasBf16Math(o) ? HMRT_ATTENTION_BF16 : 0) |
+                         (o.getPacked() ? HMRT_ATTENTION_PACKED : 0)));
   // The mask stream of a tg.dropout (the same in the forward and the
   // backward, which draw the same mask).
   args.push_back(f32(o.getDropout()));
   args.push_back(text(std::to_string(o.getSeed() ? *o.getSeed() : 0) + "u"));
   args.push_back(stream(o.getStream() ? int64_t(*o.getStream()) : -1));
+}
+
+/// The q, k and v pointers of attention (or dq, dk, dv) for `values`: each
+/// its own tensor, or with `packed` one tensor, k's heads after q's and
+/// v's after k's.
+template <class AttentionLike>
+SmallVector<Arg> qkv(AttentionLike o, std::array<Value, 3> values, Arg (*pointer)(Value)) {
+  SmallVector<Arg> args = {pointer(values[0]), pointer(values[1]), pointer(values[2])};
+  if (o.getPacked()) {
+    AttentionDims d = attentionDims(o);
+    int64_t row = d.headDim * int64_t(sizeof(float));
+    args[1].byteOffset = d.heads * row;
+    args[2].byteOffset = (d.heads + d.kvHeads) * row;
+  }
+  return args;
 }
 
 /// The runtime's opcode (hmrt_fused_op) of an op of tg.fused.
@@ -270,14 +288,18 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
       .Case([&](TanhOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_TANH"); })
       .Case([&](SigmoidOp o) { return unary(o.getX(), o.getResult(), "HMRT_UNARY_SIGMOID"); })
       .Case([&](AttentionOp o) {
-        SmallVector<Arg> args = {f32In(o.getQ()), f32In(o.getK()), f32In(o.getV())};
+        SmallVector<Arg> args = qkv(o, {o.getQ(), o.getK(), o.getV()}, f32In);
         attentionTail(args, o, {f32Out(o.getResult()), f32Out(o.getLse())});
         return call("hmrt_attention_forward", args);
       })
       .Case([&](AttentionGradOp o) {
-        SmallVector<Arg> args = {f32In(o.getQ()), f32In(o.getK()), f32In(o.getV())};
-        attentionTail(args, o, {f32In(o.getOut()), f32In(o.getLse()), f32In(o.getGrad()),
-                       f32Out(o.getDq()), f32Out(o.getDk()), f32Out(o.getDv())});
+        SmallVector<Arg> args = qkv(o, {o.getQ(), o.getK(), o.getV()}, f32In);
+        SmallVector<Arg> tensors = {f32In(o.getOut()), f32In(o.getLse()), f32In(o.getGrad())};
+        ValueRange grads = o.getGrads();
+        Value dq = grads[0], dk = grads.size() == 3 ? grads[1] : dq,
+              dv = grads.size() == 3 ? grads[2] : dq;
+        tensors.append(qkv(o, {dq, dk, dv}, f32Out));
+        attentionTail(args, o, tensors);
         return call("hmrt_attention_backward", args);
       })
       .Case([&](FusedOp o) {

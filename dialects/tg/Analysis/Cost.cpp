@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -39,13 +40,13 @@ int64_t contraction(MatMulOp op) {
   return op.getTransA() ? lhs.getDimSize(rank - 2) : lhs.getDimSize(rank - 1);
 }
 
-/// `gemms` GEMMs of attention's (queries x keys x head_dim) size, half of
-/// it under a causal mask.
-int64_t attentionFlops(Value q, Value k, bool causal, bool bthd, int64_t gemms) {
-  auto qt = cast<RankedTensorType>(q.getType());
-  int64_t keys = tg::attentionDims(qt, cast<RankedTensorType>(k.getType()), bthd).keys;
-  int64_t f = gemms * 2 * qt.getNumElements() * keys;
-  return causal ? f / 2 : f;
+/// `gemms` GEMMs of attention's (queries x keys x head_dim) size per head,
+/// half of it under a causal mask.
+template <class AttentionLike>
+int64_t attentionFlops(AttentionLike o, int64_t gemms) {
+  tg::AttentionDims d = tg::attentionDims(o);
+  int64_t f = gemms * 2 * d.batch * d.heads * d.queries * d.keys * d.headDim;
+  return o.getCausal() ? f / 2 : f;
 }
 
 int64_t flopsOf(Operation *op) {
@@ -61,12 +62,8 @@ int64_t flopsOf(Operation *op) {
       .Case<SqrtOp, ReciprocalOp, NegOp, ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, ReluOp, AddOp,
             SubOp, MulOp, DivOp, PowOp, EqualOp, WhereOp, ReluGradOp, DropoutOp, DropoutGradOp,
             ClipCoefficientOp>([&](Operation *) { return out(); })
-      .Case([&](AttentionOp o) {
-        return attentionFlops(o.getQ(), o.getK(), o.getCausal(), o.getBthd(), 2);
-      })
-      .Case([&](AttentionGradOp o) {
-        return attentionFlops(o.getQ(), o.getK(), o.getCausal(), o.getBthd(), 5);
-      })
+      .Case([&](AttentionOp o) { return attentionFlops(o, 2); })
+      .Case([&](AttentionGradOp o) { return attentionFlops(o, 5); })
       .Case([&](FusedOp o) { return int64_t(o.getOps().size()) * out(); })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToOp, GatherGradOp, ReduceMaxGradOp>(
           [&](Operation *) { return in(); })
@@ -110,8 +107,11 @@ OpCost opCost(Operation *op) {
   if (!isa<TGDialect>(op->getDialect()) || isa<ParamOp, ParameterOp, StateOp>(op))
     return cost;
   cost.flops = flopsOf(op);
+  // An operand read twice (packed attention's q, k and v) is read once.
+  llvm::SmallDenseSet<Value, 8> read;
   for (Value v : op->getOperands())
-    cost.bytes += tg::tensorBytes(v.getType());
+    if (read.insert(v).second)
+      cost.bytes += tg::tensorBytes(v.getType());
   for (Value v : op->getResults())
     cost.bytes += tg::tensorBytes(v.getType());
   // In-place updates read and write the parameters and states they name.

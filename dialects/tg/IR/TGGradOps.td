@@ -45,7 +45,9 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure]> {
     From the forward's operands, its `result` and `lse` and the result's
     gradient `grad`; the probabilities are recomputed, never stored. `dk`
     and `dv` sum over the query heads that share a kv head; `bthd` and
-    the dropout attributes as for tg.attention.
+    the dropout attributes as for tg.attention. With `packed` (q, k and v
+    one value) the one result is that value's gradient, dq, dk and dv in
+    its heads.
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %q, %k, %v, %o, %lse, %g {causal, scale = 0.176776692 : f32} : (tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64xf32>, tensor<8x6x64x32xf32>) -> (tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>, tensor<8x6x64x32xf32>)
@@ -54,9 +56,11 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure]> {
   let arguments = (ins TG_FloatTensor:$q, TG_FloatTensor:$k, TG_FloatTensor:$v,
                        TG_FloatTensor:$out, TG_FloatTensor:$lse, TG_FloatTensor:$grad,
                        Optional<TG_FloatTensor>:$bias, F32Attr:$scale, UnitAttr:$causal,
-                       UnitAttr:$bthd, DefaultValuedAttr<F32Attr, "0.0f">:$dropout,
+                       UnitAttr:$bthd, UnitAttr:$packed,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout,
                        OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream);
-  let results = (outs TG_FloatTensor:$dq, TG_FloatTensor:$dk, TG_FloatTensor:$dv);
+  // dq, dk and dv; with `packed`, the gradient of the one q, k, v value.
+  let results = (outs Variadic<TG_FloatTensor>:$grads);
   let assemblyFormat = "$q `,` $k `,` $v `,` $out `,` $lse `,` $grad (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }

@@ -221,9 +221,27 @@ AttentionDims hmcc::tg::attentionDims(RankedTensorType q, RankedTensorType k, bo
   return {qs[0], qs[head], ks[head], qs[seq], ks[seq], qs[3]};
 }
 
-/// The shape rules of tg.attention and tg.attention_grad.
+/// Packed: q is B x T x (H + 2 Hk) x D and `out` (the result) B x T x H x D.
+static AttentionDims packedDims(RankedTensorType q, RankedTensorType out) {
+  ArrayRef<int64_t> qs = q.getShape();
+  int64_t heads = out.getDimSize(2);
+  return {qs[0], heads, (qs[2] - heads) / 2, qs[1], qs[1], qs[3]};
+}
+
+AttentionDims hmcc::tg::attentionDims(AttentionOp op) {
+  return op.getPacked() ? packedDims(op.getQ().getType(), op.getResult().getType())
+                        : attentionDims(op.getQ().getType(), op.getK().getType(), op.getBthd());
+}
+
+AttentionDims hmcc::tg::attentionDims(AttentionGradOp op) {
+  return op.getPacked() ? packedDims(op.getQ().getType(), op.getOut().getType())
+                        : attentionDims(op.getQ().getType(), op.getK().getType(), op.getBthd());
+}
+
+/// The shape rules of tg.attention and tg.attention_grad; `out` is the
+/// forward's result (its type).
 static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, Value bias,
-                                     bool causal, bool bthd, float dropout,
+                                     Type out, bool causal, bool bthd, bool packed, float dropout,
                                      std::optional<uint64_t> stream) {
   if (!(dropout >= 0.0f && dropout < 1.0f))
     return op->emitOpError() << "dropout " << dropout << " must be in [0, 1)";
@@ -235,7 +253,22 @@ static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, V
            << qt << ", " << kt << ", " << v.getType();
   if (!qt.getElementType().isF32() || !kt.getElementType().isF32())
     return op->emitOpError("q, k and v must be f32");
-  AttentionDims d = attentionDims(qt, kt, bthd);
+  AttentionDims d;
+  if (packed) {
+    auto ot = cast<RankedTensorType>(out);
+    if (!bthd || q != k || q != v)
+      return op->emitOpError("packed needs bthd and q, k and v one value");
+    if (ot.getRank() != 4 || ot.getDimSize(0) != qt.getDimSize(0) ||
+        ot.getDimSize(1) != qt.getDimSize(1) || ot.getDimSize(3) != qt.getDimSize(3))
+      return op->emitOpError() << "result " << ot << " does not fit the packed " << qt
+                               << ": same batch, sequence and head_dim";
+    d = packedDims(qt, ot);
+    if (d.heads < 1 || d.kvHeads < 1 || d.heads + 2 * d.kvHeads != qt.getDimSize(2))
+      return op->emitOpError() << "packed " << qt << " must hold " << d.heads
+                               << " query heads and two equal groups of kv heads";
+  } else {
+    d = attentionDims(qt, kt, bthd);
+  }
   if (kt.getDimSize(0) != d.batch || kt.getDimSize(3) != d.headDim || d.kvHeads == 0 ||
       d.heads % d.kvHeads != 0)
     return op->emitOpError() << "k " << kt << " does not fit q " << qt
@@ -254,35 +287,44 @@ static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, V
   return success();
 }
 
-/// lse: batch x heads x queries.
-static RankedTensorType lseType(RankedTensorType q, RankedTensorType k, bool bthd) {
-  AttentionDims d = attentionDims(q, k, bthd);
-  return RankedTensorType::get({d.batch, d.heads, d.queries}, q.getElementType());
-}
-
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd(),
-                             getDropout().convertToFloat(), getStream())))
+  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getResult().getType(),
+                             getCausal(), getBthd(), getPacked(), getDropout().convertToFloat(),
+                             getStream())))
     return failure();
   auto q = getQ().getType();
-  if (failed(expectType(*this, getResult(), q.getShape(), q.getElementType())))
+  AttentionDims d = attentionDims(*this);
+  SmallVector<int64_t> result(q.getShape());
+  if (getPacked())
+    result = {d.batch, d.queries, d.heads, d.headDim};
+  if (failed(expectType(*this, getResult(), result, q.getElementType())))
     return failure();
-  auto lse = lseType(q, getK().getType(), getBthd());
-  return expectType(*this, getLse(), lse.getShape(), lse.getElementType(), "lse");
+  // lse: batch x heads x queries.
+  return expectType(*this, getLse(), {d.batch, d.heads, d.queries}, q.getElementType(), "lse");
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getCausal(), getBthd(),
-                             getDropout().convertToFloat(), getStream())))
+  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getOut().getType(),
+                             getCausal(), getBthd(), getPacked(), getDropout().convertToFloat(),
+                             getStream())))
     return failure();
-  if (getOut().getType() != getQ().getType() || getGrad().getType() != getQ().getType())
+  auto q = getQ().getType();
+  if (!getPacked() && getOut().getType() != q)
     return emitOpError("out and grad must have q's type");
-  auto lse = lseType(getQ().getType(), getK().getType(), getBthd());
+  if (getGrad().getType() != getOut().getType())
+    return emitOpError("grad must have out's type");
+  AttentionDims d = attentionDims(*this);
+  auto lse = RankedTensorType::get({d.batch, d.heads, d.queries}, q.getElementType());
   if (getLse().getType() != lse)
     return emitOpError() << "lse must be " << lse;
-  if (getDq().getType() != getQ().getType() || getDk().getType() != getK().getType() ||
-      getDv().getType() != getV().getType())
+  if (getPacked()) {
+    if (getGrads().size() != 1 || getGrads()[0].getType() != q)
+      return emitOpError("packed: one result, the gradient of q, k and v, of their type");
+  } else if (getGrads().size() != 3 || getGrads()[0].getType() != q ||
+             getGrads()[1].getType() != getK().getType() ||
+             getGrads()[2].getType() != getV().getType()) {
     return emitOpError("dq, dk and dv must have the types of q, k and v");
+  }
   return success();
 }
 

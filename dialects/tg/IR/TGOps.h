@@ -46,11 +46,14 @@ std::pair<mlir::FlatSymbolRefAttr, mlir::OpOperand *> optimizerUpdate(mlir::Oper
 mlir::Value gradientNorm(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange grads);
 
 /// The sizes of tg.attention (and its gradient) from q and k, whichever
-/// layout (`bthd`: q is B x T x H x D, else B x H x T x D).
+/// layout (`bthd`: q is B x T x H x D, else B x H x T x D); of a packed one
+/// (q, k and v one B x T x (H + 2 Hk) x D value), from q and the result.
 struct AttentionDims {
   int64_t batch, heads, kvHeads, queries, keys, headDim;
 };
 AttentionDims attentionDims(mlir::RankedTensorType q, mlir::RankedTensorType k, bool bthd);
+AttentionDims attentionDims(AttentionOp op);
+AttentionDims attentionDims(AttentionGradOp op);
 
 /// Gives every tg.dropout without one its mask `stream`, in program order,
 /// after the streams already taken (by dropouts and by tg.attention that

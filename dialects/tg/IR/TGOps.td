@@ -582,7 +582,11 @@ def TG_AttentionOp : TG_Op<"attention", [Pure]> {
     (`B x H x T`) is each row's log-sum-exp, which tg.attention_grad reads
     to recompute the probabilities. With `bthd`, q and the result are laid
     out `B x T x H x D` and k, v `B x S x Hk x D`, as the projections make
-    them (no transposes around the op). `dropout` > 0 drops the
+    them (no transposes around the op). With `packed` (and `bthd`) q, k
+    and v are one value, `B x T x (H + 2 Hk) x D` as one projection makes
+    them: heads `[0, H)` are the queries, the next `Hk` the keys, the last
+    `Hk` the values, and the result (`B x T x H x D`) gives `H`; no split
+    copies them apart. `dropout` > 0 drops the
     probabilities in training as a tg.dropout of that ratio, `seed` and
     mask `stream` would (tg.attention_grad, with the same attributes, draws
     the same mask). tg-fuse-attention forms it from the ops PyTorch
@@ -594,7 +598,8 @@ def TG_AttentionOp : TG_Op<"attention", [Pure]> {
   }];
   let arguments = (ins TG_FloatTensor:$q, TG_FloatTensor:$k, TG_FloatTensor:$v,
                        Optional<TG_FloatTensor>:$bias, F32Attr:$scale, UnitAttr:$causal,
-                       UnitAttr:$bthd, DefaultValuedAttr<F32Attr, "0.0f">:$dropout,
+                       UnitAttr:$bthd, UnitAttr:$packed,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout,
                        OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream);
   let results = (outs TG_FloatTensor:$result, TG_FloatTensor:$lse);
   let assemblyFormat = "$q `,` $k `,` $v (`,` $bias^)? attr-dict `:` functional-type(operands, results)";

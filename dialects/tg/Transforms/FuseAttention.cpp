@@ -14,8 +14,9 @@
 // (0 or -inf) computed here. A dropout that drops in training moves into
 // the op with its mask stream (every dropout is numbered first, in program
 // order, as plan-recompute numbers them). Grouped K/V heads exported through
-// unsqueeze-expand-reshape are read from their kv heads. Anything else
-// stays as it is.
+// unsqueeze-expand-reshape are read from their kv heads. q, k and v split
+// from one projection are read from it (`packed`). Anything else stays as it
+// is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -299,7 +300,7 @@ bool fuse(MatMulOp pv, Match &m, SmallPtrSetImpl<Operation *> &erased) {
   auto attn = AttentionOp::create(b, pv.getLoc(), TypeRange{result.getType(), lseType}, q, k, v,
                                     bias, b.getF32FloatAttr(float(m.scale)),
                                     causal ? b.getUnitAttr() : UnitAttr(),
-                                    bthd ? b.getUnitAttr() : UnitAttr(),
+                                    bthd ? b.getUnitAttr() : UnitAttr(), UnitAttr(),
                                     b.getF32FloatAttr(0.0f), IntegerAttr(), IntegerAttr());
   if (DropoutOp d = m.dropout) {
     attn.setDropoutAttr(d.getRatioAttr());
@@ -326,7 +327,48 @@ bool fuse(MatMulOp pv, Match &m, SmallPtrSetImpl<Operation *> &erased) {
   return true;
 }
 
+/// q, k and v as one projection makes them: each a reshape (B x T x n D ->
+/// B x T x n x D) of a result of one split of a B x T x (H + 2 Hk) D value
+/// along its last axis, q's first, and read by nothing else. Then the
+/// attention reads that value (`packed`), and the split and its copies go.
+void pack(AttentionOp attn) {
+  if (!attn.getBthd() || attn.getPacked())
+    return;
+  Value qkv[] = {attn.getQ(), attn.getK(), attn.getV()};
+  SplitOp split;
+  for (auto [i, x] : llvm::enumerate(qkv)) {
+    auto r = x.getDefiningOp<ReshapeOp>();
+    auto s = r ? r.getX().getDefiningOp<SplitOp>() : SplitOp();
+    if (!s || (split && s != split) || s.getNumResults() != 3 ||
+        r.getX() != s.getResult(i) || !x.hasOneUse() || !r.getX().hasOneUse())
+      return;
+    split = s;
+  }
+  auto in = typeOf(split.getX());
+  auto q = typeOf(attn.getQ()), k = typeOf(attn.getK());
+  int64_t last = in.getRank() - 1, D = q.getDimSize(3);
+  if (in.getRank() != 3 || split.getAxis() != last || in.getDimSize(0) != q.getDimSize(0) ||
+      in.getDimSize(1) != q.getDimSize(1) || k.getDimSize(1) != q.getDimSize(1))
+    return;
+  // Reshapes that each keep their row: (B, T, n * D) -> (B, T, n, D).
+  for (Value x : qkv)
+    if (typeOf(x.getDefiningOp<ReshapeOp>().getX()).getDimSize(2) != typeOf(x).getDimSize(2) * D)
+      return;
+  int64_t heads = q.getDimSize(2) + 2 * k.getDimSize(2);
+  OpBuilder b(attn);
+  Value packed = ReshapeOp::create(
+      b, attn.getLoc(),
+      RankedTensorType::get({in.getDimSize(0), in.getDimSize(1), heads, D}, in.getElementType()),
+      split.getX());
+  attn->setOperands(0, 3, {packed, packed, packed});
+  attn.setPacked(true);
+  for (Value x : qkv)
+    x.getDefiningOp()->erase();
+  split.erase();
+}
+
 struct FuseAttentionPass : hmcc::impl::TGFuseAttentionBase<FuseAttentionPass> {
+  using TGFuseAttentionBase::TGFuseAttentionBase;
   void runOnOperation() override {
     // Numbered first, so a dropout that moves into tg.attention keeps the
     // stream it would have had unfused.
@@ -345,6 +387,8 @@ struct FuseAttentionPass : hmcc::impl::TGFuseAttentionBase<FuseAttentionPass> {
         continue;
       fuse(pv, *m, erased);
     }
+    if (packQkv)
+      getOperation().walk([](AttentionOp attn) { pack(attn); });
   }
 };
 

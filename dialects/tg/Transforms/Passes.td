@@ -150,10 +150,18 @@ def TGFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
     read only by the next. A mask that is exactly causal becomes the
     `causal` flag, any other an additive f32 bias; K and V expanded from
     fewer heads (unsqueeze, expand, reshape, as grouped-query attention is
-    exported) are read from their kv heads. Anything else (another
-    reader of the probabilities or of the dropout mask, a mask computed at
-    run time, a learned bias) stays as it is.
+    exported) are read from their kv heads. q, k and v that are one
+    projection split along its last axis (reshaped to heads, each read
+    only by the attention) are read from the projection itself: the op's
+    `packed` form, whose gradient is likewise one tensor, so neither the
+    split nor the concat of dq, dk and dv copies anything. Anything else
+    (another reader of the probabilities or of the dropout mask, a mask
+    computed at run time, a learned bias) stays as it is.
   }];
+  let options = [
+    Option<"packQkv", "pack-qkv", "bool", /*default=*/"true",
+           "Read q, k and v from the projection they were split from (the packed form)">,
+  ];
 }
 
 def TGFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {

@@ -374,10 +374,14 @@ struct ReverseMode {
             operands.push_back(o.getBias());
           OperationState state(gb.loc, "tg.attention_grad");
           state.addOperands(operands);
-          state.addTypes({o.getQ().getType(), o.getK().getType(), o.getV().getType()});
+          // Packed, q, k and v are one value with one gradient.
+          SmallVector<Value> inputs = {o.getQ()};
+          if (!o.getPacked())
+            inputs.append({o.getK(), o.getV()});
+          for (Value x : inputs)
+            state.addTypes(x.getType());
           state.addAttributes(o->getAttrs());
           Operation *ag = gb.b.create(state);
-          Value inputs[] = {o.getQ(), o.getK(), o.getV()};
           for (auto [operand, grad] : llvm::zip(inputs, ag->getResults()))
             give(operand, grad);
           return success();

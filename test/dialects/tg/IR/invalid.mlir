@@ -723,6 +723,30 @@ func.func @f(%q: tensor<1x3x2x4xf32>, %k: tensor<1x2x2x4xf32>) -> tensor<1x3x2x4
 }
 
 // -----
+// tg.attention packed: q, k and v are one value.
+func.func @f(%q: tensor<1x2x6x4xf32>, %k: tensor<1x2x6x4xf32>) -> tensor<1x2x2x4xf32> {
+  // expected-error @+1 {{packed needs bthd and q, k and v one value}}
+  %o, %lse = tg.attention %q, %k, %q {bthd, packed, scale = 1.000000e+00 : f32} : (tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2xf32>)
+  return %o : tensor<1x2x2x4xf32>
+}
+
+// -----
+// tg.attention packed: 5 heads are not 2 query heads and two equal kv groups.
+func.func @f(%x: tensor<1x2x5x4xf32>) -> tensor<1x2x2x4xf32> {
+  // expected-error @+1 {{must hold 2 query heads and two equal groups of kv heads}}
+  %o, %lse = tg.attention %x, %x, %x {bthd, packed, scale = 1.000000e+00 : f32} : (tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2xf32>)
+  return %o : tensor<1x2x2x4xf32>
+}
+
+// -----
+// tg.attention_grad packed: one result, the gradient of the packed value.
+func.func @f(%x: tensor<1x2x6x4xf32>, %o: tensor<1x2x2x4xf32>, %lse: tensor<1x2x2xf32>) -> tensor<1x2x2x4xf32> {
+  // expected-error @+1 {{packed: one result, the gradient of q, k and v, of their type}}
+  %dq, %dk, %dv = tg.attention_grad %x, %x, %x, %o, %lse, %o {bthd, packed, scale = 1.000000e+00 : f32} : (tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2xf32>, tensor<1x2x2x4xf32>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>)
+  return %dq : tensor<1x2x2x4xf32>
+}
+
+// -----
 // tg.sum_squares: the running sum it adds to is an f64 scalar.
 func.func @f(%g: tensor<4xf32>, %acc: tensor<f32>) -> tensor<f64> {
   // expected-error @+1 {{operand #1 must be 0D tensor of 64-bit float values}}

@@ -156,3 +156,18 @@ func.func @onnx_optimizers(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, 
   %1:3 = tg.onnx_optimizer %r, %t, %x, %g, %v, %v {kind = "adam"} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
   return
 }
+
+// Attention and its gradient over three tensors, and packed: q, k and v one
+// (batch, seq, heads + 2 kv heads, head_dim) value with one gradient.
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<1x2x4x8xf32>, %x: tensor<1x4x6x8xf32>, %g: tensor<1x4x2x8xf32>) {
+  // CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 5.000000e-01 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  %o, %lse = tg.attention %q, %q, %q {causal, scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  // CHECK: tg.attention_grad {{.*}} -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %o, %lse, %o {causal, scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  // CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} {bthd, causal, packed, scale = 5.000000e-01 : f32} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) -> (tensor<1x4x2x8xf32>, tensor<1x2x4xf32>)
+  %po, %plse = tg.attention %x, %x, %x {bthd, causal, packed, scale = 0.5 : f32} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) -> (tensor<1x4x2x8xf32>, tensor<1x2x4xf32>)
+  // CHECK: tg.attention_grad {{.*}} {bthd, causal, packed, scale = 5.000000e-01 : f32} : {{.*}} -> tensor<1x4x6x8xf32>
+  %dx = tg.attention_grad %x, %x, %x, %po, %plse, %g {bthd, causal, packed, scale = 0.5 : f32} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x2x8xf32>, tensor<1x2x4xf32>, tensor<1x4x2x8xf32>) -> tensor<1x4x6x8xf32>
+  return
+}

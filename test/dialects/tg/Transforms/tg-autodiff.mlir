@@ -159,3 +159,21 @@ func.func @forward(%x: tensor<2x3x8xf32>) -> tensor<f32> {
   %l = tg.reduce_sum %y {axes = array<i64>} : tensor<2x3x16xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+// Packed attention (q, k and v one projection) has one gradient, the packed
+// value's, which flows back through the projection's reshape to the weight.
+// CHECK-LABEL: func.func @forward_backward
+// CHECK: %[[O:.*]], %[[L:.*]] = tg.attention %[[P:.*]], %[[P]], %[[P]] {bthd, causal, packed, scale = 5.000000e-01 : f32}
+// CHECK: %[[G:.*]] = tg.attention_grad %[[P]], %[[P]], %[[P]], %[[O]], %[[L]], %{{.*}} {bthd, causal, packed, scale = 5.000000e-01 : f32} : {{.*}} -> tensor<1x4x6x8xf32>
+// CHECK: tg.reshape %[[G]] : tensor<1x4x6x8xf32> -> tensor<1x4x48xf32>
+// CHECK: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<16x48xf32>
+tg.parameter @w : tensor<16x48xf32> {source = "w"}
+func.func @forward(%x: tensor<1x4x16xf32> {tg.input = "x"}) -> (tensor<f32> {tg.output = "loss"}) {
+  %w = tg.param @w : tensor<16x48xf32>
+  %qkv = tg.matmul %x, %w : (tensor<1x4x16xf32>, tensor<16x48xf32>) -> tensor<1x4x48xf32>
+  %p = tg.reshape %qkv : tensor<1x4x48xf32> -> tensor<1x4x6x8xf32>
+  %o, %lse = tg.attention %p, %p, %p {bthd, causal, packed, scale = 0.5 : f32} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) -> (tensor<1x4x2x8xf32>, tensor<1x2x4xf32>)
+  %l = tg.reduce_sum %o {axes = array<i64>} : tensor<1x4x2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

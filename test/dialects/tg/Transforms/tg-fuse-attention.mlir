@@ -1,5 +1,6 @@
 // RUN: hmcc-opt %s -split-input-file -tg-fuse-attention | FileCheck %s
-// tg-fuse-attention: scaled-dot-product attention as torch exports it becomes one tg.attention (causal, masked, seq-major); near misses stay.
+// RUN: hmcc-opt %s -split-input-file -tg-fuse-attention=pack-qkv=false | FileCheck %s --check-prefix=NOPACK
+// tg-fuse-attention: scaled-dot-product attention as torch exports it becomes one tg.attention (causal, masked, seq-major, q, k and v packed in their projection); near misses stay.
 
 // GPT-2 as exported: heads split by transposes, a constant causal mask
 // through where, the scale a mul, a dropout of ratio 0. One op reads the
@@ -130,4 +131,70 @@ func.func @grouped(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<
   %p = tg.softmax %s {axis = 3 : i64} : tensor<1x4x3x3xf32>
   %o = tg.matmul %p, %vr : (tensor<1x4x3x3xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x8xf32>
   return %o : tensor<1x4x3x8xf32>
+}
+
+// -----
+// GPT-2's q, k and v as one projection split along its last axis and
+// reshaped to heads: the op reads the projection (packed), viewed as
+// (batch, seq, 3 heads, head_dim); no split is left. pack-qkv=false keeps
+// the split.
+// CHECK-LABEL: func.func @packed
+// CHECK-NOT: tg.split
+// CHECK: %[[P:.*]] = tg.reshape %arg0 : tensor<2x4x72xf32> -> tensor<2x4x9x8xf32>
+// CHECK-NOT: tg.split
+// CHECK: %[[O:.*]], %{{.*}} = tg.attention %[[P]], %[[P]], %[[P]] {bthd, causal, packed, scale = 1.250000e-01 : f32} : (tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>) -> (tensor<2x4x3x8xf32>, tensor<2x3x4xf32>)
+// CHECK-NEXT: return %[[O]]
+// NOPACK-LABEL: func.func @packed
+// NOPACK: tg.split
+// NOPACK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} {bthd, causal, scale = 1.250000e-01 : f32}
+func.func @packed(%qkv: tensor<2x4x72xf32>) -> tensor<2x4x3x8xf32> {
+  %q0, %k0, %v0 = tg.split %qkv {axis = 2 : i64, sizes = array<i64: 24, 24, 24>} : tensor<2x4x72xf32> -> (tensor<2x4x24xf32>, tensor<2x4x24xf32>, tensor<2x4x24xf32>)
+  %q = tg.reshape %q0 : tensor<2x4x24xf32> -> tensor<2x4x3x8xf32>
+  %k = tg.reshape %k0 : tensor<2x4x24xf32> -> tensor<2x4x3x8xf32>
+  %v = tg.reshape %v0 : tensor<2x4x24xf32> -> tensor<2x4x3x8xf32>
+  %qt = tg.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+  %kt = tg.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<2x4x3x8xf32> -> tensor<2x3x8x4xf32>
+  %vt = tg.transpose %v {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+  %s = tg.matmul %qt, %kt : (tensor<2x3x4x8xf32>, tensor<2x3x8x4xf32>) -> tensor<2x3x4x4xf32>
+  %c = tg.constant dense<0.125> : tensor<f32>
+  %ss = tg.mul %s, %c : (tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+  %m = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %ninf = tg.constant dense<0xFF800000> : tensor<f32>
+  %w = tg.where %m, %ninf, %ss : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %p = tg.softmax %w {axis = 3 : i64} : tensor<2x3x4x4xf32>
+  %o = tg.matmul %p, %vt : (tensor<2x3x4x4xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+  %ot = tg.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<2x3x4x8xf32> -> tensor<2x4x3x8xf32>
+  return %ot : tensor<2x4x3x8xf32>
+}
+
+// -----
+// Not packed: v is read by another op too, and the second attention takes
+// the split's results out of order (k before q); each keeps its split.
+// CHECK-LABEL: func.func @packing_near_misses
+// CHECK-COUNT-2: tg.split
+// CHECK-NOT: packed
+func.func @packing_near_misses(%qkv: tensor<2x4x48xf32>) -> (tensor<2x4x2x8xf32>, tensor<2x4x2x8xf32>, tensor<2x4x2x8xf32>) {
+  %q0, %k0, %v0 = tg.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : tensor<2x4x48xf32> -> (tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>)
+  %q = tg.reshape %q0 : tensor<2x4x16xf32> -> tensor<2x4x2x8xf32>
+  %k = tg.reshape %k0 : tensor<2x4x16xf32> -> tensor<2x4x2x8xf32>
+  %v = tg.reshape %v0 : tensor<2x4x16xf32> -> tensor<2x4x2x8xf32>
+  %qt = tg.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x2x8xf32> -> tensor<2x2x4x8xf32>
+  %kt = tg.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<2x4x2x8xf32> -> tensor<2x2x8x4xf32>
+  %vt = tg.transpose %v {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x2x8xf32> -> tensor<2x2x4x8xf32>
+  %s = tg.matmul %qt, %kt : (tensor<2x2x4x8xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x4x4xf32>
+  %p = tg.softmax %s {axis = 3 : i64} : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %vt : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  %ot = tg.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<2x2x4x8xf32> -> tensor<2x4x2x8xf32>
+  %a0, %b0, %c0 = tg.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : tensor<2x4x48xf32> -> (tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>)
+  %a = tg.reshape %a0 : tensor<2x4x16xf32> -> tensor<2x4x2x8xf32>
+  %b = tg.reshape %b0 : tensor<2x4x16xf32> -> tensor<2x4x2x8xf32>
+  %c = tg.reshape %c0 : tensor<2x4x16xf32> -> tensor<2x4x2x8xf32>
+  %bt = tg.transpose %b {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x2x8xf32> -> tensor<2x2x4x8xf32>
+  %at = tg.transpose %a {perm = array<i64: 0, 2, 3, 1>} : tensor<2x4x2x8xf32> -> tensor<2x2x8x4xf32>
+  %ct = tg.transpose %c {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x2x8xf32> -> tensor<2x2x4x8xf32>
+  %s2 = tg.matmul %bt, %at : (tensor<2x2x4x8xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x4x4xf32>
+  %p2 = tg.softmax %s2 {axis = 3 : i64} : tensor<2x2x4x4xf32>
+  %o2 = tg.matmul %p2, %ct : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  %ot2 = tg.transpose %o2 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x2x4x8xf32> -> tensor<2x4x2x8xf32>
+  return %ot, %ot2, %v : tensor<2x4x2x8xf32>, tensor<2x4x2x8xf32>, tensor<2x4x2x8xf32>
 }
