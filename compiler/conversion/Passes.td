@@ -41,7 +41,10 @@ def HMPlaceBuffers : Pass<"hm-place-buffers", "::mlir::ModuleOp"> {
     activation high-water mark.
 
     The pass first writes the places and releases, then packs the offsets
-    as the hm liveness replay (hm/Analysis/Liveness.h) has the values live.
+    as the hm liveness replay (hm/Analysis/Liveness.h) has the values live,
+    twice: first fit, and best fit (the end of the smallest free block that
+    fits); each leaves holes the other may not, and the packing with the
+    smaller arena is kept (first fit on a tie).
     `test-fault` breaks the packing on purpose, to show that
     hm-verify-memory, which checks the offsets on its own, catches it.
   }];

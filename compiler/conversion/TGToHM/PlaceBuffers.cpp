@@ -55,12 +55,14 @@ bool needsMemory(Value v, bool constantsInArena = false) {
   return true;
 }
 
-/// First fit over [base, ...) with a free list; each free block remembers
-/// the step at which its bytes were last released, and the step until
-/// which a reader on another stream may still read them (hm.soft_hold).
+/// First fit over [base, ...) with a free list, or with `bestFit` the end
+/// of the smallest fitting block (what is left of a block then stays
+/// beside the bytes freed before it); each free block remembers the step at
+/// which its bytes were last released, and the step until which a reader on
+/// another stream may still read them (hm.soft_hold).
 class Allocator {
 public:
-  explicit Allocator(int64_t base) : top(base) {}
+  Allocator(int64_t base, bool bestFit) : top(base), bestFit(bestFit) {}
   /// With `leastRecent`, the fitting block released longest ago instead of
   /// the first (for a copy on another stream: bytes just released may still
   /// be read by the op before it, which the copy would then wait for). The
@@ -79,15 +81,18 @@ public:
           busy = it;
         continue;
       }
-      if (pick == free.end() || (leastRecent && it->second.freedAt < pick->second.freedAt))
+      if (pick == free.end() || (leastRecent && it->second.freedAt < pick->second.freedAt) ||
+          (!leastRecent && bestFit && it->second.size < pick->second.size))
         pick = it;
-      if (!leastRecent)
+      if (!leastRecent && !bestFit)
         break;
     }
     if (pick == free.end())
       pick = busy;
     if (pick != free.end()) {
       int64_t start = pick->first, offset = alignUp(start);
+      if (bestFit && !leastRecent)
+        offset = std::max(offset, (start + pick->second.size - size) / align * align);
       int64_t rest = start + pick->second.size - (offset + size);
       Block left = pick->second;
       free.erase(pick);
@@ -138,6 +143,7 @@ private:
   struct Block {
     int64_t size, freedAt, busyUntil;
   };
+  bool bestFit;
   std::map<int64_t, Block> free;
 };
 
@@ -367,18 +373,62 @@ private:
     }
   }
 
-  /// Gives the values of `fn` their offsets, first fit in program order as
-  /// the replay (hm::replayFunction) has them live: the results of an op
-  /// get memory first, so they never share it with the op's operands; the
-  /// bytes of values freed after the op are free for the next. Each arena
-  /// has its allocator, starting at bases[0] (device) and bases[1] (host).
+  /// The offsets of the values of `fn` with bytes of their own, and the
+  /// high-water mark of each arena.
+  struct Packing {
+    DenseMap<Value, int64_t> offsets;
+    std::pair<int64_t, int64_t> tops; // device, host
+  };
+
+  /// Gives the values of `fn` their offsets in program order as the replay
+  /// (hm::replayFunction) has them live: the results of an op get memory
+  /// first, so they never share it with the op's operands; the bytes of
+  /// values freed after the op are free for the next. Each arena has its
+  /// allocator, starting at bases[0] (device) and bases[1] (host). First fit
+  /// and best fit each leave holes the other may not (a first fit of the
+  /// GPT-2 fixture with bf16 storage is 8% over its peak of live bytes); the
+  /// packing with the smaller device arena (then host arena) is kept, first
+  /// fit on a tie.
   /// Returns the high-water marks.
   std::pair<int64_t, int64_t> packFunction(func::FuncOp fn, const int64_t bases[2]) {
     hm::FunctionLiveness liveness = hm::replayFunction(fn);
     assert(!liveness.broken && "hm-place-buffers wrote a broken schedule");
-    Allocator allocs[2] = {Allocator(bases[0]), Allocator(bases[1])};
+    Packing packing = pack(liveness, bases, /*bestFit=*/false);
+    Packing other = pack(liveness, bases, /*bestFit=*/true);
+    if (other.tops < packing.tops)
+      packing = std::move(other);
+    DenseMap<Value, int64_t> &offsets = packing.offsets;
+    if (testFault == "overlap")
+      // Test fault: the first value computed from a placed operand goes in
+      // that operand's bytes, which are live while it is written.
+      for (const hm::LiveStep &step : liveness.steps) {
+        OperandRange operands = step.op->getOperands();
+        auto placed = llvm::find_if(operands, [&](Value x) { return liveness.lifetimes.count(x); });
+        if (step.born.empty() || placed == operands.end())
+          continue;
+        offsets[step.born.front()] = offsets[liveness.lifetimes.lookup(*placed).owner];
+        break;
+      }
+
+    OpBuilder b(fn.getContext());
+    for (auto place : fn.getOps<hm::PlaceOp>()) {
+      Value owner = liveness.lifetimes.lookup(place.getValue()).owner;
+      place.setOffsetAttr(b.getI64IntegerAttr(offsets[owner]));
+    }
+    if (testFault == "no-release")
+      // Test fault: the memory is reused but the program never says that
+      // its values are dead.
+      for (auto release : llvm::make_early_inc_range(fn.getOps<hm::ReleaseOp>()))
+        release.erase();
+    return packing.tops;
+  }
+
+  /// One packing of `liveness`, first fit or best fit.
+  Packing pack(const hm::FunctionLiveness &liveness, const int64_t bases[2], bool bestFit) {
+    Allocator allocs[2] = {Allocator(bases[0], bestFit), Allocator(bases[1], bestFit)};
     auto allocOf = [&](Value v) -> Allocator & { return allocs[liveness.inHost.contains(v)]; };
-    DenseMap<Value, int64_t> offsets; // of each value with bytes of its own
+    Packing packing;
+    DenseMap<Value, int64_t> &offsets = packing.offsets;
     int64_t now = 0; // the step being placed (from 1)
     // A reader with hm.soft_hold may read for that many steps after its own.
     DenseMap<Operation *, int64_t> stepOf;
@@ -414,29 +464,8 @@ private:
       if (!earlyRelease)
         releaseFreed(step);
     }
-    if (testFault == "overlap")
-      // Test fault: the first value computed from a placed operand goes in
-      // that operand's bytes, which are live while it is written.
-      for (const hm::LiveStep &step : liveness.steps) {
-        OperandRange operands = step.op->getOperands();
-        auto placed = llvm::find_if(operands, [&](Value x) { return liveness.lifetimes.count(x); });
-        if (step.born.empty() || placed == operands.end())
-          continue;
-        offsets[step.born.front()] = offsets[liveness.lifetimes.lookup(*placed).owner];
-        break;
-      }
-
-    OpBuilder b(fn.getContext());
-    for (auto place : fn.getOps<hm::PlaceOp>()) {
-      Value owner = liveness.lifetimes.lookup(place.getValue()).owner;
-      place.setOffsetAttr(b.getI64IntegerAttr(offsets[owner]));
-    }
-    if (testFault == "no-release")
-      // Test fault: the memory is reused but the program never says that
-      // its values are dead.
-      for (auto release : llvm::make_early_inc_range(fn.getOps<hm::ReleaseOp>()))
-        release.erase();
-    return {allocs[0].top, allocs[1].top};
+    packing.tops = {allocs[0].top, allocs[1].top};
+    return packing;
   }
 };
 

@@ -43,7 +43,7 @@
 
 // Under a budget: unplanned the step needs 3712 bytes. At 3000 the larger
 // parameter (@w1, 512 B) moves to the host and that fits; at 2000 both do.
-// ONE: hm.arena @arena tier "device" size 2624
+// ONE: hm.arena @arena tier "device" size 2176
 // ONE: tg.parameter @w1 : tensor<8x16xf32> {hm.home = "host"
 // ONE: tg.parameter @w2 : tensor<16x4xf32> {hm.offset
 // TWO: hm.arena @arena tier "device" size 1280

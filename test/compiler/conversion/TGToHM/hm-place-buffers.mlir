@@ -1,6 +1,7 @@
 // RUN: hmcc-opt %s -split-input-file -hm-place-buffers -hm-verify-memory | FileCheck %s
-// hm-place-buffers: persistent tensors first, then first-fit placement by
-// lifetime; the result is checked by hm-verify-memory in the same run.
+// hm-place-buffers: persistent tensors first, then placement by lifetime
+// (first fit or best fit, the smaller arena); the result is checked by
+// hm-verify-memory in the same run.
 
 // Parameters, then states, then inputs get fixed offsets; a value is placed
 // right after its op and released after its last reader, and its memory
@@ -155,4 +156,34 @@ func.func @scores_read_after(%s: tensor<4x8xf32> {tg.input = "s"}, %t: tensor<4x
   %d = tg.softmax_cross_entropy_loss_grad %g, %e, %t : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
   %y = tg.add %d, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+// First fit and best fit are both tried and the smaller arena kept. Here
+// first fit puts %g in the first hole, the two units %a left, and %h (two
+// units) then grows the arena to 832 bytes; best fit puts %g in the end of
+// the smallest hole that fits (%c's one unit), %h takes %a's bytes, and
+// the arena stays at 704.
+// CHECK: hm.arena @arena tier "device" size 704
+// CHECK-LABEL: func.func @holes
+// CHECK: %[[A:.*]] = tg.exp %arg1
+// CHECK-NEXT: hm.place %[[A]] in @arena at 192
+// CHECK: %[[C:.*]] = tg.tanh %arg0
+// CHECK-NEXT: hm.place %[[C]] in @arena at 384
+// CHECK: %[[E:.*]] = tg.exp %[[C]]
+// CHECK: %[[F:.*]] = tg.tanh %[[A]]
+// CHECK: %[[G:.*]] = tg.exp %[[E]]
+// CHECK-NEXT: hm.place %[[G]] in @arena at 384
+// CHECK: %[[H:.*]] = tg.exp %[[F]]
+// CHECK-NEXT: hm.place %[[H]] in @arena at 192
+func.func @holes(%x: tensor<16xf32> {tg.input = "x"}, %y: tensor<32xf32> {tg.input = "y"}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<32xf32>) {
+  %a = tg.exp %y : tensor<32xf32>
+  %b = tg.exp %x : tensor<16xf32>
+  %c = tg.tanh %x : tensor<16xf32>
+  %d = tg.sqrt %x : tensor<16xf32>
+  %e = tg.exp %c : tensor<16xf32>
+  %f = tg.tanh %a : tensor<32xf32>
+  %g = tg.exp %e : tensor<16xf32>
+  %h = tg.exp %f : tensor<32xf32>
+  return %b, %d, %g, %h : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<32xf32>
 }
