@@ -57,14 +57,15 @@ bool isFetch(Operation *op) {
 }
 
 /// Where each fetch among `ops` (a block in order, `index` their positions)
-/// could go (those of at most `maxBytes`; larger ones stay). The fetches
+/// could go (those of at most `maxBytes`; larger ones stay, or with a
+/// `largeScale` move by their distances times that). The fetches
 /// share one link and run on it one after another in
 /// program order, so each must end before its reader starts and before the
 /// next fetch has to start: from the last fetch back, each gets the latest
 /// start that meets both (its copy time scaled by `scale`), on the clock of
 /// the compute before each op, and goes before the last op compute reaches
 /// by then, never above what defines its operand.
-Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
+Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes, double largeScale,
                 ArrayRef<Operation *> ops, const DenseMap<Operation *, unsigned> &index) {
   SymbolLookupScope symbols;
   // The predicted compute time at which each op starts.
@@ -88,9 +89,10 @@ Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes,
       ++reader;
     int64_t bytes = tg::tensorBytes(m.fetches[i]->getResult(0).getType());
     double copy = transferSeconds(bytes, profile.hostToDevice);
-    double start = std::min(clock[reader], next) - scale * copy;
+    bool large = bytes > maxBytes;
+    double start = std::min(clock[reader], next) - (large ? largeScale : scale) * copy;
     next = start;
-    if (bytes > maxBytes) {
+    if (large && largeScale == 0) {
       m.exposed += copy;
       continue; // stays where it is
     }
@@ -192,18 +194,18 @@ void moveUpdatesUp(func::FuncOp fn) {
   }
 }
 
-/// The moves of the fetches of `fn` (those of at most `maxBytes`) by their
-/// distances times `scale`; with `apply`, made, and the ops of other
-/// streams given their holds as `holds` says.
+/// The moves of the fetches of `fn` (those of at most `maxBytes`; larger
+/// ones by `largeScale`) by their distances times `scale`; with `apply`,
+/// made, and the ops of other streams given their holds as `holds` says.
 Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, Holds holds,
-                  int64_t maxBytes = INT64_MAX, bool apply = true) {
+                  int64_t maxBytes = INT64_MAX, bool apply = true, double largeScale = 0) {
   SmallVector<Operation *> ops;
   DenseMap<Operation *, unsigned> index;
   for (Operation &op : fn.getBody().front()) {
     index[&op] = ops.size();
     ops.push_back(&op);
   }
-  Moves m = planMoves(profile, scale, maxBytes, ops, index);
+  Moves m = planMoves(profile, scale, maxBytes, largeScale, ops, index);
   if (!apply)
     return m;
   applyMoves(ops, m);
@@ -266,22 +268,25 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     // Not all at their distance: the candidates that fit are all of them
     // at shorter distances (the longest that fits), and the fetches up to
     // a size at the full, half and quarter distance (a bisection on the
-    // size, so that a few large fetches do not keep every other one late);
-    // the one whose copies compute would wait for least wins.
+    // size, so that a few large fetches do not keep every other one late),
+    // the larger ones then at the longest shorter distance that fits; the
+    // one whose copies compute would wait for least wins.
     struct Candidate {
       double scale;
       int64_t maxBytes;
       double exposed;
+      double largeScale = 0;
     };
     std::optional<Candidate> best;
-    auto consider = [&](double s, int64_t maxBytes) {
-      double exposed = moveFetches(fn, profile, s, Holds::None, maxBytes, /*apply=*/false).exposed;
+    auto consider = [&](double s, int64_t maxBytes, double large = 0) {
+      double exposed =
+          moveFetches(fn, profile, s, Holds::None, maxBytes, /*apply=*/false, large).exposed;
       if (!best || exposed < best->exposed)
-        best = Candidate{s, maxBytes, exposed};
+        best = Candidate{s, maxBytes, exposed, large};
     };
-    auto fits = [&](double s, int64_t maxBytes) {
+    auto fits = [&](double s, int64_t maxBytes, double large = 0) {
       return fitsWith(module, fn, budget, [&](func::FuncOp f) {
-        moveFetches(f, profile, s, Holds::None, maxBytes);
+        moveFetches(f, profile, s, Holds::None, maxBytes, /*apply=*/true, large);
       });
     };
     for (double s = scale; s >= scale / 32; s /= 2)
@@ -307,17 +312,27 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     }
     if (!best)
       return;
+    if (best->maxBytes < INT64_MAX) {
+      Candidate small = *best;
+      for (double large = small.scale / 2; large >= small.scale / 32; large /= 2)
+        if (fits(small.scale, small.maxBytes, large)) {
+          consider(small.scale, small.maxBytes, large);
+          break;
+        }
+    }
     // With the holds if they fit too, else as the placement's preference
     // if that fits.
     Holds holds = Holds::None;
     for (Holds h : {Holds::Hard, Holds::Soft})
       if (fitsWith(module, fn, budget, [&](func::FuncOp f) {
-            moveFetches(f, profile, best->scale, h, best->maxBytes);
+            moveFetches(f, profile, best->scale, h, best->maxBytes, /*apply=*/true,
+                        best->largeScale);
           })) {
         holds = h;
         break;
       }
-    moveFetches(fn, profile, best->scale, holds, best->maxBytes);
+    moveFetches(fn, profile, best->scale, holds, best->maxBytes, /*apply=*/true,
+                best->largeScale);
   }
 };
 

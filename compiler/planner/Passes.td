@@ -186,7 +186,9 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     longest of its distance halved up to five times that fits, without
     holds; and, at the full, half and quarter distance, the fetches up to a
     size, the largest size that fits (a bisection over the fetches' sizes),
-    the others staying. The candidate whose copies the compute before their
+    the others staying; and when such a candidate is the best, the same
+    with the others at the longest of its distance halved up to five times
+    that fits. The candidate whose copies the compute before their
     readers covers best (the least copy time left uncovered, summed) wins,
     with the holds when they fit too, else with them as `hm.soft_hold`
     (hm-place-buffers then gives those bytes to a new value only when no

@@ -1,0 +1,15 @@
+"""Where the first fetch of the LM head sits in a --dump-schedule file:
+how many ops before the first op that reads the fetched copy, and whether
+that is more than the 16 ops of one transformer layer's forward."""
+import json
+import sys
+
+ops = json.load(open(sys.argv[1]))["functions"][0]["ops"]
+fetch = next(o for o in ops if o["stream"] == "host_to_device"
+             and any(r["tensor"] == "param:lm_head.weight" for r in o["reads"]))
+copy = fetch["writes"][0]["tensor"]
+reader = next(o for o in ops if o["index"] > fetch["index"]
+              and any(r["tensor"] == copy for r in o["reads"]))
+distance = reader["index"] - fetch["index"]
+print(f"lm_head.weight: on the host, fetched {distance} ops before its first reader")
+print("moved up: " + ("yes" if distance > 16 else "no"))
