@@ -91,7 +91,8 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     the bytes freed). The bytes live at each
     point come from placing the unplanned program (hm-place-buffers); each
     decision found is then placed for real, and the budget tightened by
-    what the placement exceeds until it fits. When that does not converge,
+    what the placement exceeds (twice as much after each round that still
+    exceeds, up to eight rounds) until it fits. When that does not converge,
     the decisions for a range of activation budgets are placed, and from
     the smallest of them a local search recomputes one more stage next to
     a recomputed segment (its input offloaded) while that places smaller

@@ -697,6 +697,9 @@ std::optional<Decision> RecomputeSearch::fit(int64_t budget, bool thorough) {
   // frees (the copies are placed too), so both are tried.
   std::optional<Decision> found;
   for (bool offload : {false, true}) {
+    // Each round that still overshoots takes twice the step of the round
+    // before: where the placement's gaps do not shrink with the target,
+    // rounds of the same small overshoot would each cost a solve.
     int64_t target = budget - base.persistent;
     for (int round = 0; round < 8 && target > 0; ++round) {
       auto d = solve(chain, target, offload);
@@ -710,7 +713,7 @@ std::optional<Decision> RecomputeSearch::fit(int64_t budget, bool thorough) {
           found = d;
         break;
       }
-      target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment));
+      target -= std::max<int64_t>(trial->arena - budget, int64_t(hm::kAlignment)) << round;
     }
   }
   if (found || !thorough)

@@ -106,8 +106,8 @@ public:
 
   /// The cheapest decision whose placement fits `budget` device bytes:
   /// solve for the activation budget, place, tighten by what the placement
-  /// exceeds; when that does not converge (and `thorough`), the cheapest
-  /// fitting candidate.
+  /// exceeds (twice that after each round that still exceeds); when that
+  /// does not converge (and `thorough`), the cheapest fitting candidate.
   std::optional<Decision> fit(int64_t budget, bool thorough = true);
 
   /// The least activation budget any decision meets, as the profile
