@@ -239,10 +239,10 @@ AttentionDims hmcc::tg::attentionDims(AttentionGradOp op) {
 }
 
 /// The shape rules of tg.attention and tg.attention_grad; `out` is the
-/// forward's result (its type).
+/// forward's result (its type), `outName` what the op calls it.
 static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, Value bias,
-                                     Type out, bool causal, bool bthd, bool packed, float dropout,
-                                     std::optional<uint64_t> stream) {
+                                     Type out, StringRef outName, bool causal, bool bthd,
+                                     bool packed, float dropout, std::optional<uint64_t> stream) {
   if (!(dropout >= 0.0f && dropout < 1.0f))
     return op->emitOpError() << "dropout " << dropout << " must be in [0, 1)";
   if (dropout > 0.0f && !stream)
@@ -260,7 +260,7 @@ static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, V
       return op->emitOpError("packed needs bthd and q, k and v one value");
     if (ot.getRank() != 4 || ot.getDimSize(0) != qt.getDimSize(0) ||
         ot.getDimSize(1) != qt.getDimSize(1) || ot.getDimSize(3) != qt.getDimSize(3))
-      return op->emitOpError() << "result " << ot << " does not fit the packed " << qt
+      return op->emitOpError() << outName << " " << ot << " does not fit the packed " << qt
                                << ": same batch, sequence and head_dim";
     d = packedDims(qt, ot);
     if (d.heads < 1 || d.kvHeads < 1 || d.heads + 2 * d.kvHeads != qt.getDimSize(2))
@@ -289,8 +289,8 @@ static LogicalResult verifyAttention(Operation *op, Value q, Value k, Value v, V
 
 LogicalResult AttentionOp::verify() {
   if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getResult().getType(),
-                             getCausal(), getBthd(), getPacked(), getDropout().convertToFloat(),
-                             getStream())))
+                             "result", getCausal(), getBthd(), getPacked(),
+                             getDropout().convertToFloat(), getStream())))
     return failure();
   auto q = getQ().getType();
   AttentionDims d = attentionDims(*this);
@@ -304,7 +304,7 @@ LogicalResult AttentionOp::verify() {
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getOut().getType(),
+  if (failed(verifyAttention(*this, getQ(), getK(), getV(), getBias(), getOut().getType(), "out",
                              getCausal(), getBthd(), getPacked(), getDropout().convertToFloat(),
                              getStream())))
     return failure();

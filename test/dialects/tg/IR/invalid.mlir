@@ -747,6 +747,15 @@ func.func @f(%x: tensor<1x2x6x4xf32>, %o: tensor<1x2x2x4xf32>, %lse: tensor<1x2x
 }
 
 // -----
+// tg.attention_grad packed: out (the forward's result) keeps the batch,
+// sequence and head_dim of the packed value.
+func.func @f(%x: tensor<1x2x6x4xf32>, %o: tensor<1x2xf32>, %lse: tensor<1x2x2xf32>) -> tensor<1x2x6x4xf32> {
+  // expected-error @+1 {{out 'tensor<1x2xf32>' does not fit the packed 'tensor<1x2x6x4xf32>'}}
+  %g = tg.attention_grad %x, %x, %x, %o, %lse, %o {bthd, packed, scale = 1.000000e+00 : f32} : (tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2xf32>, tensor<1x2x2xf32>, tensor<1x2xf32>) -> tensor<1x2x6x4xf32>
+  return %g : tensor<1x2x6x4xf32>
+}
+
+// -----
 // tg.sum_squares: the running sum it adds to is an f64 scalar.
 func.func @f(%g: tensor<4xf32>, %acc: tensor<f32>) -> tensor<f64> {
   // expected-error @+1 {{operand #1 must be 0D tensor of 64-bit float values}}
