@@ -1,10 +1,11 @@
 // LayerNorm and RMSNorm over the last axis, forward and backward.
 // Rows are independent and split across threads; the parameter gradients
-// are column sums over all rows, split across threads by column, each
-// column summed in double in chunks of kNormRowChunk rows, each in row
-// order, then the chunks in order (deterministic, and what the CUDA backend
-// sums in parallel).
+// are column sums over all rows, each column summed in double in chunks of
+// kNormRowChunk rows, each in row order, then the chunks in order; the
+// chunks of each tile of columns are split across threads (deterministic,
+// and what the CUDA backend sums in parallel).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -31,26 +32,42 @@ hmrt_status check_shape(const char* fn, int64_t rows, int64_t cols) {
   return HMRT_OK;
 }
 
-// dst[c] += sum over rows r of term(r, c), for every c in [0, cols), summed
-// in double as core/norm_math.h says (chunks of kNormRowChunk rows).
+// dst[j][c] += the sum over rows r of term j at (r, c), for each of the K
+// terms and every c in [0, cols), summed in double as core/norm_math.h
+// says: chunks of kNormRowChunk rows, each from zero in row order, then the
+// chunks in order. The (tile of columns, chunk) pairs run in parallel, as
+// the GPU's do, a batch of chunks at a time so that their partial sums stay
+// small; the order, and so the bits, do not depend on the threads.
 // term(r, c0, c1, acc) adds row r's terms for columns [c0, c1) into
-// acc[0 .. c1-c0).
-template <class Term>
-void column_sums(int64_t rows, int64_t cols, float* dst, Term term) {
-  constexpr int64_t kTile = 256;
-  parallel_for(ceil_div(cols, kTile), 1, [&](int64_t t0, int64_t t1) {
-    double acc[kTile], total[kTile];
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t c0 = t * kTile, c1 = std::min(cols, c0 + kTile);
-      std::fill(total, total + (c1 - c0), 0.0);
-      for (int64_t r0 = 0; r0 < rows; r0 += kNormRowChunk) {
-        std::fill(acc, acc + (c1 - c0), 0.0);
-        for (int64_t r = r0; r < std::min(rows, r0 + kNormRowChunk); ++r) term(r, c0, c1, acc);
-        for (int64_t c = 0; c < c1 - c0; ++c) total[c] += acc[c];
+// acc[j][0 .. c1-c0).
+template <int K, class Term>
+void column_sums(int64_t rows, int64_t cols, std::array<float*, K> dst, Term term) {
+  constexpr int64_t kTile = 256, kBatch = 64;  // chunks summed before their totals
+  const int64_t tiles = ceil_div(cols, kTile), chunks = norm_row_chunks(rows);
+  std::vector<double> total(static_cast<size_t>(K * cols), 0.0);
+  std::vector<double> partial;
+  for (int64_t k0 = 0; k0 < chunks; k0 += kBatch) {
+    const int64_t batch = std::min(kBatch, chunks - k0);
+    partial.assign(static_cast<size_t>(K * batch * cols), 0.0);
+    parallel_for(tiles * batch, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t task = lo; task < hi; ++task) {
+        const int64_t t = task % tiles, b = task / tiles, k = k0 + b;
+        const int64_t c0 = t * kTile, c1 = std::min(cols, c0 + kTile);
+        double* acc[K];
+        for (int j = 0; j < K; ++j) acc[j] = partial.data() + (j * batch + b) * cols + c0;
+        for (int64_t r = k * kNormRowChunk; r < std::min(rows, (k + 1) * kNormRowChunk); ++r)
+          term(r, c0, c1, acc);
       }
-      for (int64_t c = c0; c < c1; ++c) dst[c] += static_cast<float>(total[c - c0]);
-    }
-  });
+    });
+    parallel_for(cols, kTile, [&](int64_t lo, int64_t hi) {
+      for (int j = 0; j < K; ++j)
+        for (int64_t c = lo; c < hi; ++c)
+          for (int64_t b = 0; b < batch; ++b)
+            total[size_t(j * cols + c)] += partial[size_t((j * batch + b) * cols + c)];
+    });
+  }
+  for (int j = 0; j < K; ++j)
+    for (int64_t c = 0; c < cols; ++c) dst[j][c] += static_cast<float>(total[size_t(j * cols + c)]);
 }
 
 // LayerNorm forward over rows: y in fp32, or in bf16 (each row computed in
@@ -149,23 +166,29 @@ hmrt_status hmrt_layernorm_backward(const float* dy, const float* x,
       layernorm_dx_row(dyr, xr, weight, mean[r], rstd[r], dxr, cols);
     }
   });
-  if (dweight) {
-    column_sums(rows, cols, dweight,
-                [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
-                  const float* xr = x + r * cols;
-                  const float* dyr = dy + r * cols;
-                  const float m = mean[r], s = rstd[r];
-                  for (int64_t c = c0; c < c1; ++c)
-                    acc[c - c0] += dyr[c] * ((xr[c] - m) * s);
-                });
-  }
-  if (dbias) {
-    column_sums(rows, cols, dbias,
-                [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
-                  const float* dyr = dy + r * cols;
-                  for (int64_t c = c0; c < c1; ++c) acc[c - c0] += dyr[c];
-                });
-  }
+  // The weight's and the bias's gradients, in one pass over dy where both
+  // are wanted.
+  auto weight_term = [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
+    const float* xr = x + r * cols;
+    const float* dyr = dy + r * cols;
+    const float m = mean[r], s = rstd[r];
+    for (int64_t c = c0; c < c1; ++c) acc[c - c0] += dyr[c] * ((xr[c] - m) * s);
+  };
+  auto bias_term = [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
+    const float* dyr = dy + r * cols;
+    for (int64_t c = c0; c < c1; ++c) acc[c - c0] += dyr[c];
+  };
+  if (dweight && dbias)
+    column_sums<2>(rows, cols, {dweight, dbias},
+                   [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
+                     weight_term(r, c0, c1, acc[0]);
+                     bias_term(r, c0, c1, acc[1]);
+                   });
+  else if (dweight || dbias)
+    column_sums<1>(rows, cols, {dweight ? dweight : dbias},
+                   [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
+                     dweight ? weight_term(r, c0, c1, acc[0]) : bias_term(r, c0, c1, acc[0]);
+                   });
   return HMRT_OK;
 }
 
@@ -223,14 +246,13 @@ hmrt_status hmrt_rmsnorm_backward(const float* dy, const float* x,
     }
   });
   if (dweight) {
-    column_sums(rows, cols, dweight,
-                [&](int64_t r, int64_t c0, int64_t c1, double* acc) {
-                  const float* xr = x + r * cols;
-                  const float* dyr = dy + r * cols;
-                  const float s = rstd[r];
-                  for (int64_t c = c0; c < c1; ++c)
-                    acc[c - c0] += dyr[c] * (xr[c] * s);
-                });
+    column_sums<1>(rows, cols, {dweight},
+                   [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
+                     const float* xr = x + r * cols;
+                     const float* dyr = dy + r * cols;
+                     const float s = rstd[r];
+                     for (int64_t c = c0; c < c1; ++c) acc[0][c - c0] += dyr[c] * (xr[c] * s);
+                   });
   }
   return HMRT_OK;
 }

@@ -1024,44 +1024,92 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
     const int64_t rows = ny / L;
     const int nko = nk - 1;  // kept dims without the inner one
     const int64_t rinner = rp.inner_stride(0);
-    parallel_for(
-        rows * ncol, std::max<int64_t>(1, kGrain / (rcount * std::min(L, kCols))),
-        [&](int64_t lo, int64_t hi) {
-          double acc[kCols], total[kCols];
-          for (int64_t t = lo; t < hi; ++t) {
-            const int64_t row = t / ncol;
-            const int64_t c0 = (t % ncol) * kCols;
-            const int64_t w = std::min(L, c0 + kCols) - c0;
-            int64_t xo, yo;
-            unravel_xy(p, kept, nko, row, &xo, &yo);
-            for (int64_t c = 0; c < w; ++c) total[c] = 0.0;
-            for (int64_t k0 = 0; k0 < rcount; k0 += kReduceRowChunk) {
-              for (int64_t c = 0; c < w; ++c) acc[c] = 0.0;
-              // Four rows at a time (pairwise, in double), so acc is read
-              // and written once per four elements.
-              for_runs(rp, k0, std::min(rcount, k0 + kReduceRowChunk),
-                       [&](const int64_t* off, int64_t len) {
-                         const float* base = x + xo + off[0] + c0;
-                         int64_t e = 0;
-                         for (; e + 4 <= len; e += 4) {
-                           const float* r0 = base + e * rinner;
-                           const float* r1 = r0 + rinner;
-                           const float* r2 = r1 + rinner;
-                           const float* r3 = r2 + rinner;
-                           for (int64_t c = 0; c < w; ++c)
-                             acc[c] += (double(r0[c]) + double(r1[c])) +
-                                       (double(r2[c]) + double(r3[c]));
-                         }
-                         for (; e < len; ++e) {
-                           const float* r0 = base + e * rinner;
-                           for (int64_t c = 0; c < w; ++c) acc[c] += r0[c];
-                         }
-                       });
-              for (int64_t c = 0; c < w; ++c) total[c] += acc[c];
-            }
-            for (int64_t c = 0; c < w; ++c) y[yo + c0 + c] = static_cast<float>(total[c]);
-          }
-        });
+    const int64_t tasks = rows * ncol, nchunk = ceil_div(rcount, kReduceRowChunk);
+    // Where task t starts in x and y, its first column and its width.
+    struct Task {
+      int64_t xo, yo, c0, w;
+    };
+    auto task_of = [&](int64_t t) {
+      Task k;
+      k.c0 = (t % ncol) * kCols;
+      k.w = std::min(L, k.c0 + kCols) - k.c0;
+      unravel_xy(p, kept, nko, t / ncol, &k.xo, &k.yo);
+      return k;
+    };
+    // Adds the chunk of task k's reduced indices from k0 into acc[0, w).
+    auto add_chunk = [&](const Task& k, int64_t k0, double* acc) {
+      const int64_t w = k.w;
+      for_runs(rp, k0, std::min(rcount, k0 + kReduceRowChunk),
+               [&](const int64_t* off, int64_t len) {
+                 const float* base = x + k.xo + off[0] + k.c0;
+                 int64_t e = 0;
+                 // Four rows at a time (pairwise, in double), so acc is
+                 // read and written once per four elements.
+                 for (; e + 4 <= len; e += 4) {
+                   const float* r0 = base + e * rinner;
+                   const float* r1 = r0 + rinner;
+                   const float* r2 = r1 + rinner;
+                   const float* r3 = r2 + rinner;
+                   for (int64_t c = 0; c < w; ++c)
+                     acc[c] += (double(r0[c]) + double(r1[c])) + (double(r2[c]) + double(r3[c]));
+                 }
+                 for (; e < len; ++e) {
+                   const float* r0 = base + e * rinner;
+                   for (int64_t c = 0; c < w; ++c) acc[c] += r0[c];
+                 }
+               });
+    };
+    if (tasks >= num_threads() || nchunk == 1) {
+      parallel_for(tasks, std::max<int64_t>(1, kGrain / (rcount * std::min(L, kCols))),
+                   [&](int64_t lo, int64_t hi) {
+                     double acc[kCols], total[kCols];
+                     for (int64_t t = lo; t < hi; ++t) {
+                       const Task k = task_of(t);
+                       std::fill(total, total + k.w, 0.0);
+                       for (int64_t k0 = 0; k0 < rcount; k0 += kReduceRowChunk) {
+                         std::fill(acc, acc + k.w, 0.0);
+                         add_chunk(k, k0, acc);
+                         for (int64_t c = 0; c < k.w; ++c) total[c] += acc[c];
+                       }
+                       for (int64_t c = 0; c < k.w; ++c)
+                         y[k.yo + k.c0 + c] = static_cast<float>(total[c]);
+                     }
+                   });
+      return HMRT_OK;
+    }
+    // Fewer tasks than threads (a bias gradient: one row): the chunks of
+    // each task in parallel too, a batch at a time, their sums then added
+    // to the task's total in chunk order, the same order as above.
+    constexpr int64_t kBatch = 64;
+    std::vector<double> total, partial;
+    try {
+      total.assign(size_t(tasks * kCols), 0.0);
+      partial.resize(size_t(tasks * kBatch * kCols));
+    } catch (const std::bad_alloc&) {
+      return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    for (int64_t b0 = 0; b0 < nchunk; b0 += kBatch) {
+      const int64_t batch = std::min(kBatch, nchunk - b0);
+      parallel_for(tasks * batch, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t u = lo; u < hi; ++u) {
+          const Task k = task_of(u / batch);
+          double* acc = partial.data() + u * kCols;
+          std::fill(acc, acc + k.w, 0.0);
+          add_chunk(k, (b0 + u % batch) * kReduceRowChunk, acc);
+        }
+      });
+      for (int64_t t = 0; t < tasks; ++t) {
+        const int64_t w = task_of(t).w;
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t c = 0; c < w; ++c)
+            total[size_t(t * kCols + c)] += partial[size_t((t * batch + b) * kCols + c)];
+      }
+    }
+    for (int64_t t = 0; t < tasks; ++t) {
+      const Task k = task_of(t);
+      for (int64_t c = 0; c < k.w; ++c)
+        y[k.yo + k.c0 + c] = static_cast<float>(total[size_t(t * kCols + c)]);
+    }
     return HMRT_OK;
   }
   // Inner dim summed: each y element sums rcount elements of x made of

@@ -166,6 +166,48 @@ TEST(Plan, ReduceToRowsSumsInChunks) {
   EXPECT_EQ(element[0], y[0]);
 }
 
+// With fewer (row, block of columns) tasks than threads (a bias gradient)
+// the CPU kernel sums each task's chunks in parallel too: every element
+// still has reduce_to_row_element's bits, at 1 and 4 threads, over more
+// chunks than it keeps at once (64), and the chunks go into the total in
+// order: sums 2^53, 1, 1, ..., -2^53 (chunk 64) total 0 in that order.
+TEST(Plan, ReduceToRowsChunksInParallelKeepTheirOrder) {
+  struct Case {
+    std::vector<int64_t> sx, sy;
+  };
+  const Case cases[] = {{{16700, 3}, {3}}, {{700, 300}, {300}}, {{5, 300, 7}, {1, 1, 7}}};
+  for (const Case& c : cases) {
+    int64_t nx = 1, ny = 1;
+    for (int64_t d : c.sx) nx *= d;
+    for (int64_t d : c.sy) ny *= d;
+    const std::vector<float> x = hmrt_test::random_vec(nx, 31, -2.0f, 2.0f);
+    const hmrt::ReducePlan plan(int32_t(c.sx.size()), c.sx.data(), int32_t(c.sy.size()),
+                                c.sy.data());
+    std::vector<float> want(static_cast<size_t>(ny));
+    for (int64_t e = 0; e < ny; ++e) hmrt::reduce_to_row_element(plan, x.data(), e, want.data());
+    for (int threads : {1, 4}) {
+      hmrt_test::ThreadScope scope(threads);
+      std::vector<float> y(static_cast<size_t>(ny), -1.0f);
+      ASSERT_EQ(hmrt_reduce_to_f32(x.data(), int32_t(c.sx.size()), c.sx.data(), y.data(),
+                                   int32_t(c.sy.size()), c.sy.data()),
+                HMRT_OK);
+      EXPECT_EQ(std::memcmp(y.data(), want.data(), want.size() * sizeof(float)), 0)
+          << c.sx[0] << " threads " << threads;
+    }
+  }
+  hmrt_test::ThreadScope scope(4);
+  const int64_t rows = 65 * hmrt::kReduceRowChunk, sx[2] = {rows, 2}, sy[1] = {2};
+  std::vector<float> x(static_cast<size_t>(2 * rows), 0.0f);  // column 1 all zeros
+  x[0] = 9007199254740992.0f;                                        // 2^53
+  x[size_t(2 * hmrt::kReduceRowChunk)] = 1.0f;                       // chunk 1
+  x[size_t(4 * hmrt::kReduceRowChunk)] = 1.0f;                       // chunk 2
+  x[size_t(128 * hmrt::kReduceRowChunk)] = -9007199254740992.0f;     // chunk 64
+  std::vector<float> y(2, -1.0f);
+  ASSERT_EQ(hmrt_reduce_to_f32(x.data(), 2, sx, y.data(), 1, sy), HMRT_OK);
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_EQ(y[1], 0.0f);
+}
+
 // core/norm_math.h's LayerNorm row (what a GPU thread computes; its sums
 // mirror cpu/vec.h's reduce_sum lane for lane) gives the CPU kernel's bits,
 // with and without a tail after the eight lanes.
@@ -214,11 +256,31 @@ TEST(Plan, LayerNormParamGradientsSumInChunks) {
   EXPECT_EQ(db[0], static_cast<float>(chunked));
 }
 
+// The chunks' sums go into the total in chunk order, across the batches of
+// chunks the CPU kernel sums at once: chunk sums 2^53, 1, 1, ..., -2^53
+// (chunk 64, in the second batch) total 0 in that order (2^53 + 1 rounds
+// to 2^53), 2 with the first batch's chunks in reverse.
+TEST(Plan, LayerNormParamGradientChunksInOrder) {
+  const int64_t chunks = 65, rows = chunks * hmrt::kNormRowChunk;
+  std::vector<float> dy(static_cast<size_t>(rows), 0.0f), x(dy.size(), 0.0f);
+  dy[0] = 9007199254740992.0f;                                     // 2^53
+  dy[size_t(hmrt::kNormRowChunk)] = 1.0f;                          // chunk 1
+  dy[size_t(2 * hmrt::kNormRowChunk)] = 1.0f;                      // chunk 2
+  dy[size_t(64 * hmrt::kNormRowChunk)] = -9007199254740992.0f;     // chunk 64
+  std::vector<float> mean(static_cast<size_t>(rows), 0.0f), rstd(mean.size(), 1.0f);
+  std::vector<float> dx(dy.size()), dw(1), db(1);
+  ASSERT_EQ(hmrt_layernorm_backward(dy.data(), x.data(), nullptr, mean.data(), rstd.data(),
+                                    dx.data(), dw.data(), db.data(), rows, 1),
+            HMRT_OK);
+  EXPECT_EQ(db[0], 0.0f);
+}
+
 // The CUDA LayerNorm kernels' decomposition, run here: eight lanes
 // (sum8_lane) combined as their shuffles combine them, then the tail, give
 // reduce_sum8's sum; and the weight and bias gradients as the GPU sums them
 // (each chunk of rows on a thread, then the chunks in order) give the CPU
-// kernel's bits, over several chunks and a partial last one.
+// kernel's bits, over several chunks and a partial last one, two tiles of
+// columns, and more chunks than the CPU kernel keeps at once (64).
 TEST(Plan, LayerNormGpuDecompositionMatchesTheCpuKernel) {
   for (int64_t n : {1, 7, 8, 9, 64, 1027}) {
     const std::vector<float> v = hmrt_test::random_vec(n, 21, -3.0f, 3.0f);
@@ -233,8 +295,8 @@ TEST(Plan, LayerNormGpuDecompositionMatchesTheCpuKernel) {
     const float want = hmrt::reduce_sum8(n, f);
     EXPECT_EQ(std::memcmp(&s, &want, sizeof(float)), 0) << n;
   }
-  for (int64_t rows : {1, 256, 700}) {
-    const int64_t cols = 37;
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 37}, {256, 37}, {700, 300}, {16700, 3}};
+  for (auto [rows, cols] : shapes) {
     const std::vector<float> x = hmrt_test::random_vec(rows * cols, 22, -3.0f, 3.0f);
     const std::vector<float> dy = hmrt_test::random_vec(rows * cols, 23, -1.0f, 1.0f);
     const std::vector<float> w = hmrt_test::random_vec(cols, 24, 0.5f, 1.5f);
