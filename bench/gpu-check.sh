@@ -7,7 +7,7 @@
 #   bench/gpu-check.sh prepare   on the build machine: builds the runtime
 #                                standalone with its CUDA backend in
 #                                build-gpu/ and gathers what the check runs
-#                                into build-gpu/bundle/ (about 45 MiB)
+#                                into build-gpu/bundle/ (about 50 MiB)
 #   bench/gpu-check.sh run [OUT [PART...]]
 #                                on the GPU machine, with build-gpu/bundle
 #                                carried: runs the checks, prints a summary
@@ -37,7 +37,10 @@
 #     program again with every kernel waited for (HMRT_CUDA_SYNC=1), and
 #     with its fused programs interpreted instead of run as the kernels hmcc
 #     generated for them (HMRT_CUDA_FUSED=interpreter): its losses and
-#     gradient norms must be bit-identical to the default run's each time.
+#     gradient norms must be bit-identical to the default run's each time;
+#     and fp32 compiled with attention's q, k and v split apart
+#     (--pack-qkv=false) instead of read in place from their projection:
+#     bit-identical losses and gradient norms too.
 #  3. the 1.3 B GPT of the planning benchmarks (bench/gpt_shapes.py: 24
 #     layers, width 2048, 16 heads, vocabulary 50304, batch 8 x 1024;
 #     shape-only, started from seeded parameters, train --init) compiled for
@@ -76,6 +79,8 @@ precision_flags() {
     # A parameter in pieces: its last rows in pinned host memory, updated
     # there, the first on the GPU; read as their concatenation.
     pieces) echo "--precision fp32 --host-params h.0.attn.c_attn.weight:48" ;;
+    # q, k and v split apart for attention, as before it read them in place.
+    split) echo "--precision fp32 --pack-qkv=false" ;;
     *) echo "--precision $1" ;;
   esac
 }
@@ -104,7 +109,7 @@ prepare() {
   local libs precision
   libs=$(grep -h '^HMRT_LINK_SYSTEM_LIBS:INTERNAL=\|^HMRT_CUDA_LINK_LIBS:INTERNAL=' build-gpu/CMakeCache.txt |
     sed 's/^[^=]*=//' | tr ';' ' ')
-  for precision in fp32 bf16 bf16-storage pieces; do
+  for precision in fp32 bf16 bf16-storage pieces split; do
     # shellcheck disable=SC2046
     build/bin/hmcc test/fixtures/gpt2/model.onnx --target cuda $(precision_flags "$precision") \
       --optimizer adamw --lr 1e-3 --betas 0.9,0.999 --eps 1e-8 --weight-decay 0.01 \
@@ -230,7 +235,7 @@ check_gpt2() {
   local bundle=$1 out=$2
   local feed="--feed idx=test/fixtures/gpt2/inputs/idx.npy --feed targets=test/fixtures/gpt2/inputs/targets.npy"
   local precision tol gpu_status cpu_status gpt2 prog
-  for precision in fp32 bf16 bf16-storage pieces; do
+  for precision in fp32 bf16 bf16-storage pieces split; do
     tol=1e-4
     [ "${precision#bf16}" != "$precision" ] && tol=1e-3
     prog="$bundle/gpt2-$precision"
@@ -271,6 +276,28 @@ PY
   # per program) against the runtime's interpreter of the same programs.
   same_as_default "generated fused kernels vs HMRT_CUDA_FUSED=interpreter" interpreter \
     HMRT_CUDA_FUSED=interpreter
+  # Attention reading q, k and v in place (the default) against the program
+  # that splits them apart: strides of the same kernels, the same bits.
+  local packed
+  packed=$(same_runs "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-split-cuda.jsonl")
+  [ "${packed#PASS}" != "$packed" ] || status=1
+  echo "| GPT-2 fixture, --precision fp32, q, k and v in place vs --pack-qkv=false | $packed |"
+}
+
+# Whether two runs' metrics (JSON lines) have the same losses and gradient
+# norms, bit for bit, over 20 steps: prints PASS or FAIL with what differs.
+same_runs() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+try:
+    a, b = ([(r["loss"], r["grad_norm"]) for r in map(json.loads, open(f))] for f in sys.argv[1:3])
+except OSError as e:
+    print(f"FAIL: {e}")
+    sys.exit()
+ok = len(a) == len(b) == 20 and a == b
+print(f"{'PASS' if ok else 'FAIL'}: {len(a)} and {len(b)} steps, losses and gradient norms "
+      f"{'bit-identical' if a == b else 'DIFFER'}")
+PY
 }
 
 # The fp32 GPT-2 program run on the GPU again with the environment
@@ -288,14 +315,7 @@ same_as_default() {
     result="did not run (exit $rc): $(tail -n 1 "$out/gpt2-fp32-cuda-$suffix.log")"
     status=1
   else
-    result=$(python3 - "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-fp32-cuda-$suffix.jsonl" <<'PY'
-import json, sys
-a, b = ([(r["loss"], r["grad_norm"]) for r in map(json.loads, open(f))] for f in sys.argv[1:3])
-ok = len(a) == len(b) == 20 and a == b
-print(f"{'PASS' if ok else 'FAIL'}: {len(a)} and {len(b)} steps, losses and gradient norms "
-      f"{'bit-identical' if a == b else 'DIFFER'}")
-PY
-)
+    result=$(same_runs "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-fp32-cuda-$suffix.jsonl")
     [ "${result#PASS}" != "$result" ] || status=1
   fi
   echo "| GPT-2 fixture, --precision fp32, $label | $result |"
