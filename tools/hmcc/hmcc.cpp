@@ -330,7 +330,8 @@ cl::opt<std::string> memoryPlot(
 cl::opt<bool> explain(
     "explain", cl::desc("Print what the planner decided as a short table: where each tensor class "
                         "lives (device, host, storage), recompute, bytes per link per step, predicted step "
-                        "against its lower bound, and what compute waits for"),
+                        "against its lower bound, what compute waits for, and which stream "
+                        "ends the step when compute does not"),
     cl::init(false), cl::cat(outputCategory));
 cl::opt<bool> elide("elide-constants",
                     cl::desc("With --emit=mlir, print constants over 64 elements as "
@@ -683,6 +684,28 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
     }
     os << "; other streams run " << hmcc::formatSeconds(timeline.afterCompute)
        << " past compute's last op\n";
+  }
+  // The stream that ends the step after compute: from its first op, when
+  // its first input is ready, it has this much work (its load) to do, and
+  // neither faster compute nor fewer waits moves that.
+  if (timeline.afterCompute > 0) {
+    std::map<std::string, std::pair<double, double>> span; // stream: first start, last end
+    for (auto &entry : timeline.ops) {
+      const hmcc::hm::OpTiming &t = entry.second;
+      auto [it, fresh] = span.try_emplace(t.stream, t.start, t.end);
+      if (!fresh)
+        it->second = {std::min(it->second.first, t.start), std::max(it->second.second, t.end)};
+    }
+    auto last = std::max_element(span.begin(), span.end(), [](const auto &a, const auto &b) {
+      return a.second.second < b.second.second;
+    });
+    auto load = last != span.end() ? timeline.loads.find(last->first) : timeline.loads.end();
+    if (last != span.end() && last->first != "compute" && load != timeline.loads.end()) {
+      std::string name = last->first;
+      std::replace(name.begin(), name.end(), '_', ' ');
+      os << "  the " << name << " stream ends the step: " << hmcc::formatSeconds(load->second)
+         << " of work from its first op at " << hmcc::formatSeconds(last->second.first) << "\n";
+    }
   }
   return text;
 }
