@@ -1,9 +1,9 @@
 // LayerNorm and RMSNorm over the last axis, forward and backward.
 // Rows are independent and split across threads; the parameter gradients
 // are column sums over all rows, each column summed in double in chunks of
-// kNormRowChunk rows, each in row order, then the chunks in order; the
-// chunks of each tile of columns are split across threads (deterministic,
-// and what the CUDA backend sums in parallel).
+// kNormRowChunk rows, each in row order, then the chunks in order
+// (cpu/ordered_sums.h: deterministic, on every thread, and what the CUDA
+// backend sums in parallel).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "core/internal.h"
 #include "core/norm_math.h"
 #include "cpu/nn_ops_shared.h"
+#include "cpu/ordered_sums.h"
 #include "cpu/vec.h"
 #include "hmrt/kernels.h"
 
@@ -34,40 +35,26 @@ hmrt_status check_shape(const char* fn, int64_t rows, int64_t cols) {
 
 // dst[j][c] += the sum over rows r of term j at (r, c), for each of the K
 // terms and every c in [0, cols), summed in double as core/norm_math.h
-// says: chunks of kNormRowChunk rows, each from zero in row order, then the
-// chunks in order. The (tile of columns, chunk) pairs run in parallel, as
-// the GPU's do, a batch of chunks at a time so that their partial sums stay
-// small; the order, and so the bits, do not depend on the threads.
-// term(r, c0, c1, acc) adds row r's terms for columns [c0, c1) into
-// acc[j][0 .. c1-c0).
+// says (chunks of kNormRowChunk rows; cpu/ordered_sums.h), a task per tile
+// of columns. term(r, c0, c1, acc) adds row r's terms for columns [c0, c1)
+// into acc[j][0 .. c1-c0). False when the sums' memory cannot be had.
 template <int K, class Term>
-void column_sums(int64_t rows, int64_t cols, std::array<float*, K> dst, Term term) {
-  constexpr int64_t kTile = 256, kBatch = 64;  // chunks summed before their totals
-  const int64_t tiles = ceil_div(cols, kTile), chunks = norm_row_chunks(rows);
-  std::vector<double> total(static_cast<size_t>(K * cols), 0.0);
-  std::vector<double> partial;
-  for (int64_t k0 = 0; k0 < chunks; k0 += kBatch) {
-    const int64_t batch = std::min(kBatch, chunks - k0);
-    partial.assign(static_cast<size_t>(K * batch * cols), 0.0);
-    parallel_for(tiles * batch, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t task = lo; task < hi; ++task) {
-        const int64_t t = task % tiles, b = task / tiles, k = k0 + b;
-        const int64_t c0 = t * kTile, c1 = std::min(cols, c0 + kTile);
-        double* acc[K];
-        for (int j = 0; j < K; ++j) acc[j] = partial.data() + (j * batch + b) * cols + c0;
-        for (int64_t r = k * kNormRowChunk; r < std::min(rows, (k + 1) * kNormRowChunk); ++r)
-          term(r, c0, c1, acc);
-      }
-    });
-    parallel_for(cols, kTile, [&](int64_t lo, int64_t hi) {
-      for (int j = 0; j < K; ++j)
-        for (int64_t c = lo; c < hi; ++c)
-          for (int64_t b = 0; b < batch; ++b)
-            total[size_t(j * cols + c)] += partial[size_t((j * batch + b) * cols + c)];
-    });
-  }
+bool column_sums(int64_t rows, int64_t cols, std::array<float*, K> dst, Term term) {
+  constexpr int64_t kTile = 256;
+  std::vector<double> total;
+  auto tile = [&](int64_t t, int64_t k, double* acc) {
+    const int64_t c0 = t * kTile, c1 = std::min(cols, c0 + kTile);
+    double* accs[K];
+    for (int j = 0; j < K; ++j) accs[j] = acc + j * kTile;
+    for (int64_t r = k * kNormRowChunk; r < std::min(rows, (k + 1) * kNormRowChunk); ++r)
+      term(r, c0, c1, accs);
+  };
+  if (!ordered_chunk_sums(ceil_div(cols, kTile), norm_row_chunks(rows), K * kTile, &total, tile))
+    return false;
   for (int j = 0; j < K; ++j)
-    for (int64_t c = 0; c < cols; ++c) dst[j][c] += static_cast<float>(total[size_t(j * cols + c)]);
+    for (int64_t c = 0; c < cols; ++c)
+      dst[j][c] += static_cast<float>(total[size_t((c / kTile * K + j) * kTile + c % kTile)]);
+  return true;
 }
 
 // LayerNorm forward over rows: y in fp32, or in bf16 (each row computed in
@@ -178,17 +165,20 @@ hmrt_status hmrt_layernorm_backward(const float* dy, const float* x,
     const float* dyr = dy + r * cols;
     for (int64_t c = c0; c < c1; ++c) acc[c - c0] += dyr[c];
   };
+  bool summed = true;
   if (dweight && dbias)
-    column_sums<2>(rows, cols, {dweight, dbias},
-                   [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
-                     weight_term(r, c0, c1, acc[0]);
-                     bias_term(r, c0, c1, acc[1]);
-                   });
+    summed = column_sums<2>(rows, cols, {dweight, dbias},
+                            [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
+                              weight_term(r, c0, c1, acc[0]);
+                              bias_term(r, c0, c1, acc[1]);
+                            });
   else if (dweight || dbias)
-    column_sums<1>(rows, cols, {dweight ? dweight : dbias},
-                   [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
-                     dweight ? weight_term(r, c0, c1, acc[0]) : bias_term(r, c0, c1, acc[0]);
-                   });
+    summed = column_sums<1>(rows, cols, {dweight ? dweight : dbias},
+                            [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
+                              dweight ? weight_term(r, c0, c1, acc[0])
+                                      : bias_term(r, c0, c1, acc[0]);
+                            });
+  if (!summed) return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
   return HMRT_OK;
 }
 
@@ -245,15 +235,15 @@ hmrt_status hmrt_rmsnorm_backward(const float* dy, const float* x,
       }
     }
   });
-  if (dweight) {
-    column_sums<1>(rows, cols, {dweight},
-                   [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
-                     const float* xr = x + r * cols;
-                     const float* dyr = dy + r * cols;
-                     const float s = rstd[r];
-                     for (int64_t c = c0; c < c1; ++c) acc[0][c - c0] += dyr[c] * (xr[c] * s);
-                   });
-  }
+  if (dweight &&
+      !column_sums<1>(rows, cols, {dweight},
+                      [&](int64_t r, int64_t c0, int64_t c1, double* const* acc) {
+                        const float* xr = x + r * cols;
+                        const float* dyr = dy + r * cols;
+                        const float s = rstd[r];
+                        for (int64_t c = c0; c < c1; ++c) acc[0][c - c0] += dyr[c] * (xr[c] * s);
+                      }))
+    return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
   return HMRT_OK;
 }
 

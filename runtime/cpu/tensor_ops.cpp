@@ -31,6 +31,7 @@
 #include "core/internal.h"
 #include "cpu/arg_checks.h"
 #include "cpu/dropout_mask.h"
+#include "cpu/ordered_sums.h"
 #include "cpu/shape_check.h"
 #include "cpu/vmath.h"
 #include "cpu/vec.h"
@@ -1078,33 +1079,13 @@ hmrt_status hmrt_reduce_to_f32(const float* x, int32_t rx, const int64_t* sx,
       return HMRT_OK;
     }
     // Fewer tasks than threads (a bias gradient: one row): the chunks of
-    // each task in parallel too, a batch at a time, their sums then added
-    // to the task's total in chunk order, the same order as above.
-    constexpr int64_t kBatch = 64;
-    std::vector<double> total, partial;
-    try {
-      total.assign(size_t(tasks * kCols), 0.0);
-      partial.resize(size_t(tasks * kBatch * kCols));
-    } catch (const std::bad_alloc&) {
+    // each task in parallel too, their sums added in chunk order, the same
+    // order as above (cpu/ordered_sums.h).
+    std::vector<double> total;
+    if (!ordered_chunk_sums(tasks, nchunk, kCols, &total, [&](int64_t t, int64_t k, double* acc) {
+          add_chunk(task_of(t), k * kReduceRowChunk, acc);
+        }))
       return fail(HMRT_OUT_OF_MEMORY, "%s: out of memory", fn);
-    }
-    for (int64_t b0 = 0; b0 < nchunk; b0 += kBatch) {
-      const int64_t batch = std::min(kBatch, nchunk - b0);
-      parallel_for(tasks * batch, 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t u = lo; u < hi; ++u) {
-          const Task k = task_of(u / batch);
-          double* acc = partial.data() + u * kCols;
-          std::fill(acc, acc + k.w, 0.0);
-          add_chunk(k, (b0 + u % batch) * kReduceRowChunk, acc);
-        }
-      });
-      for (int64_t t = 0; t < tasks; ++t) {
-        const int64_t w = task_of(t).w;
-        for (int64_t b = 0; b < batch; ++b)
-          for (int64_t c = 0; c < w; ++c)
-            total[size_t(t * kCols + c)] += partial[size_t((t * batch + b) * kCols + c)];
-      }
-    }
     for (int64_t t = 0; t < tasks; ++t) {
       const Task k = task_of(t);
       for (int64_t c = 0; c < k.w; ++c)

@@ -169,8 +169,9 @@ TEST(Plan, ReduceToRowsSumsInChunks) {
 // With fewer (row, block of columns) tasks than threads (a bias gradient)
 // the CPU kernel sums each task's chunks in parallel too: every element
 // still has reduce_to_row_element's bits, at 1 and 4 threads, over more
-// chunks than it keeps at once (64), and the chunks go into the total in
-// order: sums 2^53, 1, 1, ..., -2^53 (chunk 64) total 0 in that order.
+// chunks than it sums at once (at most 64, cpu/ordered_sums.h), and the
+// chunks go into the total in order: sums 2^53, 1, 1, ..., -2^53 (chunk 64,
+// past the first batch) total 0 in that order.
 TEST(Plan, ReduceToRowsChunksInParallelKeepTheirOrder) {
   struct Case {
     std::vector<int64_t> sx, sy;
@@ -257,9 +258,9 @@ TEST(Plan, LayerNormParamGradientsSumInChunks) {
 }
 
 // The chunks' sums go into the total in chunk order, across the batches of
-// chunks the CPU kernel sums at once: chunk sums 2^53, 1, 1, ..., -2^53
-// (chunk 64, in the second batch) total 0 in that order (2^53 + 1 rounds
-// to 2^53), 2 with the first batch's chunks in reverse.
+// chunks the CPU kernel sums at once (at most 64): chunk sums 2^53, 1, 1,
+// ..., -2^53 (chunk 64, past the first batch) total 0 in that order (2^53 +
+// 1 rounds to 2^53), 2 with the first batch's chunks in reverse.
 TEST(Plan, LayerNormParamGradientChunksInOrder) {
   const int64_t chunks = 65, rows = chunks * hmrt::kNormRowChunk;
   std::vector<float> dy(static_cast<size_t>(rows), 0.0f), x(dy.size(), 0.0f);
@@ -280,7 +281,7 @@ TEST(Plan, LayerNormParamGradientChunksInOrder) {
 // reduce_sum8's sum; and the weight and bias gradients as the GPU sums them
 // (each chunk of rows on a thread, then the chunks in order) give the CPU
 // kernel's bits, over several chunks and a partial last one, two tiles of
-// columns, and more chunks than the CPU kernel keeps at once (64).
+// columns, and more chunks than the CPU kernel sums at once (at most 64).
 TEST(Plan, LayerNormGpuDecompositionMatchesTheCpuKernel) {
   for (int64_t n : {1, 7, 8, 9, 64, 1027}) {
     const std::vector<float> v = hmrt_test::random_vec(n, 21, -3.0f, 3.0f);
