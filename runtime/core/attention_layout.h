@@ -81,6 +81,10 @@ struct AttnLayout {
 // full size, dropout in [0, 1].
 hmrt_status check_attention(const char* fn, const AttnLayout& a, const float* bias,
                             const int64_t* bias_dims, float dropout);
+// With a.packed, that k and v (or dk and dv) are where q's (dq's) tensor
+// holds them: k = q + H*D, v = k + Hk*D.
+hmrt_status check_packed(const char* fn, const AttnLayout& a, const float* q, const float* k,
+                         const float* v);
 
 }  // namespace hmrt
 

@@ -140,6 +140,21 @@ const float* gemm_operand(const Attn& a, const float* x, int64_t n, std::vector<
   return bf16_values(x, n, copy) ? copy->data() : nullptr;
 }
 
+// q, k and v as the GEMMs read them (gemm_operand); packed, one copy of
+// the projection they share, k and v at their places in it.
+void qkv_operands(const Attn& a, const float** q, const float** k, const float** v,
+                  std::vector<float>* qc, std::vector<float>* kc, std::vector<float>* vc) {
+  if (!a.packed) {
+    *q = gemm_operand(a, *q, a.q_span(), qc);
+    *k = gemm_operand(a, *k, a.kv_span(), kc);
+    *v = gemm_operand(a, *v, a.kv_span(), vc);
+    return;
+  }
+  *q = gemm_operand(a, *q, a.B * a.T * a.ldq(), qc);
+  *k = *q ? *q + a.H * a.D : nullptr;
+  *v = *k ? *k + a.Hk * a.D : nullptr;
+}
+
 }  // namespace
 }  // namespace hmrt
 
@@ -172,6 +187,15 @@ hmrt_status hmrt::check_attention(const char* fn, const AttnLayout& a, const flo
   return HMRT_OK;
 }
 
+hmrt_status hmrt::check_packed(const char* fn, const AttnLayout& a, const float* q,
+                              const float* k, const float* v) {
+  HMRT_CHECK_ARG(!a.packed || (k == q + a.H * a.D && v == k + a.Hk * a.D),
+                 "%s: packed q, k and v must be one tensor's heads in order: k at q + "
+                 "heads * head_dim, v at k + kv_heads * head_dim",
+                 fn);
+  return HMRT_OK;
+}
+
 extern "C" {
 
 hmrt_status hmrt_attention_forward(const float* q, const float* k,
@@ -188,6 +212,7 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
                       head_dim, scale, flags, dropout > 0.0f ? &mask : nullptr);
   hmrt_status st = check_attention(fn, a, bias, bias_dims, dropout);
+  if (st == HMRT_OK) st = check_packed(fn, a, q, k, v);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, D = a.D;
   HMRT_CHECK_PTR(fn, q, a.q_span());
@@ -197,9 +222,7 @@ hmrt_status hmrt_attention_forward(const float* q, const float* k,
   const int64_t bh = a.B * a.H;
   if (bh == 0 || T == 0) return HMRT_OK;
   std::vector<float> qc, kc, vc;
-  q = gemm_operand(a, q, a.q_span(), &qc);
-  k = gemm_operand(a, k, a.kv_span(), &kc);
-  v = gemm_operand(a, v, a.kv_span(), &vc);
+  qkv_operands(a, &q, &k, &v, &qc, &kc, &vc);
   if (!q || !k || !v)
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate the bf16 operands", fn);
 
@@ -278,6 +301,8 @@ hmrt_status hmrt_attention_backward(
   const Attn a = make(bias, bias_dims, batch, heads, kv_heads, q_len, kv_len,
                       head_dim, scale, flags, dropout > 0.0f ? &mask : nullptr);
   hmrt_status st = check_attention(fn, a, bias, bias_dims, dropout);
+  if (st == HMRT_OK) st = check_packed(fn, a, q, k, v);
+  if (st == HMRT_OK) st = check_packed(fn, a, dq, dk, dv);
   if (st != HMRT_OK) return st;
   const int64_t T = a.T, S = a.S, D = a.D;
   const int64_t nq = a.q_span(), nk = a.kv_span(), no = a.B * a.H * T * D;
@@ -300,9 +325,8 @@ hmrt_status hmrt_attention_backward(
   // What the GEMMs multiply (bf16 copies with a.bf16); rowsum(dO * O)
   // reads dout itself.
   std::vector<float> qc, kc, vc, doc;
-  const float* qm = gemm_operand(a, q, nq, &qc);
-  const float* km = gemm_operand(a, k, nk, &kc);
-  const float* vm = gemm_operand(a, v, nk, &vc);
+  const float *qm = q, *km = k, *vm = v;
+  qkv_operands(a, &qm, &km, &vm, &qc, &kc, &vc);
   const float* dom = gemm_operand(a, dout, no, &doc);
   if (!qm || !km || !vm || !dom)
     return fail(HMRT_OUT_OF_MEMORY, "%s: cannot allocate the bf16 operands", fn);

@@ -345,6 +345,7 @@ hmrt_status cuda_attention_forward(const float* q, const float* k, const float* 
   const AttnLayout a = AttnLayout::make(bias ? bias_dims : nullptr, batch, heads, kv_heads,
                                         q_len, kv_len, head_dim, scale, flags);
   hmrt_status st = check_attention_on_gpu(fn, a, bias, bias_dims, dropout);
+  if (st == HMRT_OK) st = check_packed(fn, a, q, k, v);
   if (st != HMRT_OK) return st;
   HMRT_CHECK_GPU(fn, q, a.q_span());
   HMRT_CHECK_GPU(fn, k, a.kv_span());
@@ -370,6 +371,8 @@ hmrt_status cuda_attention_backward(const float* q, const float* k, const float*
   const AttnLayout a = AttnLayout::make(bias ? bias_dims : nullptr, batch, heads, kv_heads,
                                         q_len, kv_len, head_dim, scale, flags);
   hmrt_status st = check_attention_on_gpu(fn, a, bias, bias_dims, dropout);
+  if (st == HMRT_OK) st = check_packed(fn, a, q, k, v);
+  if (st == HMRT_OK) st = check_packed(fn, a, dq, dk, dv);
   if (st != HMRT_OK) return st;
   const int64_t nq = a.q_span(), nk = a.kv_span(), no = a.B * a.H * a.T * a.D;
   HMRT_CHECK_GPU(fn, q, nq);

@@ -394,6 +394,11 @@ TEST(Attention, RejectsBadArguments) {
                                       1, 1.0f, HMRT_ATTENTION_PACKED | HMRT_ATTENTION_BTHD, 0.0f,
                                       0, 0),
                HMRT_INVALID_ARGUMENT, "and q_len == kv_len (1, 2)");
+  float qkv[12] = {};  // (1, 1, 3 heads, 4)
+  EXPECT_FAILS(hmrt_attention_forward(qkv, qkv + 8, qkv + 4, nullptr, nullptr, qkv, nullptr, 1,
+                                      1, 1, 1, 1, 4, 1.0f,
+                                      HMRT_ATTENTION_PACKED | HMRT_ATTENTION_BTHD, 0.0f, 0, 0),
+               HMRT_INVALID_ARGUMENT, "packed q, k and v must be one tensor's heads in order");
   EXPECT_FAILS(hmrt_attention_backward(&x, &x, &x, nullptr, nullptr, &x, nullptr,
                                        &x, &x, &x, &x, 1, 1, 1, 1, 1, 1, 1.0f, 1, 0.0f, 0, 0),
                HMRT_INVALID_ARGUMENT, "lse is NULL");

@@ -121,10 +121,10 @@ hmrt_status hmrt_log_softmax_backward(const float* y, const float* dy,
  *   kv_heads, head_dim) instead; HMRT_ATTENTION_PACKED (with BTHD, q_len ==
  *   kv_len) reads q, k and v from one (batch, seq, heads + 2 kv_heads,
  *   head_dim) tensor, as one projection makes them, and writes dq, dk, dv
- *   into one such tensor: the pointers are each's first head (k = q +
- *   heads * head_dim, v = k + kv_heads * head_dim for the projection's
- *   order), their rows (heads + 2 kv_heads) * head_dim apart, while out and
- *   dout stay (batch, q_len, heads, head_dim); HMRT_ATTENTION_BF16 makes every product
+ *   into one such tensor: q's heads first, then k's, then v's (k must be
+ *   q + heads * head_dim and v k + kv_heads * head_dim, and likewise dk and
+ *   dv), rows (heads + 2 kv_heads) * head_dim apart, while out and dout
+ *   stay (batch, q_len, heads, head_dim); HMRT_ATTENTION_BF16 makes every product
  *   one of bf16 values summed in fp32, as a GPU's tensor cores do: q, k, v
  *   and dout are rounded to bf16 (nearest even) where they are multiplied,
  *   the probabilities are rounded after their row sums are taken (and
