@@ -33,6 +33,8 @@ def main():
     rest = sys.argv[5:]
     hmcc_args, unfused_args, train_args, modes, rtol = [], [], [], ["elementwise", "none"], 0.0
     while rest:
+        if rest[0] in ("--hmcc-arg", "--unfused-arg", "--modes", "--rtol") and len(rest) < 2:
+            sys.exit(f"fusion_same: {rest[0]} needs a value")
         if rest[0] in ("--hmcc-arg", "--unfused-arg"):
             (hmcc_args if rest[0] == "--hmcc-arg" else unfused_args).append(rest[1])
             rest = rest[2:]

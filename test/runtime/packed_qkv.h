@@ -6,6 +6,7 @@
 #ifndef HMRT_TEST_PACKED_QKV_H
 #define HMRT_TEST_PACKED_QKV_H
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -26,9 +27,9 @@ struct PackedQkv {
     std::vector<float> x(static_cast<size_t>(size()));
     for (int64_t r = 0; r < B * T; ++r) {
       float* dst = x.data() + r * row();
-      copy_row(q.data() + r * H * D, H * D, dst);
-      copy_row(k.data() + r * Hk * D, Hk * D, dst + k_offset());
-      copy_row(v.data() + r * Hk * D, Hk * D, dst + v_offset());
+      std::copy_n(q.data() + r * H * D, H * D, dst);
+      std::copy_n(k.data() + r * Hk * D, Hk * D, dst + k_offset());
+      std::copy_n(v.data() + r * Hk * D, Hk * D, dst + v_offset());
     }
     return x;
   }
@@ -41,15 +42,10 @@ struct PackedQkv {
     v->assign(k->size(), 0.0f);
     for (int64_t r = 0; r < B * T; ++r) {
       const float* src = x.data() + r * row();
-      copy_row(src, H * D, q->data() + r * H * D);
-      copy_row(src + k_offset(), Hk * D, k->data() + r * Hk * D);
-      copy_row(src + v_offset(), Hk * D, v->data() + r * Hk * D);
+      std::copy_n(src, H * D, q->data() + r * H * D);
+      std::copy_n(src + k_offset(), Hk * D, k->data() + r * Hk * D);
+      std::copy_n(src + v_offset(), Hk * D, v->data() + r * Hk * D);
     }
-  }
-
- private:
-  static void copy_row(const float* src, int64_t n, float* dst) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
   }
 };
 

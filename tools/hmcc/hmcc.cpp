@@ -554,6 +554,12 @@ RecomputeCounts countRecompute(mlir::ArrayAttr stages) {
   return c;
 }
 
+/// A stream's name as --explain writes it ("host to device").
+std::string streamLabel(std::string name) {
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return name;
+}
+
 /// The --explain table.
 std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timeline, bool train) {
   using hmcc::formatBytes;
@@ -677,17 +683,14 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
     os << "  compute waits " << hmcc::formatSeconds(waited);
     const char *sep = ": ";
     for (auto &[stream, seconds] : timeline.computeWaits) {
-      std::string name = stream;
-      std::replace(name.begin(), name.end(), '_', ' ');
-      os << sep << hmcc::formatSeconds(seconds) << " for " << name;
+      os << sep << hmcc::formatSeconds(seconds) << " for " << streamLabel(stream);
       sep = ", ";
     }
     os << "; other streams run " << hmcc::formatSeconds(timeline.afterCompute)
        << " past compute's last op\n";
   }
-  // The stream that ends the step after compute: from its first op, when
-  // its first input is ready, it has this much work (its load) to do, and
-  // neither faster compute nor fewer waits moves that.
+  // The stream that ends the step after compute: its work (its load) from
+  // its first op on, which the step cannot beat, however fast compute is.
   if (timeline.afterCompute > 0) {
     std::map<std::string, std::pair<double, double>> span; // stream: first start, last end
     for (auto &entry : timeline.ops) {
@@ -701,9 +704,7 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
     });
     auto load = last != span.end() ? timeline.loads.find(last->first) : timeline.loads.end();
     if (last != span.end() && last->first != "compute" && load != timeline.loads.end()) {
-      std::string name = last->first;
-      std::replace(name.begin(), name.end(), '_', ' ');
-      os << "  the " << name << " stream ends the step: " << hmcc::formatSeconds(load->second)
+      os << "  the " << streamLabel(last->first) << " stream ends the step: " << hmcc::formatSeconds(load->second)
          << " of work from its first op at " << hmcc::formatSeconds(last->second.first) << "\n";
     }
   }

@@ -346,8 +346,8 @@ void pack(AttentionOp attn) {
   }
   auto in = typeOf(split.getX());
   auto q = typeOf(attn.getQ()), k = typeOf(attn.getK());
-  int64_t last = in.getRank() - 1, D = q.getDimSize(3);
-  if (in.getRank() != 3 || split.getAxis() != last || in.getDimSize(0) != q.getDimSize(0) ||
+  const int64_t D = q.getDimSize(3);
+  if (in.getRank() != 3 || split.getAxis() != 2 || in.getDimSize(0) != q.getDimSize(0) ||
       in.getDimSize(1) != q.getDimSize(1) || k.getDimSize(1) != q.getDimSize(1))
     return;
   // Reshapes that each keep their row: (B, T, n * D) -> (B, T, n, D).
