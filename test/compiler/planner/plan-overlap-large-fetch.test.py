@@ -5,11 +5,15 @@ import json
 import sys
 
 ops = json.load(open(sys.argv[1]))["functions"][0]["ops"]
-fetch = next(o for o in ops if o["stream"] == "host_to_device"
-             and any(r["tensor"] == "param:lm_head.weight" for r in o["reads"]))
+fetch = next((o for o in ops if o["stream"] == "host_to_device"
+              and any(r["tensor"] == "param:lm_head.weight" for r in o["reads"])), None)
+if fetch is None:
+    sys.exit("lm_head.weight: never fetched (not on the host in this plan)")
 copy = fetch["writes"][0]["tensor"]
-reader = next(o for o in ops if o["index"] > fetch["index"]
-              and any(r["tensor"] == copy for r in o["reads"]))
+reader = next((o for o in ops if o["index"] > fetch["index"]
+               and any(r["tensor"] == copy for r in o["reads"])), None)
+if reader is None:
+    sys.exit("lm_head.weight: its fetched copy is never read")
 distance = reader["index"] - fetch["index"]
 print(f"lm_head.weight: on the host, fetched {distance} ops before its first reader")
 print("moved up: " + ("yes" if distance > 16 else "no"))
