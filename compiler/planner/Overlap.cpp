@@ -8,6 +8,7 @@
 //    offloaded cut), put just before its reader, back by its prefetch
 //    distance: the cost model's time for the copy and for the copies queued
 //    after it on the same link, in compute it passes.
+// First, a host parameter's fetches close together share one copy.
 // The bytes a moved copy holds longer must fit the budget.
 //
 //===----------------------------------------------------------------------===//
@@ -214,6 +215,51 @@ Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, H
   return m;
 }
 
+/// Shares the device copies of host parameters in `fn`: a fetch of a
+/// parameter whose first reader starts no later, in predicted compute,
+/// than its copy time after the last reader of the parameter's copy before
+/// it is dropped, its readers reading that copy instead (the parameter
+/// changes only in its update, after every reader). So the LM head fetched
+/// for the logits is not fetched again for its backward right after the
+/// loss. Returns how many were dropped.
+unsigned shareFetches(func::FuncOp fn, const DeviceProfile &profile) {
+  SymbolLookupScope symbols;
+  double now = 0;
+  DenseMap<Operation *, double> clock;
+  for (Operation &op : fn.getBody().front()) {
+    clock[&op] = now;
+    if (streamOf(op) == "compute" && runsInProgram(op))
+      now += predictSeconds(&op, profile);
+  }
+  struct Last {
+    Value copy;
+    double lastRead;
+  };
+  DenseMap<Value, Last> last; // by the parameter's tg.param
+  unsigned shared = 0;
+  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    if (!isFetch(&op) || !op.getOperand(0).getDefiningOp<tg::ParamOp>())
+      continue;
+    Value src = op.getOperand(0), copy = op.getResult(0);
+    double firstRead = INFINITY, lastRead = 0;
+    for (Operation *user : copy.getUsers()) {
+      firstRead = std::min(firstRead, clock.lookup(user));
+      lastRead = std::max(lastRead, clock.lookup(user));
+    }
+    auto it = last.find(src);
+    double again = transferSeconds(tg::tensorBytes(copy.getType()), profile.hostToDevice);
+    if (it != last.end() && firstRead - it->second.lastRead <= again) {
+      copy.replaceAllUsesWith(it->second.copy);
+      it->second.lastRead = std::max(it->second.lastRead, lastRead);
+      op.erase();
+      ++shared;
+      continue;
+    }
+    last[src] = {copy, lastRead};
+  }
+  return shared;
+}
+
 /// Whether `fn` of `module`, after `change`, still fits `budget` (always,
 /// without one): tried and placed on a copy.
 bool fitsWith(ModuleOp module, func::FuncOp fn, std::optional<int64_t> budget,
@@ -251,6 +297,11 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
   /// halved until the program still fits the budget (at worst they stay).
   void planFunction(ModuleOp module, func::FuncOp fn, const DeviceProfile &profile,
                     std::optional<int64_t> budget) {
+    // Device copies shared where reading the parameter again would take
+    // longer than the compute between them, when that fits.
+    auto share = [&](func::FuncOp f) { shareFetches(f, profile); };
+    if (shareFetchesOption && fitsWith(module, fn, budget, share))
+      share(fn);
     if (force != "fetches" && fitsWith(module, fn, budget, moveUpdatesUp))
       moveUpdatesUp(fn);
     // With "max", as far as their operands allow. The holds first with the

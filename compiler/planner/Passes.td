@@ -154,6 +154,15 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     Runs after plan-tiers and plan-recompute, before hm-place-buffers; the
     values computed do not change, only when.
 
+    Shared fetches: plan-tiers gives each reader of a host parameter its own
+    fetch, and plan-recompute's copies of forward ops fetch again. A fetch
+    whose first reader starts, on the clock of the predicted compute, no
+    later than its own copy time after the last reader of the same
+    parameter's fetch before it is dropped: its readers read that copy,
+    which lives until them (the parameter changes only in its update, after
+    every reader). Made when the program then fits the budget (all such
+    fetches, or none); `share-fetches=false` keeps every fetch.
+
     Updates: each optimizer update on the host (the host_optimizer stream)
     moves up to just after the last op it
     must follow (the ops defining its operands, the gradient among them,
@@ -204,6 +213,8 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
            "cpu, h200 or a JSON profile: the cost model's figures">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
            "For tests: none, max or fetches">,
+    Option<"shareFetchesOption", "share-fetches", "bool", /*default=*/"true",
+           "Share a host parameter's device copy between fetches close together">,
   ];
 }
 
