@@ -104,6 +104,35 @@ func::FuncOp trainingFunction(ModuleOp module) {
   return func::FuncOp();
 }
 
+size_t fewestFrom(size_t guess, size_t total, llvm::function_ref<bool(size_t)> meets) {
+  size_t lo = 0, hi = total; // from hi on, meets; at lo and below, not known to
+  if (guess >= total || meets(guess)) {
+    hi = std::min(guess, total);
+    for (size_t step = 1; hi > 0; step *= 2) {
+      size_t below = hi > step ? hi - step : 0;
+      if (!meets(below)) {
+        lo = below;
+        break;
+      }
+      hi = below;
+    }
+  } else {
+    lo = guess;
+    for (size_t step = 1; lo + step < total; step *= 2) {
+      if (meets(lo + step)) {
+        hi = lo + step;
+        break;
+      }
+      lo += step;
+    }
+  }
+  while (lo + 1 < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    (meets(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 int64_t chunkElements(int64_t bytes) {
   return std::max<int64_t>(1, bytes / 4 / hm::kChunkElements) * hm::kChunkElements;
 }

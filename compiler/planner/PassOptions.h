@@ -63,6 +63,15 @@ int64_t prefetchHeadroom(mlir::ModuleOp module, const DeviceProfile &profile);
 llvm::SmallVector<llvm::StringRef> hostCandidates(mlir::ModuleOp module, mlir::func::FuncOp fn,
                                                   const DeviceProfile &profile);
 
+/// The fewest `n` in [0, total] for which `meets(n)` holds, where it holds
+/// for `total` (never asked) and for every count above one that meets it:
+/// a galloping search from `guess` (at most `total`; steps 1, 2, 4, ... away
+/// from it) for a count that fails below one that meets it, then a
+/// bisection between them; each count asked once at most. A guess
+/// close to the answer takes a few calls of `meets` where a bisection over
+/// the whole range takes log2(total).
+size_t fewestFrom(size_t guess, size_t total, llvm::function_ref<bool(size_t)> meets);
+
 /// Parameter elements per chunk for a chunk size of `bytes` (fp32
 /// parameter bytes): rounded down to a multiple of hm::kChunkElements (4
 /// KiB of parameter), and at least that.

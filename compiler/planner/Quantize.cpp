@@ -219,6 +219,12 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
       for (AdamWUpdateOp u : ArrayRef<AdamWUpdateOp>(updates).take_front(count))
         quantize(symbols, u);
     };
+    // The bytes the `count` largest free on the device.
+    SmallVector<int64_t> freed(1, 0);
+    for (AdamWUpdateOp u : updates) {
+      auto type = cast<RankedTensorType>(u.getGrad().getType());
+      freed.push_back(freed.back() + bytesSaved(type));
+    }
     // The fewest that fit: none when the program fits as it is.
     size_t least = 0;
     std::optional<double> seconds = recomputeSeconds(0);
@@ -233,7 +239,17 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
           quantizeFirst(updates.size());
         return;
       }
-      least = fewest(0, [&](size_t count) { return recomputeSeconds(count).has_value(); }, 1);
+      // From a first guess: the count that frees the bytes over the budget
+      // with the least activations the model predicts (fewer cannot fit).
+      size_t guess = 0;
+      if (search.planned) {
+        int64_t over = search.base.persistent + search.leastActivations() - int64_t(**budget);
+        while (guess < updates.size() && freed[guess] < over)
+          ++guess;
+      }
+      least = planner::fewestFrom(guess, updates.size(), [&](size_t count) {
+        return recomputeSeconds(count).has_value();
+      });
       seconds = recomputeSeconds(least);
     }
     // More 8-bit moments still pay where the room they free on the device
@@ -243,11 +259,6 @@ struct PlanQuantizeDevicePass : hmcc::impl::PlanQuantizeDeviceBase<PlanQuantizeD
     // without offload for the activation budget their bytes widen,
     // unplaced), against the quick search's time with the fewest that fit.
     if (*seconds > 0 && recompute != "none" && search.planned) {
-      SmallVector<int64_t> freed(1, 0); // by the `count` largest
-      for (AdamWUpdateOp u : updates) {
-        auto type = cast<RankedTensorType>(u.getGrad().getType());
-        freed.push_back(freed.back() + bytesSaved(type));
-      }
       auto predicted = [&](size_t count) {
         auto d = planner::solve(search.chain, **budget + freed[count] - search.base.persistent);
         return d ? d->seconds : std::numeric_limits<double>::infinity();

@@ -492,41 +492,12 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     size_t count = 0;
     for (int64_t moved = 0; count < order.size() && moved < over; ++count)
       moved += movable.lookup(order[count]);
-    auto fitsCount = [&](size_t n) {
+    // Then the fewest that fit, searched from the guess (which is close:
+    // with the least activations, fewer cannot fit); all when nothing else
+    // does.
+    return planner::fewestFrom(count, order.size(), [&](size_t n) {
       return fits(module, fnName, first(order, n), budget, profile);
-    };
-    // Then the fewest that fit: a galloping search from the guess (which is
-    // close: with the least activations, fewer cannot fit) for a count
-    // seen to fail below one that fits (all, when nothing else does), then
-    // a bisection between them.
-    size_t lo = 0, hi = order.size();
-    if (count >= hi) {
-      lo = hi - 1;
-    } else if (fitsCount(count)) {
-      hi = count;
-      for (size_t step = 1; hi > 0; step *= 2) {
-        size_t below = hi > step ? hi - step : 0;
-        if (!fitsCount(below)) {
-          lo = below;
-          break;
-        }
-        hi = below;
-      }
-    } else {
-      lo = count;
-      for (size_t step = 1; lo + step < order.size(); step *= 2) {
-        if (fitsCount(lo + step)) {
-          hi = lo + step;
-          break;
-        }
-        lo += step;
-      }
-    }
-    while (lo + 1 < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      (fitsCount(mid) ? hi : lo) = mid;
-    }
-    return hi;
+    });
   }
 
   int64_t chunkBytes = 0;

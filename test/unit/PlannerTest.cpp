@@ -268,6 +268,31 @@ TEST(Timeline, StorageTransfersPayTheirLatency) {
   llvm::sys::fs::remove(path);
 }
 
+// The galloping search of plan-tiers and plan-quantize-device: for every
+// answer and every guess (past the end too), the fewest count that meets a
+// monotone predicate, each count asked once at most; a guess at the answer or next to it takes
+// at most four questions, a bisection of 1000 would take ten.
+TEST(PlanTiers, FewestFromAnyGuess) {
+  for (size_t total : {1u, 2u, 7u, 100u, 1000u})
+    for (size_t answer = 0; answer <= total; ++answer)
+      for (size_t guess = 0; guess <= total + 2; guess += (total > 20 ? 37 : 1)) {
+        std::set<size_t> asked;
+        bool twice = false;
+        size_t found = fewestFrom(guess, total, [&](size_t n) {
+          EXPECT_LE(n, total);
+          twice |= !asked.insert(n).second;
+          return n >= answer;
+        });
+        EXPECT_EQ(found, answer) << total << " " << guess;
+        EXPECT_FALSE(twice) << total << " " << answer << " " << guess;
+      }
+  for (size_t guess : {499u, 500u, 501u}) {
+    int asked = 0;
+    EXPECT_EQ(fewestFrom(guess, 1000, [&](size_t n) { return ++asked, n >= 500; }), 500u);
+    EXPECT_LE(asked, 4) << guess;
+  }
+}
+
 // plan-tiers' candidates: largest first, unless a parameter's slack (compute
 // before its first reader plus after its gradient) is shorter than its host
 // round trip. @emb is read first and differentiated last: 2 s of slack
