@@ -923,7 +923,9 @@ void Trainer::load_state() {
 void Trainer::init_parameters() {
   constexpr int64_t kPiece = int64_t{1} << 22;  // elements per copy
   constexpr int64_t kSlice = int64_t{1} << 16;  // the fewest a thread draws
-  const int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
+  // --threads when given, else every core.
+  const int64_t threads = std::clamp<int64_t>(
+      o_.threads > 0 ? o_.threads : int64_t(std::thread::hardware_concurrency()), 1, 64);
   std::vector<float> piece;
   for (int32_t k = 0; k < p_->num_params; ++k) {
     const hmrt_tensor_desc& d = p_->params[k];
@@ -963,8 +965,14 @@ void Trainer::init_parameters() {
         };
         const int64_t slices = std::min<int64_t>(threads, (len + kSlice - 1) / kSlice);
         std::vector<std::thread> workers;
-        for (int64_t t = 1; t < slices; ++t)
-          workers.emplace_back(draw, len * t / slices, len * (t + 1) / slices);
+        for (int64_t t = 1; t < slices; ++t) {
+          const int64_t begin = len * t / slices, end = len * (t + 1) / slices;
+          try {
+            workers.emplace_back(draw, begin, end);
+          } catch (const std::system_error&) {
+            draw(begin, end);  // no thread to spare: drawn here
+          }
+        }
         draw(0, len / slices);
         for (std::thread& w : workers) w.join();
       }
