@@ -28,10 +28,12 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     then a bisection on how many, each count judged by plan-recompute's own
     fit on a copy of the module. When even all of them on the host do not fit,
     all are homed there and plan-recompute reports the smallest budget.
-    When some must go, the choice is first made for `vram` less the
+    When some must go, the choice is made for the whole budget and, on a
+    profile whose copies do not share the host's cores, for `vram` less the
     largest parameter's bytes (planner::prefetchHeadroom: room for
-    plan-overlap to fetch ahead, on a profile whose copies do not share
-    the host's cores), and for the whole budget only where that fails.
+    plan-overlap to fetch ahead, at the cost of more parameters on the
+    host); where both fit, the one whose step planned on (as below)
+    predicts faster is kept.
     With `chunk-size`, the last of those parameters is then split into
     chunks of its rows (of about that many bytes; where it has 4096 elements
     or more, whole 256-element blocks, so that 8-bit moments split exactly)

@@ -400,7 +400,9 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   }
 
   /// The parameters for the host under `budget` (none when the program
-  /// fits without), leaving the prefetch headroom free when that fits.
+  /// fits without): the fewest for the whole budget or, where that fits
+  /// and its step predicts faster, for the budget less the prefetch
+  /// headroom.
   Choice chooseWithRoom(ModuleOp module, StringRef fnName, int64_t budget,
                         const planner::DeviceProfile &profile) {
     auto fn = module.lookupSymbol<func::FuncOp>(fnName);
@@ -408,14 +410,21 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
       return {};
     SmallVector<StringRef> order = planner::hostCandidates(module, fn, profile);
-    int64_t room = planner::prefetchHeadroom(module, profile);
-    if (room > 0 && room < budget) {
-      size_t count = choose(module, fnName, order, untiered, budget - room, profile);
-      if (fits(module, fnName, first(order, count), budget - room, profile))
-        return refine(module, fnName, order, count, budget - room, profile);
-    }
     size_t count = choose(module, fnName, order, untiered, budget, profile);
-    return refine(module, fnName, order, count, budget, profile);
+    Choice plain = refine(module, fnName, order, count, budget, profile);
+    int64_t room = planner::prefetchHeadroom(module, profile);
+    if (room <= 0 || room >= budget)
+      return plain;
+    size_t roomy = choose(module, fnName, order, untiered, budget - room, profile);
+    if (!fits(module, fnName, first(order, roomy), budget - room, profile))
+      return plain;
+    // Room costs parameters on the host (their updates, their fetches) and
+    // spares compute the wait for fetches that have no room to come early:
+    // the one whose planned step predicts faster.
+    Choice withRoom = refine(module, fnName, order, roomy, budget - room, profile);
+    std::optional<double> a = predictedStep(module, fnName, withRoom, budget);
+    std::optional<double> b = predictedStep(module, fnName, plain, budget);
+    return !a || (b && *b < *a) ? plain : withRoom;
   }
 
   /// With a chunk size: the last of the `count` parameters of `order`
