@@ -15,6 +15,16 @@ using namespace hmcc::tg;
 
 namespace hmcc::planner {
 
+std::vector<double> computeClock(func::FuncOp fn, const DeviceProfile &profile) {
+  SymbolLookupScope symbols;
+  std::vector<double> clock(1, 0.0);
+  for (Operation &op : fn.getBody().front())
+    clock.push_back(clock.back() + (runsInProgram(op) && streamOf(op) == "compute"
+                                        ? predictSeconds(&op, profile)
+                                        : 0.0));
+  return clock;
+}
+
 StringRef opKind(Operation *op) {
   if (!isa<TGDialect>(op->getDialect()) || isa<ParamOp, ParameterOp, StateOp, ConstantOp>(op))
     return "";

@@ -17,7 +17,10 @@
 #include "compiler/planner/DeviceProfile.h"
 #include "tg/Analysis/Cost.h" // SymbolLookupScope for loops over a program
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
+
+#include <vector>
 
 namespace hmcc::planner {
 
@@ -31,6 +34,11 @@ llvm::StringRef opKind(mlir::Operation *op);
 /// keep a SymbolLookupScope alive around them: the updates' parameters and
 /// states are found by name.
 double predictSeconds(mlir::Operation *op, const DeviceProfile &profile);
+
+/// The predicted compute time (`profile`) before each op of `fn`'s body, by
+/// the op's position, and after the last one (ops + 1 entries): the sum of
+/// the times of the ops before it that run on the compute stream.
+std::vector<double> computeClock(mlir::func::FuncOp fn, const DeviceProfile &profile);
 
 /// The share of its parameter an optimizer update covers: (hi - lo) / its
 /// elements for a chunk (hm.chunk), else 1.

@@ -64,17 +64,11 @@ bool isFetch(Operation *op) {
 /// program order, so each must end before its reader starts and before the
 /// next fetch has to start: from the last fetch back, each gets the latest
 /// start that meets both (its copy time scaled by `scale`), on the clock of
-/// the compute before each op, and goes before the last op compute reaches
-/// by then, never above what defines its operand.
+/// the compute before each op (`clock`, computeClock's), and goes before the
+/// last op compute reaches by then, never above what defines its operand.
 Moves planMoves(const DeviceProfile &profile, double scale, int64_t maxBytes, double largeScale,
-                ArrayRef<Operation *> ops, const DenseMap<Operation *, unsigned> &index) {
-  SymbolLookupScope symbols;
-  // The predicted compute time at which each op starts.
-  SmallVector<double> clock(ops.size() + 1, 0.0);
-  for (unsigned k = 0; k < ops.size(); ++k)
-    clock[k + 1] = clock[k] + (streamOf(*ops[k]) == "compute" && runsInProgram(*ops[k])
-                                   ? predictSeconds(ops[k], profile)
-                                   : 0.0);
+                ArrayRef<Operation *> ops, const DenseMap<Operation *, unsigned> &index,
+                ArrayRef<double> clock) {
   Moves m;
   for (unsigned k = 0; k < ops.size(); ++k)
     if (isFetch(ops[k])) {
@@ -134,11 +128,7 @@ void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, bool 
   for (Operation &op : fn.getBody().front())
     ops.push_back(&op);
   // The predicted compute time before each op, and each stream's end.
-  SmallVector<double> clock(ops.size() + 1, 0.0);
-  for (unsigned k = 0; k < ops.size(); ++k)
-    clock[k + 1] = clock[k] + (runsInProgram(*ops[k]) && streamOf(*ops[k]) == "compute"
-                                   ? predictSeconds(ops[k], profile)
-                                   : 0.0);
+  const std::vector<double> clock = computeClock(fn, profile);
   llvm::StringMap<double> streamEnd;
   Builder b(fn.getContext());
   for (unsigned k = 0; k < ops.size(); ++k) {
@@ -206,7 +196,7 @@ Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, H
     index[&op] = ops.size();
     ops.push_back(&op);
   }
-  Moves m = planMoves(profile, scale, maxBytes, largeScale, ops, index);
+  Moves m = planMoves(profile, scale, maxBytes, largeScale, ops, index, computeClock(fn, profile));
   if (!apply)
     return m;
   applyMoves(ops, m);
@@ -223,14 +213,9 @@ Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, H
 /// for the logits is not fetched again for its backward right after the
 /// loss. Returns how many were dropped.
 unsigned shareFetches(func::FuncOp fn, const DeviceProfile &profile) {
-  SymbolLookupScope symbols;
-  double now = 0;
   DenseMap<Operation *, double> clock;
-  for (Operation &op : fn.getBody().front()) {
-    clock[&op] = now;
-    if (streamOf(op) == "compute" && runsInProgram(op))
-      now += predictSeconds(&op, profile);
-  }
+  for (auto [op, at] : llvm::zip(fn.getBody().front(), computeClock(fn, profile)))
+    clock[&op] = at;
   struct Last {
     Value copy;
     double lastRead;

@@ -51,20 +51,6 @@ int64_t stagingBytes(ArrayRef<Operation *> stored, int64_t n, int64_t chunk) {
   return most;
 }
 
-/// The predicted compute time (`profile`) before each op of `fn`, by the
-/// op's position in its body.
-std::vector<double> computeClock(func::FuncOp fn, const planner::DeviceProfile &profile) {
-  SymbolLookupScope symbols;
-  std::vector<double> clock;
-  double now = 0;
-  for (Operation &op : fn.getBody().front()) {
-    clock.push_back(now);
-    if (!isa<ParamOp>(op) && streamOf(op) == "compute")
-      now += planner::predictSeconds(&op, profile);
-  }
-  return clock;
-}
-
 /// Homes the parameters `names` (on the host, with their states in storage
 /// or none) in storage, in `fn`: the device copies of one read a host copy
 /// read from storage (a tg.identity homed on the host, on the storage_read
@@ -186,7 +172,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         return signalPassFailure();
       storeStates(module, chosen);
       if (!params.empty())
-        homeInStorage(module, fn, params, *profile, computeClock(fn, *profile));
+        homeInStorage(module, fn, params, *profile, planner::computeClock(fn, *profile));
       return;
     }
 
@@ -221,7 +207,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
       // parameters follow, largest first, as few as fit (each count placed
       // for real: the host copies their fetches read take transient host
       // bytes), else all of them if that is smaller.
-      const std::vector<double> clock = computeClock(fn, *profile);
+      const std::vector<double> clock = planner::computeClock(fn, *profile);
       auto arenaWithParams = [&](size_t count) -> std::optional<int64_t> {
         OwningOpRef<ModuleOp> copy(module.clone());
         storeStates(*copy, chosen);
