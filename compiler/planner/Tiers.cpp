@@ -416,8 +416,9 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     if (room <= 0 || room >= budget)
       return plain;
     size_t roomy = choose(module, fnName, order, untiered, budget - room, profile);
-    if (!fits(module, fnName, first(order, roomy), budget - room, profile))
-      return plain;
+    if ((roomy == count && chunkBytes <= 0) ||
+        !fits(module, fnName, first(order, roomy), budget - room, profile))
+      return plain; // the same parameters, or no room to be had
     // Room costs parameters on the host (their updates, their fetches) and
     // spares compute the wait for fetches that have no room to come early:
     // the one whose planned step predicts faster.
