@@ -102,11 +102,13 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   tiers.deviceProfile = o.deviceProfile;
   tiers.chunkSize = o.chunkSize;
   tiers.force = o.tiers == "auto" ? std::string() : std::string(o.tiers);
+  tiers.deviceUpdates = o.deviceUpdates;
   PlanQuantizeDeviceOptions device;
   device.mode = o.quantizeStates;
   device.vram = o.vram;
   device.deviceProfile = o.deviceProfile;
   device.recompute = o.recompute;
+  pm.addPass(createPlanUpdates());
   pm.addPass(createPlanQuantizeDevice(device));
   pm.addPass(createPlanTiers(tiers));
   PlanRecomputeOptions recompute;

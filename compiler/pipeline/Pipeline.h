@@ -18,8 +18,9 @@
 //   tg-input-roles          (tokens / targets, for the driver's loader)
 //   tg-fuse-elementwise     (fuse=all|elementwise)
 //   tg-fold-rounding
+//   plan-updates
 //   plan-quantize-device    (quantize-states, vram, device-profile, recompute)
-//   plan-tiers              (vram, device-profile, host-params, chunk-size)
+//   plan-tiers              (vram, device-profile, host-params, device-updates, chunk-size)
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
 //   plan-quantize           (quantize-states, ram)
@@ -129,6 +130,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("auto (what the budget needs), none, all, or parameter names: homed in host "
                      "memory"),
       llvm::cl::init("auto")};
+  Option<std::string> deviceUpdates{
+      *this, "device-updates",
+      llvm::cl::desc("none, all, or names of parameters homed on the host whose optimizer "
+                     "updates run on the device through staging buffers (plan-tiers)"),
+      llvm::cl::init("none")};
   Option<std::string> fuse{
       *this, "fuse",
       llvm::cl::desc("all (tg-fuse-attention and tg-fuse-elementwise), elementwise or none"),

@@ -150,41 +150,6 @@ void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, bool 
   }
 }
 
-/// Moves each optimizer update of `fn` that runs on the host up to just
-/// after the last op it must follow: what defines its operands, and every
-/// reader of its parameter (through views of it).
-void moveUpdatesUp(func::FuncOp fn) {
-  Block &block = fn.getBody().front();
-  llvm::StringMap<SmallVector<Value>> params;
-  for (auto p : block.getOps<tg::ParamOp>())
-    params[p.getName()].push_back(p.getResult());
-  for (Operation *op : llvm::to_vector(llvm::map_range(block, [](Operation &o) { return &o; }))) {
-    FlatSymbolRefAttr param = tg::optimizerUpdate(op).first;
-    if (!param || streamOf(*op) != "host_optimizer")
-      continue; // on the compute stream, earlier overlaps nothing
-    Operation *last = nullptr;
-    auto after = [&](Operation *other) {
-      if (other && other->getBlock() == &block && other != op &&
-          (!last || last->isBeforeInBlock(other)))
-        last = other;
-    };
-    for (Value v : op->getOperands())
-      after(v.getDefiningOp());
-    SmallVector<Value> pending(params.lookup(param.getValue()));
-    while (!pending.empty()) {
-      Value v = pending.pop_back_val();
-      after(v.getDefiningOp());
-      for (Operation *user : v.getUsers()) {
-        after(user);
-        if (tg::isView(user))
-          pending.append(user->result_begin(), user->result_end());
-      }
-    }
-    if (last && last->isBeforeInBlock(op) && last->getNextNode() != op)
-      op->moveAfter(last);
-  }
-}
-
 /// The moves of the fetches of `fn` (those of at most `maxBytes`; larger
 /// ones by `largeScale`) by their distances times `scale`; with `apply`,
 /// made, and the ops of other streams given their holds as `holds` says.
@@ -274,8 +239,11 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     auto budget = budgetOption(module, "plan-overlap", "vram", vram);
     if (failed(profile) || failed(budget))
       return signalPassFailure();
+    std::optional<int64_t> room = *budget; // beside device updates' staging buffers
+    if (room)
+      *room -= deviceStaging(module);
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
-      planFunction(module, fn, *profile, *budget);
+      planFunction(module, fn, *profile, room);
   }
 
   /// Moves the updates of `fn` up, then its fetches by their distance,
@@ -287,8 +255,13 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
     auto share = [&](func::FuncOp f) { shareFetches(f, profile); };
     if (shareFetchesOption && fitsWith(module, fn, budget, share))
       share(fn);
-    if (force != "fetches" && fitsWith(module, fn, budget, moveUpdatesUp))
-      moveUpdatesUp(fn);
+    // Updates on the host up as far as they can go, so that they overlap
+    // compute sooner.
+    auto moveUp = [](func::FuncOp f) {
+      moveUpdates(f, [](Operation *op) { return streamOf(*op) == "host_optimizer"; });
+    };
+    if (force != "fetches" && fitsWith(module, fn, budget, moveUp))
+      moveUp(fn);
     // With "max", as far as their operands allow. The holds first with the
     // full distances; then without, the distances halved until it fits.
     auto tryScale = [&](double scale, Holds holds) {

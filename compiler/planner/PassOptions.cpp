@@ -152,4 +152,60 @@ SmallVector<std::pair<int64_t, int64_t>> chunkRanges(ArrayRef<Operation *> state
   return ranges;
 }
 
+int64_t stagingBytes(ArrayRef<Operation *> staged, int64_t n, int64_t chunk, bool fromStorage) {
+  auto bytesOf = [&](std::optional<std::pair<int64_t, int64_t>> part) {
+    int64_t bytes = 0;
+    for (Operation *s : staged) {
+      int64_t slice = hm::stateSlice(s, part, fromStorage).bytes;
+      bytes += fromStorage ? slice : hm::alignedSize(slice);
+    }
+    return bytes;
+  };
+  auto ranges = chunkRanges(staged, n, chunk);
+  int64_t most = ranges.empty() ? bytesOf(std::nullopt) : 0;
+  for (auto range : ranges)
+    most = std::max(most, bytesOf(range));
+  return most;
+}
+
+int64_t deviceStaging(ModuleOp module) {
+  auto bytes = module->getAttrOfType<IntegerAttr>(hm::kDeviceStagingAttr);
+  return bytes ? bytes.getInt() : 0;
+}
+
+void moveUpdates(func::FuncOp fn, llvm::function_ref<bool(Operation *)> which, bool down) {
+  Block &block = fn.getBody().front();
+  llvm::StringMap<SmallVector<Value>> params;
+  for (auto p : block.getOps<tg::ParamOp>())
+    params[p.getName()].push_back(p.getResult());
+  for (Operation *op : llvm::to_vector(llvm::map_range(block, [](Operation &o) { return &o; }))) {
+    FlatSymbolRefAttr param = tg::optimizerUpdate(op).first;
+    if (!param || !which(op))
+      continue;
+    Operation *last = nullptr;
+    auto after = [&](Operation *other) {
+      if (other && other->getBlock() == &block && other != op &&
+          (!last || last->isBeforeInBlock(other)))
+        last = other;
+    };
+    for (Value v : op->getOperands())
+      after(v.getDefiningOp());
+    SmallVector<Value> pending(params.lookup(param.getValue()));
+    while (!pending.empty()) {
+      Value v = pending.pop_back_val();
+      after(v.getDefiningOp());
+      for (Operation *user : v.getUsers()) {
+        after(user);
+        if (tg::isView(user))
+          pending.append(user->result_begin(), user->result_end());
+      }
+    }
+    if (!last)
+      continue;
+    bool before = last->isBeforeInBlock(op);
+    if (down ? !before : before && last->getNextNode() != op)
+      op->moveAfter(last);
+  }
+}
+
 } // namespace hmcc::planner

@@ -84,6 +84,25 @@ int64_t chunkElements(int64_t bytes);
 llvm::SmallVector<std::pair<int64_t, int64_t>> chunkRanges(llvm::ArrayRef<mlir::Operation *> states,
                                                             int64_t n, int64_t chunk);
 
+/// The bytes one staging buffer (plan-staging) takes for the update of
+/// `staged` (states, and the parameter where it is staged too; `n`
+/// parameter elements) in chunks of `chunk` elements (chunkRanges; whole
+/// without): the largest sum of their slices over the chunks, in whole
+/// 4096-byte blocks from storage (`fromStorage`), else each aligned as the
+/// device arena's values (staged from the host).
+int64_t stagingBytes(llvm::ArrayRef<mlir::Operation *> staged, int64_t n, int64_t chunk,
+                     bool fromStorage);
+
+/// Moves each optimizer update of `fn` for which `which` holds to just
+/// after the last op it must follow (what defines its operands, and every
+/// reader of its parameter, through views of it): up where that op comes
+/// before it (`down` false), down where it comes after it (`down` true).
+void moveUpdates(mlir::func::FuncOp fn, llvm::function_ref<bool(mlir::Operation *)> which,
+                 bool down = false);
+
+/// The bytes hm::kDeviceStagingAttr reserves on `module`; 0 without.
+int64_t deviceStaging(mlir::ModuleOp module);
+
 } // namespace hmcc::planner
 
 #endif // HMCC_PLANNER_PASSOPTIONS_H

@@ -51,6 +51,16 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     as they are. `force` replaces the choice: "none", "all", or parameter
     names separated by commas, one of which may be NAME:ROWS, its last ROWS
     rows.
+
+    `device-updates` ("all", or names of parameters it homes on the host)
+    keeps their optimizer updates on the device: the gradient is not
+    copied to the host, and plan-staging copies the parameter and its
+    states to device staging buffers for the update and back after it (two
+    buffers, of the largest such update's tensors or, with `chunk-size`,
+    of one chunk's). The buffers' bytes go on the module
+    (`hm.device_staging`), and plan-recompute and plan-overlap plan the
+    rest within the budget less them. The update is the same kernel on the
+    same values: the program computes the same values.
   }];
   let options = [
     Option<"vram", "vram", "std::string", /*default=*/"\"\"",
@@ -62,6 +72,9 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
            "cpu, h200 or a JSON profile (for plan-recompute's search)">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
            "For tests: none, all, or parameter names separated by commas">,
+    Option<"deviceUpdates", "device-updates", "std::string", /*default=*/"\"\"",
+           "none, all, or names of parameters homed on the host whose updates run on the "
+           "device through staging buffers">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
@@ -248,6 +261,24 @@ def PlanQuantize : Pass<"plan-quantize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
 
+def PlanUpdates : Pass<"plan-updates", "::mlir::ModuleOp"> {
+  let summary = "Moves optimizer updates on the device up to just after their gradients";
+  let description = [{
+    Runs on training programs before the other planning passes. tg-optimizer
+    puts every update at the end of the step, so every gradient lives until
+    then; this pass moves each update that runs on the device up to just
+    after the last op it must follow (what defines its operands, such as
+    its gradient, and every reader of its parameter, through views of it),
+    so that each gradient's bytes free as soon as its parameter is updated
+    and the backward's later stages run beside fewer of them. The updates
+    are elementwise and each touches only its own parameter and states:
+    the program computes the same values. (Updates that read the clipping
+    coefficient of the global norm stay after every gradient.) Should
+    plan-recompute later copy a forward op that reads an updated parameter
+    after its update, it moves the update after the copy again.
+  }];
+}
+
 def PlanQuantizeDevice : Pass<"plan-quantize-device", "::mlir::ModuleOp"> {
   let summary = "Keeps optimizer states 8-bit where the device budget or the recompute time needs it (--quantize-states auto)";
   let description = [{
@@ -372,7 +403,7 @@ def PlanStorage : Pass<"plan-storage", "::mlir::ModuleOp"> {
 }
 
 def PlanStaging : Pass<"plan-staging", "::mlir::ModuleOp"> {
-  let summary = "Updates optimizer states and parameters homed in storage through host staging buffers";
+  let summary = "Updates optimizer states and parameters homed a tier below where the update runs through staging buffers";
   let description = [{
     Runs after hm-place-buffers, before plan-streams. Each optimizer update
     whose states or parameter plan-storage homed in storage (`hm.home =
@@ -386,6 +417,13 @@ def PlanStaging : Pass<"plan-staging", "::mlir::ModuleOp"> {
     are issued right after the update before it, so they run (on the
     storage_read stream) while that one updates; plan-streams orders them
     after the write-back that last used their buffer.
+
+    Likewise one tier up: an update that runs on the device (no `hm.home`)
+    while its parameter and states are homed on the host (plan-tiers'
+    device updates) runs on device copies of them, staged through two
+    buffers added at the end of the device arena (each value aligned as
+    the arena's are) by hm.stage ops on the host_to_device and
+    device_to_host streams, which copy exactly the tensors' bytes.
 
     With `chunk-size` (bytes of fp32 parameter, rounded down to a multiple
     of 4 KiB, at least 4 KiB, and up to a multiple of 1 MiB for 8-bit

@@ -366,6 +366,13 @@ void applyDecision(Chain &chain, const Decision &decision) {
       v.replaceUsesWithIf(map.lookup(v),
                           [&](OpOperand &use) { return !use.getOwner()->isBeforeInBlock(anchor); });
   }
+  // An update that plan-updates moved up before a copy that reads its
+  // parameter (one whose read adds nothing to the parameter's gradient)
+  // goes after it again: the copy reads the value the first computation read.
+  if (!chain.ops.empty() && (!decision.recomputed.empty() || !decision.light.empty()))
+    moveUpdates(chain.ops.front()->getParentOfType<func::FuncOp>(),
+                [](Operation *op) { return static_cast<bool>(optimizerUpdate(op).first); },
+                /*down=*/true);
 }
 
 void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> bornAt,
@@ -857,8 +864,10 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
     if (failed(profile) || failed(vramBudget))
       return signalPassFailure();
     std::optional<uint64_t> budget;
-    if (*vramBudget)
-      budget = uint64_t(**vramBudget);
+    if (*vramBudget) { // beside device updates' staging buffers (plan-tiers)
+      userBudget = **vramBudget;
+      budget = uint64_t(std::max<int64_t>(0, userBudget - deviceStaging(module)));
+    }
     numberDropoutStreams(module);
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (failed(planFunction(module, fn, *profile, budget)))
@@ -907,7 +916,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       if (!found)
         found = search.fit(int64_t(*budget));
       if (!found)
-        return refuse(module, search, *budget);
+        return refuse(module, search);
       decision = *found;
     }
     record(module, chain, decision, budget);
@@ -917,7 +926,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
 
   /// The error when no decision fits: the smallest budget that does, with
   /// the cheapest decision there.
-  LogicalResult refuse(ModuleOp module, RecomputeSearch &search, uint64_t budget) {
+  LogicalResult refuse(ModuleOp module, RecomputeSearch &search) {
     const Candidate *best = &search.smallest();
     const Chain &chain = search.chain;
     const Trial &t = best->trial;
@@ -938,15 +947,21 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
                : "nothing recomputed";
     // The messages name the user's --vram: the arena's budget and the
     // runtime's reserve beside it (vram-reserve).
-    const int64_t reserve = vramReserve, smallest = t.arena + reserve;
+    const int64_t reserve = vramReserve + deviceStaging(module),
+                  smallest = t.arena + reserve;
     module->setAttr(hm::kSmallestVramAttr,
                     IntegerAttr::get(IntegerType::get(module.getContext(), 64), smallest));
     return module.emitError() << "the program does not fit --vram "
-                              << formatBytes(budget + uint64_t(reserve))
+                              << formatBytes(uint64_t(userBudget + vramReserve))
                               << ": the smallest budget that fits is --vram " << smallest << " ("
                               << formatBytes(smallest)
-                              << (reserve ? ", " + formatBytes(reserve) + " of it the runtime's"
-                                          : std::string())
+                              << (vramReserve ? ", " + formatBytes(vramReserve) +
+                                                    " of it the runtime's"
+                                              : std::string())
+                              << (deviceStaging(module)
+                                      ? ", " + formatBytes(deviceStaging(module)) +
+                                            " of it staging buffers for device updates"
+                                      : std::string())
                               << "), mostly "
                               << (t.persistent >= activations
                                       ? "parameters, optimizer states and inputs"
@@ -955,6 +970,9 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
                               << formatBytes(activations) << " for activations with " << recomputed
                               << ")";
   }
+
+  /// The vram option: the arena's budget, staging buffers included.
+  int64_t userBudget = 0;
 
   /// The chain and the decision, for the schedule dump and the summary.
   void record(ModuleOp module, const Chain &chain, const Decision &decision,

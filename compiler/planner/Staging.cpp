@@ -1,13 +1,15 @@
-//===- Staging.cpp - updates of stored states through host staging -------===//
+//===- Staging.cpp - updates of states homed a tier below where they run -===//
 //
 // plan-staging (see Passes.td): after placement, each optimizer update
-// whose states plan-tiers homed in storage reads them into one of two
-// staging buffers at the end of the host arena, updates them there and
-// writes them back; the read for the next such update is issued right
-// after this one, so that it overlaps the update in flight. With a chunk
-// size, the update of a large parameter runs chunk by chunk, each chunk's
-// slices of the states staged in turn, so that staging takes two chunks'
-// states rather than two whole parameters'.
+// on the host whose states plan-storage homed in storage, and each update
+// on the device whose parameter and states plan-tiers homed on the host,
+// reads them into one of two staging buffers at the end of the arena a
+// tier up (the host's, the device's), updates them there and writes them
+// back; the read for the next such update is issued right after this one,
+// so that it overlaps the update in flight. With a chunk size, the update
+// of a large parameter runs chunk by chunk, each chunk's slices of the
+// states staged in turn, so that staging takes two chunks' states rather
+// than two whole parameters'.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,16 +33,27 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// The states and the parameter an update names by symbol that live in
-/// storage (none for a parameter's read, which its host copy stages).
-SmallVector<Operation *> storedTensors(Operation *op, SymbolTable &symbols) {
+/// The states and the parameter `op` (an update) names by symbol that are
+/// homed a tier below where it runs: in storage for an update on the host,
+/// on the host for one on the device (none for a parameter's read, which
+/// its host copy stages). Sets `misplaced` to one in storage named by an
+/// op on the device, which nothing stages.
+SmallVector<Operation *> stagedTensors(Operation *op, SymbolTable &symbols,
+                                      Operation *&misplaced) {
   SmallVector<Operation *> out;
   if (isa<ParamOp>(op))
     return out;
+  bool onHost = hm::isHostHomed(op);
   for (NamedAttribute attr : op->getAttrs())
-    if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-      if (Operation *tensor = symbols.lookup(ref.getValue()); hm::isStoredTensor(tensor))
+    if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue())) {
+      Operation *tensor = symbols.lookup(ref.getValue());
+      if (!tensor || !isa<StateOp, ParameterOp>(tensor))
+        continue;
+      if (hm::isStorageHomed(tensor) && !onHost)
+        misplaced = tensor;
+      else if (hm::homeTier(tensor) == (onHost ? 2 : 1) && optimizerUpdate(op).first)
         out.push_back(tensor);
+    }
   return out;
 }
 
@@ -77,46 +90,71 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
     if (failed(chunkBytes))
       return signalPassFailure();
     int64_t chunk = *chunkBytes ? planner::chunkElements(**chunkBytes) : 0;
-    hm::ArenaOp host = hm::arenaOfTier(module, "host");
-    if (!hm::arenaOfTier(module, "storage"))
-      return; // nothing stored
-    if (!host) {
-      module.emitError("plan-staging: states are stored, but there is no host arena to stage them");
-      return signalPassFailure();
-    }
     SymbolTable symbols(module);
-    // The updates of stored states (chunk by chunk), per function, and the
-    // staging bytes one of them needs.
-    SmallVector<std::pair<Operation *, SmallVector<Operation *>>> updates;
-    int64_t slot = 0;
+    // The updates that stage (chunk by chunk), per function, by the tier
+    // of their staging buffers (0 the device's, 1 the host's), and the
+    // bytes one of them needs there.
+    std::array<Kind, 2> kinds;
     for (auto fn : module.getOps<func::FuncOp>())
       for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-        SmallVector<Operation *> states = storedTensors(&op, symbols);
-        if (states.empty())
-          continue;
-        if (!hm::isHostHomed(&op)) {
-          op.emitError("plan-staging: an update of stored states does not run on the host");
+        Operation *misplaced = nullptr;
+        SmallVector<Operation *> staged = stagedTensors(&op, symbols, misplaced);
+        if (misplaced) {
+          op.emitError("plan-staging: an op on the device names @")
+              << SymbolTable::getSymbolName(misplaced) << ", which is in storage";
           return signalPassFailure();
         }
-        for (Operation *part : splitIntoChunks(&op, states, chunk, symbols)) {
+        if (staged.empty())
+          continue;
+        Kind &kind = kinds[hm::isHostHomed(&op) ? 1 : 0];
+        for (Operation *part : splitIntoChunks(&op, staged, chunk, symbols)) {
           int64_t bytes = 0;
-          for (Operation *s : states)
-            bytes += hm::stagedSlice(part, s).bytes;
-          slot = std::max(slot, bytes);
-          updates.push_back({part, states});
+          for (Operation *s : staged)
+            bytes += footprint(part, s);
+          kind.slot = std::max(kind.slot, bytes);
+          kind.updates.push_back({part, staged});
         }
       }
-    if (updates.empty())
-      return;
-    // Two staging buffers after everything else in the host arena.
-    int64_t base = hm::storageBlocks(host.getBytes());
-    host.setSize(base + 2 * slot);
+    for (int tier = 0; tier < 2; ++tier) {
+      Kind &kind = kinds[tier];
+      if (kind.updates.empty())
+        continue;
+      hm::ArenaOp arena = hm::arenaOfTier(module, tier ? "host" : "device");
+      if (!arena) {
+        module.emitError() << "plan-staging: updates stage states in the "
+                           << (tier ? "host" : "device") << " arena, and there is none";
+        return signalPassFailure();
+      }
+      // Two staging buffers after everything else in the arena.
+      int64_t base = tier ? hm::storageBlocks(arena.getBytes()) : arena.getBytes();
+      arena.setSize(base + 2 * kind.slot);
+      stage(kind, base);
+    }
+  }
 
-    OpBuilder b(module.getContext());
+  /// The updates that stage in one tier's buffers, with what they stage,
+  /// and the bytes of one buffer.
+  struct Kind {
+    SmallVector<std::pair<Operation *, SmallVector<Operation *>>> updates;
+    int64_t slot = 0;
+  };
+
+  /// The bytes `update` takes in its staging buffer for `tensor`: its slice
+  /// (whole 4096-byte blocks from storage), from the host aligned as the
+  /// device arena's values are.
+  static int64_t footprint(Operation *update, Operation *tensor) {
+    int64_t bytes = hm::stagedSlice(update, tensor).bytes;
+    return hm::isStorageHomed(tensor) ? bytes : hm::alignedSize(bytes);
+  }
+
+  /// Stages the updates of `kind` in turn through its two buffers from
+  /// `base` on.
+  void stage(const Kind &kind, int64_t base) {
+    OpBuilder b(&getContext());
     Operation *previous = nullptr; // the update before, in the same block
-    for (auto [k, entry] : llvm::enumerate(updates)) {
-      auto &[update, states] = entry;
-      int64_t at = base + int64_t(k % 2) * slot;
+    for (auto [k, entry] : llvm::enumerate(kind.updates)) {
+      auto &[update, tensors] = entry;
+      int64_t at = base + int64_t(k % 2) * kind.slot;
       SmallVector<NamedAttribute> staged;
       // Read in after the previous update (its buffer is the other one),
       // written back right after this one.
@@ -124,22 +162,22 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
         b.setInsertionPointAfter(previous);
       else
         b.setInsertionPoint(update);
-      auto stage = [&](StringRef direction, Operation *s, int64_t offset) {
+      auto stageOp = [&](StringRef direction, Operation *s, int64_t offset) {
         auto op = hm::StageOp::create(b, update->getLoc(), direction, SymbolTable::getSymbolName(s),
                                       uint64_t(offset), hm::storedType(s));
         if (auto chunkAttr = update->getAttr(hm::kChunkAttr))
           op->setAttr(hm::kChunkAttr, chunkAttr);
       };
-      for (Operation *s : states) {
-        stage("in", s, at);
+      for (Operation *s : tensors) {
+        stageOp("in", s, at);
         staged.push_back(b.getNamedAttr(SymbolTable::getSymbolName(s), b.getI64IntegerAttr(at)));
-        at += hm::stagedSlice(update, s).bytes;
+        at += footprint(update, s);
       }
       update->setAttr(hm::kStagedAttr, b.getDictionaryAttr(staged));
       b.setInsertionPointAfter(update);
-      for (Operation *s : llvm::reverse(states)) {
-        at -= hm::stagedSlice(update, s).bytes;
-        stage("out", s, at);
+      for (Operation *s : llvm::reverse(tensors)) {
+        at -= footprint(update, s);
+        stageOp("out", s, at);
       }
       previous = update;
     }

@@ -33,24 +33,6 @@ using namespace hmcc::tg;
 
 namespace {
 
-/// The staging bytes the update of the stored tensors `stored` (its states,
-/// and the parameter itself when it is stored; `n` elements) needs: the
-/// largest sum of their slices over its chunks (planner::chunkRanges; the
-/// whole tensors without), as plan-staging lays them out.
-int64_t stagingBytes(ArrayRef<Operation *> stored, int64_t n, int64_t chunk) {
-  auto bytesOf = [&](std::optional<std::pair<int64_t, int64_t>> part) {
-    int64_t bytes = 0;
-    for (Operation *s : stored)
-      bytes += hm::stateSlice(s, part).bytes;
-    return bytes;
-  };
-  auto ranges = planner::chunkRanges(stored, n, chunk);
-  int64_t most = ranges.empty() ? bytesOf(std::nullopt) : 0;
-  for (auto range : ranges)
-    most = std::max(most, bytesOf(range));
-  return most;
-}
-
 /// Homes the parameters `names` (on the host, with their states in storage
 /// or none) in storage, in `fn`: the device copies of one read a host copy
 /// read from storage (a tg.identity homed on the host, on the storage_read
@@ -141,13 +123,23 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
     llvm::StringMap<SmallVector<Operation *>> states;
     for (auto s : module.getOps<StateOp>())
       states[s.getParam()].push_back(s);
+    // Not those updated on the device (plan-tiers' device updates), which
+    // stage from the host.
+    llvm::StringSet<> onDevice;
+    if (fn)
+      for (Operation &op : fn.getBody().front())
+        if (auto [ref, grad] = optimizerUpdate(&op); ref && !hm::isHostHomed(&op))
+          onDevice.insert(ref.getValue());
     SmallVector<std::pair<int64_t, StringRef>> sized;
     for (auto p : module.getOps<ParameterOp>())
-      if (hm::isHostHomed(p) && states.count(p.getSymName()))
+      if (hm::isHostHomed(p) && states.count(p.getSymName()) && !onDevice.contains(p.getSymName()))
         sized.push_back({tensorBytes(p.getType()), p.getSymName()});
     llvm::stable_sort(sized, [](auto &a, auto &b) { return a.first > b.first; });
-    SmallVector<std::pair<int64_t, StringRef>> storable =
-        fn ? storableParameters(module, fn) : SmallVector<std::pair<int64_t, StringRef>>();
+    SmallVector<std::pair<int64_t, StringRef>> storable;
+    if (fn)
+      for (auto entry : storableParameters(module, fn))
+        if (!onDevice.contains(entry.second))
+          storable.push_back(entry);
 
     auto chunkBytes = planner::budgetOption(module, "plan-storage", "chunk-size", chunkSize);
     auto profile = planner::profileOption(module, "plan-storage", deviceProfile);
@@ -198,7 +190,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
         host -= hm::arenaBytes(hm::storedType(s));
       auto param = module.lookupSymbol<ParameterOp>(name);
       int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
-      slot = std::max(slot, stagingBytes(states.lookup(name), n, chunk));
+      slot = std::max(slot, planner::stagingBytes(states.lookup(name), n, chunk, /*fromStorage=*/true));
       chosen.insert(name);
     }
     int64_t best = arenaWith(host, slot);
@@ -219,7 +211,7 @@ struct PlanStoragePass : hmcc::impl::PlanStorageBase<PlanStoragePass> {
           auto param = module.lookupSymbol<ParameterOp>(name);
           stored.push_back(param);
           int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
-          slots = std::max(slots, stagingBytes(stored, n, chunk));
+          slots = std::max(slots, planner::stagingBytes(stored, n, chunk, /*fromStorage=*/true));
         }
         homeInStorage(*copy, copy->lookupSymbol<func::FuncOp>(fn.getSymName()), names, *profile,
                       clock);

@@ -36,8 +36,10 @@ using namespace hmcc::tg;
 namespace {
 
 /// Homes the parameters `names` of `module` on the host (see the pass
-/// description) in its training function `fn`.
-void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names) {
+/// description) in its training function `fn`; the updates of those in
+/// `onDevice` stay on the device, where they read the gradient.
+void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names,
+                const llvm::StringSet<> &onDevice) {
   Builder attrs(module.getContext());
   auto host = attrs.getStringAttr("host");
   for (auto p : module.getOps<ParameterOp>())
@@ -66,7 +68,7 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
     // The gradient to the host once complete, and the update there; its
     // other readers (its sum of squares for the norm) read it on the device.
     auto [ref, grad] = optimizerUpdate(op);
-    if (!ref || !names.contains(ref.getValue()))
+    if (!ref || !names.contains(ref.getValue()) || onDevice.contains(ref.getValue()))
       continue;
     op->setAttr(hm::kHomeAttr, host);
     Value g = grad->get();
@@ -79,6 +81,12 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
       return static_cast<bool>(optimizerUpdate(use.getOwner()).first);
     });
   }
+  // An update on the device right after its gradient, so that the
+  // gradient's bytes free there (as the copy to the host frees them).
+  planner::moveUpdates(fn, [&](Operation *op) {
+    auto ref = optimizerUpdate(op).first;
+    return ref && onDevice.contains(ref.getValue());
+  });
 }
 
 /// The rows a split of a parameter of `type` falls after a multiple of:
@@ -264,15 +272,38 @@ struct Choice {
   llvm::StringSet<> names;
   std::string split;
   int64_t rows = 0;
+  /// Of those, the ones whose updates run on the device; all of them.
+  llvm::StringSet<> onDevice;
+  bool allOnDevice = false;
 };
 
-/// Applies `choice` to the training function `fn` of `module`.
-void apply(ModuleOp module, func::FuncOp fn, const Choice &choice) {
+/// Applies `choice` to the training function `fn` of `module`, with
+/// parameter chunks of `chunk` elements for staging (0: whole).
+void apply(ModuleOp module, func::FuncOp fn, const Choice &choice, int64_t chunk) {
   llvm::StringSet<> names = choice.names;
   if (!choice.split.empty())
     names.insert(splitParameter(module, fn, choice.split, choice.rows));
-  if (!names.empty())
-    homeOnHost(module, fn, names);
+  if (names.empty())
+    return;
+  llvm::StringSet<> onDevice = choice.allOnDevice ? names : choice.onDevice;
+  homeOnHost(module, fn, names, onDevice);
+  if (onDevice.empty())
+    return;
+  // The device bytes of plan-staging's two buffers for those updates.
+  llvm::StringMap<SmallVector<Operation *>> staged;
+  for (auto p : module.getOps<ParameterOp>())
+    if (onDevice.contains(p.getSymName()))
+      staged[p.getSymName()].push_back(p);
+  for (auto s : module.getOps<StateOp>())
+    if (onDevice.contains(s.getParam()))
+      staged[s.getParam()].push_back(s);
+  int64_t slot = 0;
+  for (auto &[name, tensors] : staged) {
+    int64_t n = cast<RankedTensorType>(hm::storedType(tensors.front())).getNumElements();
+    slot = std::max(slot, planner::stagingBytes(tensors, n, chunk, /*fromStorage=*/false));
+  }
+  module->setAttr(hm::kDeviceStagingAttr,
+                  IntegerAttr::get(IntegerType::get(module.getContext(), 64), 2 * slot));
 }
 
 struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
@@ -284,19 +315,48 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     if (!fn)
       return; // nothing updated by hmcc's optimizers: nothing to move
     Choice choice;
+    auto chunk = planner::budgetOption(module, "plan-tiers", "chunk-size", chunkSize);
+    if (failed(chunk))
+      return signalPassFailure();
+    chunkBytes = chunk->value_or(0);
     if (!force.empty()) {
       if (failed(parseForce(module, fn, choice)))
         return signalPassFailure();
     } else if (!vram.empty()) {
       auto budget = planner::budgetOption(module, "plan-tiers", "vram", vram);
       auto profile = planner::profileOption(module, "plan-tiers", deviceProfile);
-      auto chunk = planner::budgetOption(module, "plan-tiers", "chunk-size", chunkSize);
-      if (failed(budget) || failed(profile) || failed(chunk))
+      if (failed(budget) || failed(profile))
         return signalPassFailure();
-      chunkBytes = chunk->value_or(0);
       choice = chooseWithRoom(module, fn.getSymName(), **budget, *profile);
     }
-    apply(module, fn, choice);
+    if (failed(parseDeviceUpdates(module, choice)))
+      return signalPassFailure();
+    apply(module, fn, choice, chunkElementsOrNone());
+  }
+
+  int64_t chunkElementsOrNone() const {
+    return chunkBytes > 0 ? planner::chunkElements(chunkBytes) : 0;
+  }
+
+  /// Reads `deviceUpdates` into `choice`: none, all, or names of parameters
+  /// it homes on the host.
+  LogicalResult parseDeviceUpdates(ModuleOp module, Choice &choice) {
+    if (deviceUpdates.empty() || deviceUpdates == "none")
+      return success();
+    if (deviceUpdates == "all") {
+      choice.allOnDevice = true;
+      return success();
+    }
+    SmallVector<StringRef> parts;
+    StringRef(deviceUpdates).split(parts, ',');
+    for (StringRef part : parts) {
+      StringRef name = part.trim();
+      if (!choice.names.contains(name))
+        return module.emitError() << "plan-tiers: device-updates (hmcc --device-updates): '"
+                                  << name << "' is not a parameter homed on the host";
+      choice.onDevice.insert(name);
+    }
+    return success();
   }
 
   LogicalResult parseForce(ModuleOp module, func::FuncOp fn, Choice &choice) {
@@ -352,12 +412,13 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
             const planner::DeviceProfile &profile) {
     OwningOpRef<ModuleOp> copy(module.clone());
     auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
-    apply(*copy, fn, choice);
+    apply(*copy, fn, choice, chunkElementsOrNone());
     // What plan-recompute will do with the module so tiered: its own
     // search, without its exhaustive fallback (plan-recompute runs that once
-    // on the result).
+    // on the result), beside any staging buffers.
     planner::RecomputeSearch search(*copy, fn, profile);
-    return search.planned && search.fit(budget, /*thorough=*/false).has_value();
+    return search.planned &&
+           search.fit(budget - planner::deviceStaging(*copy), /*thorough=*/false).has_value();
   }
 
   /// The predicted step of the program with `choice` applied and planned
@@ -368,7 +429,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
                                       int64_t budget) {
     OwningOpRef<ModuleOp> copy(module.clone());
     auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
-    apply(*copy, fn, choice);
+    apply(*copy, fn, choice, chunkElementsOrNone());
     ScopedDiagnosticHandler quiet(module.getContext(), [](Diagnostic &) { return success(); });
     PassManager pm(module.getContext());
     PlanRecomputeOptions recompute;

@@ -21,6 +21,9 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
   StringRef stream = streamOf(op);
   if (auto stage = dyn_cast<hm::StageOp>(op)) {
     int64_t bytes = hm::stagedSlice(stage).bytes;
+    if (stream == "host_to_device" || stream == "device_to_host") // staged on the device
+      return {stream, transferSeconds(bytes, stream == "host_to_device" ? p.hostToDevice
+                                                                          : p.deviceToHost)};
     return {stream, p.storageLatency + transferSeconds(bytes, stage.getDirection() == "in"
                                                                   ? p.storageRead
                                                                   : p.storageWrite)};

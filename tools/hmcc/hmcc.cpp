@@ -142,6 +142,13 @@ cl::opt<std::string> hostParams(
              "or parameter names separated by commas, one of which may be NAME:ROWS (its last "
              "ROWS rows on the host, the rest on the device)"),
     cl::init("auto"), cl::cat(budgetCategory));
+cl::opt<std::string> deviceUpdates(
+    "device-updates", cl::value_desc("none|all|NAMES"),
+    cl::desc("Which parameters in host memory have their optimizer updates run on the device: "
+             "their parameter and states copied there for the update through two staging "
+             "buffers and back after it, their gradient never copied to the host: none "
+             "(default), all, or parameter names separated by commas"),
+    cl::init("none"), cl::cat(budgetCategory));
 cl::opt<bool> measureDevice(
     "measure-device",
     cl::desc("Measure this machine with the runtime's own kernels and I/O and write its device "
@@ -1184,6 +1191,7 @@ int run(int argc, char **argv) {
   o.deviceProfile = deviceProfile;
   o.recompute = recompute;
   o.tiers = hostParams;
+  o.deviceUpdates = deviceUpdates;
   // The parameters as the model declares them, for the initial state:
   // planning may split one into pieces (plan-tiers).
   mlir::OwningOpRef<mlir::ModuleOp> declared = mlir::ModuleOp::create(module->getLoc());

@@ -166,6 +166,7 @@ private:
   DenseMap<Value, Value> addressOf;                ///< ... and their addresses
   Value arena, hostArena, lossOut, normOut, exec;
   DictionaryAttr staged; ///< hm.staged of the op being lowered
+  bool stagedOnHost = true; ///< whether its staging copies are in the host arena
   std::vector<std::string> stepOps, forwardOps; ///< op names, for the trace
   bool isTrain = false, globalsPlaced = false, unplaced = false;
   unsigned counter = 0;
@@ -335,10 +336,11 @@ private:
   Args cfptr(Value v) { return ptr(v, "const float"); }
   /// A parameter's or state's bytes, `skip` bytes in (an update's chunk).
   Args sym(FlatSymbolRefAttr ref, StringRef type, int64_t skip = 0) {
-    // A state in storage: its staging copy in the host arena (hm.staged),
-    // which holds just the chunk's slice.
+    // A state in storage, or on the host for an update on the device: its
+    // staging copy in the host or device arena (hm.staged), which holds
+    // just the chunk's slice.
     if (auto at = staged ? staged.getAs<IntegerAttr>(ref.getValue()) : IntegerAttr())
-      return val(pointerAt({at.getInt(), /*host=*/true}, type));
+      return val(pointerAt({at.getInt(), stagedOnHost}, type));
     Address where = symbolOffsets.lookup(ref.getValue());
     where.offset += skip;
     if (where.storage) {
@@ -542,12 +544,18 @@ private:
       return success();
     }
     if (auto stage = dyn_cast<hm::StageOp>(op)) {
+      hm::Slice slice = hm::stagedSlice(stage);
+      Address home = symbolOffsets.lookup(stage.getState());
+      bool in = stage.getDirection() == "in";
+      if (home.host) { // between the host and its device staging copy
+        Args at = val(pointerAt({home.offset + slice.begin, /*host=*/true}, "uint8_t"));
+        Args copy = val(pointerAt({stage.getOffsetAttr().getInt(), /*host=*/false}, "uint8_t"));
+        call("hmrt_exec_copy", {val(exec), in ? copy : at, in ? at : copy, lit(slice.bytes)});
+        return success();
+      }
       // Whole 4096-byte blocks (both sides are aligned and padded), so that
       // storage moves them with O_DIRECT.
-      hm::Slice slice = hm::stagedSlice(stage);
-      storageCopy(stage.getDirection() == "in",
-                  symbolOffsets.lookup(stage.getState()).offset + slice.begin,
-                  stage.getOffsetAttr().getInt(), slice.bytes);
+      storageCopy(in, home.offset + slice.begin, stage.getOffsetAttr().getInt(), slice.bytes);
       return success();
     }
     // A parameter in storage, read into the host arena (on a whole block;
@@ -567,6 +575,7 @@ private:
       }
     }
     staged = op->getAttrOfType<DictionaryAttr>(hm::kStagedAttr);
+    stagedOnHost = runsOnHost(op);
     SmallVector<rt::Call> calls;
     if (failed(rt::runtimeCalls(op, calls)))
       return failure();

@@ -37,8 +37,13 @@ StringRef streamOf(Operation &op) {
   }
   if (hm::isHostHomed(&op) && isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp>(op))
     return "host_optimizer";
-  if (auto stage = dyn_cast<hm::StageOp>(op))
-    return stage.getDirection() == "in" ? "storage_read" : "storage_write";
+  if (auto stage = dyn_cast<hm::StageOp>(op)) {
+    bool in = stage.getDirection() == "in";
+    Operation *decl = lookupDecl(&op, stage.getStateAttr());
+    if (decl && hm::isHostHomed(decl)) // staged on the device
+      return in ? "host_to_device" : "device_to_host";
+    return in ? "storage_read" : "storage_write";
+  }
   return "compute";
 }
 

@@ -59,7 +59,8 @@ SmallVector<Access, 6> AccessMap::accesses(Operation &op) const {
     add(v, false);
   for (Value v : op.getResults())
     add(v, true);
-  // A staging copy: the state's bytes in storage and in the host arena.
+  // A staging copy: the state's bytes at home (storage, the host) and in
+  // the arena a tier up (the host's, the device's).
   if (auto stage = dyn_cast<StageOp>(op)) {
     auto it = symbols.find(stage.getState());
     if (it == symbols.end())
@@ -70,11 +71,11 @@ SmallVector<Access, 6> AccessMap::accesses(Operation &op) const {
     int64_t at = stage.getOffsetAttr().getInt();
     int64_t from = stored.offset + slice.begin;
     out.push_back({stored.tier, from, from + slice.bytes, in ? false : true});
-    out.push_back({1, at, at + slice.bytes, in});
+    out.push_back({stored.tier - 1, at, at + slice.bytes, in});
     return out;
   }
   // An update names the parameter and states it changes by symbol; a
-  // stored state it changes in its staging copy.
+  // staged one it changes in its staging copy, a tier up from its home.
   auto staged = op.getAttrOfType<DictionaryAttr>(kStagedAttr);
   auto addSymbol = [&](Attribute attr) {
     auto ref = dyn_cast<FlatSymbolRefAttr>(attr);
@@ -85,7 +86,7 @@ SmallVector<Access, 6> AccessMap::accesses(Operation &op) const {
       return;
     int64_t bytes = it->second.second;
     if (auto at = staged ? staged.getAs<IntegerAttr>(ref.getValue()) : IntegerAttr())
-      out.push_back({1, at.getInt(),
+      out.push_back({it->second.first.tier - 1, at.getInt(),
                      at.getInt() + stagedSlice(&op, SymbolTable::lookupNearestSymbolFrom(&op, ref))
                                        .bytes,
                      true});

@@ -82,10 +82,16 @@ LogicalResult HMDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
     auto staged = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!staged || llvm::any_of(staged, [](NamedAttribute a) {
           auto offset = dyn_cast<IntegerAttr>(a.getValue());
-          return !offset || offset.getInt() < 0 || offset.getInt() % kStorageAlignment;
+          return !offset || offset.getInt() < 0 || offset.getInt() % kAlignment;
         }))
-      return op->emitOpError() << kStagedAttr << " must map state names to host offsets, "
-                               << "multiples of " << kStorageAlignment;
+      return op->emitOpError() << kStagedAttr << " must map state names to arena offsets, "
+                               << "multiples of " << kAlignment;
+    return success();
+  }
+  if (attr.getName() == kDeviceStagingAttr) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !bytes || bytes.getInt() < 0)
+      return op->emitOpError() << kDeviceStagingAttr << " must be an integer >= 0 on the module";
     return success();
   }
   if (attr.getName() == kChunkAttr) {
@@ -163,7 +169,7 @@ std::pair<int64_t, int64_t> hmcc::hm::stateElements(Operation *tensor, int64_t l
 }
 
 hmcc::hm::Slice hmcc::hm::stagedSlice(Operation *op, Operation *state) {
-  return stateSlice(state, chunkOf(op));
+  return stateSlice(state, chunkOf(op), isStorageHomed(state));
 }
 
 hmcc::hm::Slice hmcc::hm::stagedSlice(StageOp stage) {
@@ -171,14 +177,16 @@ hmcc::hm::Slice hmcc::hm::stagedSlice(StageOp stage) {
 }
 
 hmcc::hm::Slice hmcc::hm::stateSlice(Operation *tensor,
-                                     std::optional<std::pair<int64_t, int64_t>> chunk) {
+                                     std::optional<std::pair<int64_t, int64_t>> chunk,
+                                     bool wholeBlocks) {
   RankedTensorType type = storedType(tensor);
-  int64_t whole = storageBlocks(hmcc::tg::tensorBytes(type));
+  auto blocks = [&](int64_t bytes) { return wholeBlocks ? storageBlocks(bytes) : bytes; };
+  int64_t whole = blocks(hmcc::tg::tensorBytes(type));
   if (!chunk)
     return {0, whole};
   auto [e0, e1] = stateElements(tensor, chunk->first, chunk->second);
   int64_t bytes = elementBytesOf(tensor);
-  int64_t end = e1 == type.getNumElements() ? whole : storageBlocks(e1 * bytes);
+  int64_t end = e1 == type.getNumElements() ? whole : blocks(e1 * bytes);
   return {e0 * bytes, std::max<int64_t>(0, end - e0 * bytes)};
 }
 
@@ -265,8 +273,8 @@ LogicalResult StageOp::verify() {
     return emitOpError() << "direction must be \"in\" or \"out\", not \"" << getDirection()
                          << "\"";
   int64_t offset = getOffsetAttr().getInt();
-  if (offset < 0 || offset % kStorageAlignment)
-    return emitOpError() << "offset must be a non-negative multiple of " << kStorageAlignment;
+  if (offset < 0 || offset % kAlignment)
+    return emitOpError() << "offset must be a non-negative multiple of " << kAlignment;
   return success();
 }
 
@@ -278,8 +286,11 @@ LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbols) {
   Operation *decl = symbols.lookupNearestSymbolFrom(*this, getStateAttr());
   if (!decl || !isa<hmcc::tg::StateOp, hmcc::tg::ParameterOp>(decl))
     return emitOpError() << getStateAttr() << " is not a tg.state or a tg.parameter";
-  if (!isStorageHomed(decl))
-    return emitOpError() << getStateAttr() << " is not homed in storage";
+  if (homeTier(decl) == 0)
+    return emitOpError() << getStateAttr() << " is not homed on the host or in storage";
+  if (isStorageHomed(decl) && getOffsetAttr().getInt() % kStorageAlignment)
+    return emitOpError() << "offset of a copy from storage must be a multiple of "
+                         << kStorageAlignment;
   if (storedType(decl) != getType())
     return emitOpError() << "type " << getType() << " is not " << getStateAttr() << "'s "
                          << storedType(decl);

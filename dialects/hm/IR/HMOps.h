@@ -62,6 +62,10 @@ bool isHostHomed(mlir::Operation *op);
 bool isStorageHomed(mlir::Operation *op);
 /// The tier of `op`'s home: 0 device, 1 host, 2 storage.
 int homeTier(mlir::Operation *op);
+/// The tier of the staging copy of `decl` (a tg.state or tg.parameter
+/// homed on the host or in storage; hm.stage, hm.staged): the one above
+/// its home, the host's for storage and the device's for the host.
+inline int stagingTier(mlir::Operation *decl) { return homeTier(decl) - 1; }
 /// Offsets and sizes in the storage arena are multiples of this many bytes
 /// (the block size of O_DIRECT transfers), and so are the host staging
 /// buffers of stored states.
@@ -70,10 +74,16 @@ constexpr int64_t kStorageAlignment = 4096;
 inline int64_t storageBlocks(int64_t bytes) {
   return (bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
 }
-/// On an optimizer update whose states (or parameter) are stored: a
-/// dictionary from each stored tensor's symbol name to the host arena offset
-/// of its staging copy (plan-staging), where the update finds it.
+/// On an optimizer update whose states (or parameter) are stored, or that
+/// runs on the device while they are homed on the host: a dictionary from
+/// each such tensor's symbol name to the offset of its staging copy in the
+/// arena a tier up (stagingTier; plan-staging), where the update finds it.
 constexpr const char *kStagedAttr = "hm.staged";
+/// On the module, set by plan-tiers where updates run on the device for
+/// parameters homed on the host: the device bytes (i64) of their two
+/// staging buffers, which plan-staging adds at the end of the device arena;
+/// plan-recompute and plan-overlap plan the rest under --vram less these.
+constexpr const char *kDeviceStagingAttr = "hm.device_staging";
 /// On an optimizer update of stored states and on the hm.stage ops that
 /// move them: the elements [lo, hi) of the parameter it covers, an
 /// array<i64: lo, hi> (plan-staging's chunks); absent: all of it.
@@ -95,17 +105,19 @@ std::optional<std::pair<int64_t, int64_t>> chunkOf(mlir::Operation *op);
 /// elements [lo, hi) map to: the same range, or for a block-wise absmax
 /// state ("..._absmax") the entries of the 256-element blocks they touch.
 std::pair<int64_t, int64_t> stateElements(mlir::Operation *state, int64_t lo, int64_t hi);
-/// The bytes of stored tensor `state` (a tg.state or tg.parameter homed in
-/// storage) that `op` (an hm.stage, or an update
+/// The bytes of staged tensor `state` (a tg.state or tg.parameter homed in
+/// storage or on the host) that `op` (an hm.stage, or an update
 /// reading it through hm.staged) moves or touches: [begin, begin + bytes)
-/// of its storage bytes, whole kStorageAlignment blocks; the whole state
-/// when `op` has no hm.chunk.
+/// of its bytes at home, whole kStorageAlignment blocks in storage, the
+/// bytes themselves on the host; the whole state when `op` has no hm.chunk.
 struct Slice {
   int64_t begin = 0, bytes = 0;
 };
 Slice stagedSlice(mlir::Operation *op, mlir::Operation *state);
-/// The same for parameter elements `chunk` ({lo, hi}; none: all).
-Slice stateSlice(mlir::Operation *state, std::optional<std::pair<int64_t, int64_t>> chunk);
+/// The same for parameter elements `chunk` ({lo, hi}; none: all), in whole
+/// kStorageAlignment blocks (as storage moves them) or not.
+Slice stateSlice(mlir::Operation *state, std::optional<std::pair<int64_t, int64_t>> chunk,
+                 bool wholeBlocks);
 /// The recompute planner's chain and decision, on the module
 /// (plan-recompute).
 constexpr const char *kRecomputeAttr = "hm.recompute";

@@ -61,7 +61,7 @@ def HM_ReleaseOp : HM_Op<"release"> {
 }
 
 def HM_StageOp : HM_Op<"stage", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "moves an optimizer state or parameter between storage and its host staging copy";
+  let summary = "moves an optimizer state or parameter between its home and a staging copy a tier up";
   let description = [{
     An optimizer state or a parameter homed in storage (`hm.home =
     "storage"` on its tg.state or tg.parameter) is updated through host
@@ -70,6 +70,11 @@ def HM_StageOp : HM_Op<"stage", [DeclareOpInterfaceMethods<SymbolUserOpInterface
     a multiple of 4096 bytes), the update reads and writes them there (its
     `hm.staged` names the offset), and `"out"` writes them back. Runs on the
     storage_read or storage_write stream.
+
+    One homed on the host whose update runs on the device (plan-tiers'
+    device updates) is staged alike in the device arena: `"in"` copies it
+    to the device on the host_to_device stream, `"out"` back on the
+    device_to_host stream.
 
     ```mlir
     hm.stage "in" @w.exp_avg at 8192 : tensor<64x128xf32>

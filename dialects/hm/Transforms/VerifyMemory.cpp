@@ -247,22 +247,49 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
                fn.getArgAttr(arg.getArgNumber(), "tg.role");
       return isa<ParamOp, ConstantOp>(v.getDefiningOp());
     };
-    // A staging copy of a stored state or parameter (hm.stage, an update's
-    // hm.staged) lies in the host arena over no live value.
+    // A staging copy of a state or parameter homed in storage or on the
+    // host (hm.stage, an update's hm.staged) lies in the arena a tier up
+    // (the host's, the device's) over no live value; an update stages
+    // those it changes where it runs: on the host, what is in storage; on
+    // the device, what is on the host.
     SymbolTable symbols(fn->getParentOfType<ModuleOp>());
     auto checkStaging = [&](Operation *op, StringRef state, int64_t offset) -> LogicalResult {
       Operation *decl = symbols.lookup(state);
-      if (!hm::isStoredTensor(decl))
-        return fail(op) << "stages @" << state << ", which is no state or parameter in storage";
-      if (!arenas[1])
-        return fail(op) << "stages @" << state << " in the host arena, and there is none";
-      int64_t bytes = hm::stagedSlice(op, decl).bytes, begin = baseOf(1) + offset;
-      if (offset + bytes > arenas[1].getBytes())
+      if (!decl || !isa<tg::StateOp, tg::ParameterOp>(decl) || hm::homeTier(decl) == 0)
+        return fail(op) << "stages @" << state
+                        << ", which is no state or parameter in storage or on the host";
+      int tier = hm::stagingTier(decl);
+      const char *arena = tier ? "the host arena" : "the device arena";
+      if (tier == 1 && offset % hm::kStorageAlignment)
+        return fail(op) << "stages @" << state << " from storage at " << offset
+                        << ", not a multiple of " << hm::kStorageAlignment;
+      if (!isa<hm::StageOp>(op) && tier != (hm::isHostHomed(op) ? 1 : 0))
+        return fail(op) << "stages @" << state << " in " << arena << " but runs "
+                        << (hm::isHostHomed(op) ? "on the host" : "on the device");
+      if (!arenas[tier])
+        return fail(op) << "stages @" << state << " in " << arena << ", and there is none";
+      int64_t bytes = hm::stagedSlice(op, decl).bytes, begin = baseOf(tier) + offset;
+      if (offset + bytes > arenas[tier].getBytes())
         return fail(op) << "stages @" << state << " at [" << offset << ", " << offset + bytes
-                        << "), beyond the host arena's " << arenas[1].getBytes() << " bytes";
+                        << "), beyond " << arena << "'s " << arenas[tier].getBytes()
+                        << " bytes";
       if (const Interval *other = occupancy.overlapping(begin, begin + bytes))
         return fail(op) << "stages @" << state << " at [" << offset << ", " << offset + bytes
-                        << ") of the host arena over " << other->what;
+                        << ") of " << arena << " over " << other->what;
+      return success();
+    };
+    // An update on the device that changes a state or parameter homed on
+    // the host reaches it through a staging copy only.
+    auto checkUnstaged = [&](Operation *op) -> LogicalResult {
+      if (hm::isHostHomed(op) || !tg::optimizerUpdate(op).first)
+        return success();
+      auto staged = op->getAttrOfType<DictionaryAttr>(hm::kStagedAttr);
+      for (NamedAttribute attr : op->getAttrs())
+        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+          if (Operation *decl = symbols.lookup(ref.getValue());
+              decl && hm::isHostHomed(decl) && !(staged && staged.get(ref.getValue())))
+            return fail(op) << "runs on the device and changes @" << ref.getValue()
+                            << ", which is homed on the host, without a staging copy";
       return success();
     };
     for (auto [index, step] : llvm::enumerate(liveness.steps)) {
@@ -276,6 +303,8 @@ struct VerifyMemoryPass : hmcc::impl::HMVerifyMemoryBase<VerifyMemoryPass> {
           if (failed(checkStaging(op, entry.getName(),
                                   cast<IntegerAttr>(entry.getValue()).getInt())))
             return failure();
+      if (failed(checkUnstaged(op)))
+        return failure();
       for (Value v : op->getOperands()) {
         // A parameter in storage is not addressable: only a copy to the
         // host arena reads it.

@@ -63,21 +63,31 @@ func.func @f() {
 }
 
 // -----
-// ... to a page-aligned staging buffer...
+// ... to a staging buffer aligned as arena values are...
+tg.parameter @w : tensor<4xf32> {source = "w"}
+tg.state @w.m : tensor<4xf32> {hm.home = "host", kind = "momentum_buffer", param = @w}
+func.func @f() {
+  // expected-error @+1 {{offset must be a non-negative multiple of 64}}
+  hm.stage "in" @w.m at 32 : tensor<4xf32>
+  return
+}
+
+// -----
+// ... page-aligned where it comes from storage...
 tg.parameter @w : tensor<4xf32> {source = "w"}
 tg.state @w.m : tensor<4xf32> {hm.home = "storage", kind = "momentum_buffer", param = @w}
 func.func @f() {
-  // expected-error @+1 {{offset must be a non-negative multiple of 4096}}
+  // expected-error @+1 {{offset of a copy from storage must be a multiple of 4096}}
   hm.stage "in" @w.m at 64 : tensor<4xf32>
   return
 }
 
 // -----
-// ... and only a state homed in storage.
+// ... and only a state homed on the host or in storage.
 tg.parameter @w : tensor<4xf32> {source = "w"}
-tg.state @w.m : tensor<4xf32> {hm.home = "host", kind = "momentum_buffer", param = @w}
+tg.state @w.m : tensor<4xf32> {kind = "momentum_buffer", param = @w}
 func.func @f() {
-  // expected-error @+1 {{@w.m is not homed in storage}}
+  // expected-error @+1 {{@w.m is not homed on the host or in storage}}
   hm.stage "in" @w.m at 4096 : tensor<4xf32>
   return
 }
@@ -103,9 +113,9 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // -----
-// Staging offsets are page-aligned.
+// Staging offsets are aligned as arena offsets.
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{hm.staged must map state names to host offsets, multiples of 4096}}
+  // expected-error @+1 {{hm.staged must map state names to arena offsets, multiples of 64}}
   %0 = tg.exp %x {hm.staged = {m = 100 : i64}} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -130,10 +140,11 @@ func.func @f() {
 }
 
 // -----
-// A stage moves a state or a parameter homed in storage, nothing else...
-tg.parameter @w : tensor<4xf32> {hm.home = "host", source = "w"}
+// A stage moves a state or a parameter homed on the host or in storage,
+// nothing else...
+tg.parameter @w : tensor<4xf32> {hm.home = "device", source = "w"}
 func.func @f() {
-  // expected-error @+1 {{@w is not homed in storage}}
+  // expected-error @+1 {{@w is not homed on the host or in storage}}
   hm.stage "in" @w at 4096 : tensor<4xf32>
   return
 }

@@ -26,3 +26,13 @@ func.func @forward(%x: tensor<16xf32> {tg.input = "x"}) -> tensor<16xf32> {
   %a = tg.mul %x, %w : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
   return %a : tensor<16xf32>
 }
+
+// -----
+// An update on the device reaches a parameter homed on the host through a
+// staging copy only (plan-staging).
+tg.parameter @w : tensor<16xf32> {hm.home = "host", source = "w"}
+func.func @train(%g: tensor<16xf32> {tg.input = "g"}, %lr: tensor<f32> {tg.role = "lr"}, %step: tensor<i64> {tg.role = "step"}) {
+  // expected-error @+1 {{hm-verify-memory: in @train: runs on the device and changes @w, which is homed on the host, without a staging copy}}
+  tg.sgd_update @w, %g, %lr, %step {momentum = 0.0 : f32, weight_decay = 0.0 : f32} : tensor<16xf32>
+  return
+}
