@@ -132,9 +132,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::init("auto")};
   Option<std::string> deviceUpdates{
       *this, "device-updates",
-      llvm::cl::desc("none, all, or names of parameters homed on the host whose optimizer "
-                     "updates run on the device through staging buffers (plan-tiers)"),
-      llvm::cl::init("none")};
+      llvm::cl::desc("auto (where the step predicts faster), none, all, or names of "
+                     "parameters homed on the host whose optimizer updates run on the device "
+                     "through staging buffers (plan-tiers)"),
+      llvm::cl::init("auto")};
   Option<std::string> fuse{
       *this, "fuse",
       llvm::cl::desc("all (tg-fuse-attention and tg-fuse-elementwise), elementwise or none"),

@@ -52,15 +52,23 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     names separated by commas, one of which may be NAME:ROWS, its last ROWS
     rows.
 
-    `device-updates` ("all", or names of parameters it homes on the host)
-    keeps their optimizer updates on the device: the gradient is not
+    `device-updates` ("auto", "none" (the default), "all", or names of
+    parameters it homes on the host) keeps their optimizer updates on the
+    device: the gradient is not
     copied to the host, and plan-staging copies the parameter and its
     states to device staging buffers for the update and back after it (two
     buffers, of the largest such update's tensors or, with `chunk-size`,
     of one chunk's). The buffers' bytes go on the module
     (`hm.device_staging`), and plan-recompute and plan-overlap plan the
     rest within the budget less them. The update is the same kernel on the
-    same values: the program computes the same values.
+    same values: the program computes the same values. With "auto", under
+    `vram`, on a profile whose copies do not share the host's cores, and
+    where the host optimizer's stream ends the step planned on (as above):
+    the same with a quarter, a half, three quarters and all of the host's
+    parameters updated on the device (those whose gradients come last
+    first), each with the fewest parameters on the host that fit beside
+    the staging buffers; the one whose step predicts fastest, by 0.1% at
+    least, is kept.
   }];
   let options = [
     Option<"vram", "vram", "std::string", /*default=*/"\"\"",

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/planner/CostModel.h"
 #include "compiler/planner/PassOptions.h"
 #include "compiler/planner/Passes.h"
 #include "compiler/planner/Recompute.h"
@@ -22,6 +23,9 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <numeric>
 
 namespace hmcc {
@@ -328,6 +332,8 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       if (failed(budget) || failed(profile))
         return signalPassFailure();
       choice = chooseWithRoom(module, fn.getSymName(), **budget, *profile);
+      if (deviceUpdates == "auto")
+        choice = withDeviceUpdates(module, fn.getSymName(), choice, **budget, *profile);
     }
     if (failed(parseDeviceUpdates(module, choice)))
       return signalPassFailure();
@@ -341,8 +347,8 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   /// Reads `deviceUpdates` into `choice`: none, all, or names of parameters
   /// it homes on the host.
   LogicalResult parseDeviceUpdates(ModuleOp module, Choice &choice) {
-    if (deviceUpdates.empty() || deviceUpdates == "none")
-      return success();
+    if (deviceUpdates.empty() || deviceUpdates == "none" || deviceUpdates == "auto")
+      return success(); // auto: decided with the parameters, under vram
     if (deviceUpdates == "all") {
       choice.allOnDevice = true;
       return success();
@@ -423,10 +429,21 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
 
   /// The predicted step of the program with `choice` applied and planned
   /// on by the passes after this one that shape the step (plan-recompute
-  /// and plan-overlap under `budget`, placement, plan-streams), on a copy;
-  /// none when that fails.
+  /// and plan-overlap under `budget`, placement, plan-staging,
+  /// plan-streams), on a copy; none when that fails.
   std::optional<double> predictedStep(ModuleOp module, StringRef fnName, const Choice &choice,
                                       int64_t budget) {
+    std::optional<Prediction> p = predict(module, fnName, choice, budget);
+    return p ? std::optional<double>(p->step) : std::nullopt;
+  }
+
+  /// The step predictedStep predicts, and when the host optimizer stream's
+  /// last op ends in it (0 without one).
+  struct Prediction {
+    double step = 0, hostEnd = 0;
+  };
+  std::optional<Prediction> predict(ModuleOp module, StringRef fnName, const Choice &choice,
+                                    int64_t budget) {
     OwningOpRef<ModuleOp> copy(module.clone());
     auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
     apply(*copy, fn, choice, chunkElementsOrNone());
@@ -443,13 +460,21 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     if (failed(pm.run(*copy)) || failed(placeBuffers(*copy, {})))
       return std::nullopt;
     PassManager streams(module.getContext());
+    PlanStagingOptions staging;
+    staging.chunkSize = chunkSize;
+    streams.addPass(createPlanStaging(staging));
     streams.addPass(createPlanStreams());
     if (failed(streams.run(*copy)))
       return std::nullopt;
     auto profile = planner::profileOption(*copy, "plan-tiers", deviceProfile);
     if (failed(profile))
       return std::nullopt;
-    return planner::predictTimeline(copy->lookupSymbol<func::FuncOp>(fnName), *profile).step;
+    hm::Timeline t = planner::predictTimeline(copy->lookupSymbol<func::FuncOp>(fnName), *profile);
+    Prediction p{t.step, 0};
+    for (auto &[op, timing] : t.ops)
+      if (timing.stream == "host_optimizer")
+        p.hostEnd = std::max(p.hostEnd, timing.end);
+    return p;
   }
 
   /// The first `count` parameters of `order`, whole.
@@ -487,6 +512,79 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     std::optional<double> a = predictedStep(module, fnName, withRoom, budget);
     std::optional<double> b = predictedStep(module, fnName, plain, budget);
     return !a || (b && *b < *a) ? plain : withRoom;
+  }
+
+  /// Shares of the host's parameters whose updates device-updates=auto
+  /// may put on the device; it starts at kFirstShare.
+  static constexpr double kDeviceShares[] = {1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1.0};
+  static constexpr int kFirstShare = 2;
+
+  /// device-updates=auto: where the host optimizer's stream ends the step
+  /// `best` predicts, the same with the updates of a share of the host's
+  /// parameters on the device (kDeviceShares; those whose gradients come
+  /// last first: their host updates end the step), each with the fewest
+  /// parameters on the host that fit beside the staging buffers
+  /// (planner::hostCandidates' order again). More updates on the device
+  /// take less host work and more copies over the link: from a quarter,
+  /// the share moves up or down while the step planned on predicts faster.
+  /// The fastest is kept where it beats `best` by kSplitGain.
+  Choice withDeviceUpdates(ModuleOp module, StringRef fnName, const Choice &best, int64_t budget,
+                           const planner::DeviceProfile &profile) {
+    if (profile.sharedHost || best.names.empty())
+      return best; // on the CPU target the host's cores are the device's
+    std::optional<Prediction> base = predict(module, fnName, best, budget);
+    if (!base || base->hostEnd < base->step * (1 - kSplitGain))
+      return best; // the host's updates do not end the step
+    auto fn = module.lookupSymbol<func::FuncOp>(fnName);
+    SmallVector<StringRef> order = planner::hostCandidates(module, fn, profile);
+    // When each parameter's gradient is complete (compute's clock).
+    std::vector<double> clock = planner::computeClock(fn, profile);
+    DenseMap<Operation *, double> endOf;
+    for (auto [op, at] : llvm::zip(fn.getBody().front(), ArrayRef<double>(clock).drop_front()))
+      endOf[&op] = at;
+    llvm::StringMap<double> gradientAt;
+    for (Operation &op : fn.getBody().front())
+      if (auto [ref, grad] = optimizerUpdate(&op); ref)
+        gradientAt[ref.getValue()] = endOf.lookup(grad->get().getDefiningOp());
+    auto with = [&](size_t count, size_t k) {
+      Choice c = first(order, count);
+      SmallVector<StringRef> latest(order.begin(), order.begin() + count);
+      llvm::stable_sort(latest, [&](StringRef a, StringRef b) {
+        return gradientAt.lookup(a) > gradientAt.lookup(b);
+      });
+      for (StringRef name : ArrayRef<StringRef>(latest).take_front(k))
+        c.onDevice.insert(name);
+      return c;
+    };
+    const size_t hosted = best.names.size() + !best.split.empty();
+    size_t guess = hosted; // the last count that fit: the next is close
+    std::map<int, std::pair<double, Choice>> tried;
+    auto stepAt = [&](int i) {
+      auto it = tried.find(i);
+      if (it != tried.end())
+        return it->second.first;
+      size_t k = std::max<size_t>(1, size_t(std::ceil(kDeviceShares[i] * double(hosted))));
+      size_t count = planner::fewestFrom(std::max(guess, k), order.size(), [&](size_t n) {
+        return n >= k && fits(module, fnName, with(n, k), budget, profile);
+      });
+      Choice c = with(count, k);
+      double step = std::numeric_limits<double>::infinity();
+      if (fits(module, fnName, c, budget, profile)) {
+        guess = count;
+        step = predictedStep(module, fnName, c, budget).value_or(step);
+      }
+      tried.emplace(i, std::make_pair(step, std::move(c)));
+      return step;
+    };
+    int at = kFirstShare, last = int(std::size(kDeviceShares)) - 1;
+    int dir = at < last && stepAt(at + 1) < stepAt(at) ? 1 : -1;
+    if (dir > 0)
+      ++at;
+    while (at + dir >= 0 && at + dir <= last && stepAt(at + dir) < stepAt(at))
+      at += dir;
+    if (!(stepAt(at) < base->step * (1 - kSplitGain)))
+      return best;
+    return tried.at(at).second;
   }
 
   /// With a chunk size: the last of the `count` parameters of `order`

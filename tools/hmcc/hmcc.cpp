@@ -37,6 +37,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/DebugStringHelper.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -143,12 +144,14 @@ cl::opt<std::string> hostParams(
              "ROWS rows on the host, the rest on the device)"),
     cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<std::string> deviceUpdates(
-    "device-updates", cl::value_desc("none|all|NAMES"),
+    "device-updates", cl::value_desc("auto|none|all|NAMES"),
     cl::desc("Which parameters in host memory have their optimizer updates run on the device: "
              "their parameter and states copied there for the update through two staging "
-             "buffers and back after it, their gradient never copied to the host: none "
-             "(default), all, or parameter names separated by commas"),
-    cl::init("none"), cl::cat(budgetCategory));
+             "buffers and back after it, their gradient never copied to the host: auto (those "
+             "whose host updates would end the step, where --vram puts parameters on the host "
+             "and the step then predicts faster; default), none, all, or parameter names "
+             "separated by commas"),
+    cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<bool> measureDevice(
     "measure-device",
     cl::desc("Measure this machine with the runtime's own kernels and I/O and write its device "
@@ -630,6 +633,21 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
        << (m.storageParameters ? " and " + formatBytes(m.storageParameters) + " of parameters"
                                : std::string())
        << " (arena " << formatBytes(m.storageArena) << "), updated through host staging\n";
+  // Host parameters whose updates run on the device (plan-tiers' device
+  // updates), counted by parameter (a chunked update is several ops).
+  llvm::StringSet<> onHost, onDevice;
+  module.walk([&](mlir::Operation *op) {
+    auto ref = hmcc::tg::optimizerUpdate(op).first;
+    mlir::Operation *decl = ref ? mlir::SymbolTable::lookupNearestSymbolFrom(op, ref) : nullptr;
+    if (decl && hmcc::hm::isHostHomed(decl))
+      (hmcc::hm::isHostHomed(op) ? onHost : onDevice).insert(ref.getValue());
+  });
+  if (!onDevice.empty()) {
+    auto staging = module->getAttrOfType<mlir::IntegerAttr>(hmcc::hm::kDeviceStagingAttr);
+    os << "  updates of host parameters: " << onDevice.size() << " on the device (through "
+       << formatBytes(staging ? staging.getInt() : 0) << " of staging buffers), "
+       << onHost.size() << " on the host\n";
+  }
   unsigned gemms = 0, attention = 0, bf16 = 0;
   module.walk([&](mlir::Operation *op) {
     bool gemm = isa<hmcc::tg::MatMulOp, hmcc::tg::GemmOp>(op);
