@@ -43,7 +43,9 @@
 #     generated for them (HMRT_CUDA_FUSED=interpreter): its losses and
 #     gradient norms must be bit-identical to the default run's each time;
 #     and fp32 compiled with attention's q, k and v split apart
-#     (--pack-qkv=false) instead of read in place from their projection:
+#     (--pack-qkv=false) instead of read in place from their projection,
+#     and with every parameter in host memory updated on the GPU through
+#     staging buffers (--host-params all --device-updates all):
 #     bit-identical losses and gradient norms too.
 #  3. the 1.3 B GPT of the planning benchmarks (bench/gpt_shapes.py: 24
 #     layers, width 2048, 16 heads, vocabulary 50304, batch 8 x 1024;
@@ -85,6 +87,9 @@ precision_flags() {
     pieces) echo "--precision fp32 --host-params h.0.attn.c_attn.weight:48" ;;
     # q, k and v split apart for attention, as before it read them in place.
     split) echo "--precision fp32 --pack-qkv=false" ;;
+    # Every parameter in pinned host memory, every update on the GPU: the
+    # parameter and its states staged to device buffers and back.
+    device-updates) echo "--precision fp32 --host-params all --device-updates all" ;;
     *) echo "--precision $1" ;;
   esac
 }
@@ -113,7 +118,7 @@ prepare() {
   local libs precision
   libs=$(grep -h '^HMRT_LINK_SYSTEM_LIBS:INTERNAL=\|^HMRT_CUDA_LINK_LIBS:INTERNAL=' build-gpu/CMakeCache.txt |
     sed 's/^[^=]*=//' | tr ';' ' ')
-  for precision in fp32 bf16 bf16-storage pieces split; do
+  for precision in fp32 bf16 bf16-storage pieces split device-updates; do
     # shellcheck disable=SC2046
     build/bin/hmcc test/fixtures/gpt2/model.onnx --target cuda $(precision_flags "$precision") \
       --optimizer adamw --lr 1e-3 --betas 0.9,0.999 --eps 1e-8 --weight-decay 0.01 \
@@ -244,7 +249,7 @@ check_gpt2() {
   local bundle=$1 out=$2
   local feed="--feed idx=test/fixtures/gpt2/inputs/idx.npy --feed targets=test/fixtures/gpt2/inputs/targets.npy"
   local precision tol gpu_status cpu_status gpt2 prog
-  for precision in fp32 bf16 bf16-storage pieces split; do
+  for precision in fp32 bf16 bf16-storage pieces split device-updates; do
     tol=1e-4
     [ "${precision#bf16}" != "$precision" ] && tol=1e-3
     prog="$bundle/gpt2-$precision"
@@ -291,6 +296,12 @@ PY
   packed=$(same_runs "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-split-cuda.jsonl")
   [ "${packed#PASS}" != "$packed" ] || status=1
   echo "| GPT-2 fixture, --precision fp32, q, k and v in place vs --pack-qkv=false | $packed |"
+  # Updates staged from host memory against updates of parameters on the
+  # GPU: the same kernels on the same values, the same bits.
+  local staged
+  staged=$(same_runs "$out/gpt2-fp32-cuda.jsonl" "$out/gpt2-device-updates-cuda.jsonl")
+  [ "${staged#PASS}" != "$staged" ] || status=1
+  echo "| GPT-2 fixture, --precision fp32, parameters on the GPU vs on the host updated on the GPU (--device-updates all) | $staged |"
 }
 
 # Whether two runs' metrics (JSON lines) have the same losses and gradient
