@@ -201,16 +201,19 @@ private:
               j.attribute("node", name.getName().getValue());
             if (tg::hasBf16Math(&op)) // bf16 products (tg-precision)
               j.attribute("math", "bf16");
-            // A stored state's staging copy in the host arena.
+            // A staging copy in the arena a tier up from the tensor's
+            // home (the host's for storage, the device's for the host).
             // With hm.chunk, only the chunk's slice of it.
             auto slice = [&](StringRef name) {
               return hm::stagedSlice(&op, module.lookupSymbol(name));
             };
             auto staging = [&](StringRef name, int64_t offset) {
-              return Place{("staging:" + name).str(), offset, slice(name).bytes, 1};
+              return Place{("staging:" + name).str(), offset, slice(name).bytes,
+                           hm::stagingTier(module.lookupSymbol(name))};
             };
             auto stored = [&](StringRef name) {
-              Place p = symbolPlace("state", name);
+              Place p = symbolPlace(
+                  isa<tg::ParameterOp>(module.lookupSymbol(name)) ? "param" : "state", name);
               hm::Slice s = slice(name);
               p.offset += s.begin;
               p.bytes = s.bytes;
