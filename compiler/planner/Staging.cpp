@@ -101,7 +101,7 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
         SmallVector<Operation *> staged = stagedTensors(&op, symbols, misplaced);
         if (misplaced) {
           op.emitError("plan-staging: an op on the device names @")
-              << SymbolTable::getSymbolName(misplaced) << ", which is in storage";
+              << SymbolTable::getSymbolName(misplaced).getValue() << ", which is in storage";
           return signalPassFailure();
         }
         if (staged.empty())

@@ -87,10 +87,11 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
   }
   // An update on the device right after its gradient, so that the
   // gradient's bytes free there (as the copy to the host frees them).
-  planner::moveUpdates(fn, [&](Operation *op) {
-    auto ref = optimizerUpdate(op).first;
-    return ref && onDevice.contains(ref.getValue());
-  });
+  if (!onDevice.empty())
+    planner::moveUpdates(fn, [&](Operation *op) {
+      auto ref = optimizerUpdate(op).first;
+      return ref && onDevice.contains(ref.getValue());
+    });
 }
 
 /// The rows a split of a parameter of `type` falls after a multiple of:
@@ -276,7 +277,8 @@ struct Choice {
   llvm::StringSet<> names;
   std::string split;
   int64_t rows = 0;
-  /// Of those, the ones whose updates run on the device; all of them.
+  /// Of those, the ones whose updates run on the device (plan-staging
+  /// stages them there), or all of them.
   llvm::StringSet<> onDevice;
   bool allOnDevice = false;
 };
