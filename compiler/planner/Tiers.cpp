@@ -493,6 +493,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   /// headroom.
   Choice chooseWithRoom(ModuleOp module, StringRef fnName, int64_t budget,
                         const planner::DeviceProfile &profile) {
+    predicted.reset();
     auto fn = module.lookupSymbol<func::FuncOp>(fnName);
     planner::RecomputeSearch untiered(module, fn, profile);
     if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
@@ -511,9 +512,11 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     // spares compute the wait for fetches that have no room to come early:
     // the one whose planned step predicts faster.
     Choice withRoom = refine(module, fnName, order, roomy, budget - room, profile);
-    std::optional<double> a = predictedStep(module, fnName, withRoom, budget);
-    std::optional<double> b = predictedStep(module, fnName, plain, budget);
-    return !a || (b && *b < *a) ? plain : withRoom;
+    std::optional<Prediction> a = predict(module, fnName, withRoom, budget);
+    std::optional<Prediction> b = predict(module, fnName, plain, budget);
+    bool keepPlain = !a || (b && b->step < a->step);
+    predicted = keepPlain ? b : a;
+    return keepPlain ? plain : withRoom;
   }
 
   /// Shares of the host's parameters whose updates device-updates=auto
@@ -534,7 +537,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
                            const planner::DeviceProfile &profile) {
     if (profile.sharedHost || best.names.empty())
       return best; // on the CPU target the host's cores are the device's
-    std::optional<Prediction> base = predict(module, fnName, best, budget);
+    std::optional<Prediction> base = predicted ? predicted : predict(module, fnName, best, budget);
     if (!base || base->hostEnd < base->step * (1 - kSplitGain))
       return best; // the host's updates do not end the step
     auto fn = module.lookupSymbol<func::FuncOp>(fnName);
@@ -672,6 +675,9 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   }
 
   int64_t chunkBytes = 0;
+  /// What predict gave for the choice chooseWithRoom returned, where it
+  /// asked (withDeviceUpdates starts from it).
+  std::optional<Prediction> predicted;
 };
 
 } // namespace
