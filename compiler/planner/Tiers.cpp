@@ -498,11 +498,17 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     planner::RecomputeSearch untiered(module, fn, profile);
     if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
       return {};
+    int64_t room = planner::prefetchHeadroom(module, profile);
+    bool roomless = room <= 0 || room >= budget;
+    // The quick search is not monotonic in the budget: where it fits the
+    // program into less, it fits into the budget (plan-recompute's
+    // thorough search finds that).
+    if (!roomless && untiered.fit(budget - room, /*thorough=*/false))
+      return {};
     SmallVector<StringRef> order = planner::hostCandidates(module, fn, profile);
     size_t count = choose(module, fnName, order, untiered, budget, profile);
     Choice plain = refine(module, fnName, order, count, budget, profile);
-    int64_t room = planner::prefetchHeadroom(module, profile);
-    if (room <= 0 || room >= budget)
+    if (roomless)
       return plain;
     size_t roomy = choose(module, fnName, order, untiered, budget - room, profile);
     if ((roomy == count && chunkBytes <= 0) ||
