@@ -147,10 +147,11 @@ cl::opt<std::string> deviceUpdates(
     "device-updates", cl::value_desc("auto|none|all|NAMES"),
     cl::desc("Which parameters in host memory have their optimizer updates run on the device: "
              "their parameter and states copied there for the update through two staging "
-             "buffers and back after it, their gradient never copied to the host: auto (those "
-             "whose host updates would end the step, where --vram puts parameters on the host "
-             "and the step then predicts faster; default), none, all, or parameter names "
-             "separated by commas"),
+             "buffers and back after it, their gradient never copied to the host: auto (a share of "
+             "them, those whose host updates would end the step, where --vram puts parameters "
+             "on the host, the device profile's copies do not share the host's cores (the cpu "
+             "profile's do) and the step then predicts faster; default), none, all, or "
+             "parameter names separated by commas"),
     cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<bool> measureDevice(
     "measure-device",
