@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 
 #include "hmrt/hmrt.h"
 
@@ -75,6 +76,10 @@ void parallel_for(int64_t n, int64_t grain, F&& fn) {
   fn(int64_t{0}, n);
 #endif
 }
+
+// parallel_for for code built without the runtime's OpenMP flags (the
+// driver): the same split, run on the kernels' threads.
+void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 // Calls fn(task) for every task in [0, ntasks), handing tasks to threads
 // dynamically (for uneven work such as causal attention rows).

@@ -90,6 +90,10 @@ int num_threads() {
   return t_thread_cap > 0 && t_thread_cap < n ? t_thread_cap : n;
 }
 
+void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  parallel_for(n, grain, fn);
+}
+
 void cap_kernel_threads_of_this_thread(int n) {
   t_thread_cap = n;
 #ifdef HMRT_HAVE_OPENMP

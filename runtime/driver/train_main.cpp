@@ -17,7 +17,6 @@
 #include <new>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -923,9 +922,6 @@ void Trainer::load_state() {
 void Trainer::init_parameters() {
   constexpr int64_t kPiece = int64_t{1} << 22;  // elements per copy
   constexpr int64_t kSlice = int64_t{1} << 16;  // the fewest a thread draws
-  // --threads when given, else every core.
-  const int64_t threads = std::clamp<int64_t>(
-      o_.threads > 0 ? o_.threads : int64_t(std::thread::hardware_concurrency()), 1, 64);
   std::vector<float> piece;
   for (int32_t k = 0; k < p_->num_params; ++k) {
     const hmrt_tensor_desc& d = p_->params[k];
@@ -951,9 +947,9 @@ void Trainer::init_parameters() {
       piece.assign(size_t(len), fill);
       if (normal) {
         // Element j's value depends on j alone, so the piece is drawn in
-        // slices on several threads (a 1.3 B model's draw took a minute on
-        // one): the same values whatever the count.
-        auto draw = [&](int64_t begin, int64_t end) {
+        // slices on the kernels' threads (--threads; a 1.3 B model's draw
+        // took a minute on one): the same values whatever the count.
+        hmrt::parallel_ranges(len, kSlice, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             // Box-Muller on two draws in (0, 1] and [0, 1).
             const uint64_t j = uint64_t(at + i);
@@ -962,19 +958,7 @@ void Trainer::init_parameters() {
             piece[size_t(i)] = static_cast<float>(
                 0.02 * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
           }
-        };
-        const int64_t slices = std::min<int64_t>(threads, (len + kSlice - 1) / kSlice);
-        std::vector<std::thread> workers;
-        for (int64_t t = 1; t < slices; ++t) {
-          const int64_t begin = len * t / slices, end = len * (t + 1) / slices;
-          try {
-            workers.emplace_back(draw, begin, end);
-          } catch (const std::system_error&) {
-            draw(begin, end);  // no thread to spare: drawn here
-          }
-        }
-        draw(0, len / slices);
-        for (std::thread& w : workers) w.join();
+        });
       }
       if (hmrt_exec_write_tensor(exec_.get(), &d, uint64_t(at) * sizeof(float), piece.data(),
                                  uint64_t(len) * sizeof(float)) != HMRT_OK)
