@@ -152,13 +152,15 @@ SmallVector<std::pair<int64_t, int64_t>> chunkRanges(ArrayRef<Operation *> state
   return ranges;
 }
 
+int64_t stagingFootprint(int64_t sliceBytes, bool fromStorage) {
+  return fromStorage ? sliceBytes : hm::alignedSize(sliceBytes);
+}
+
 int64_t stagingBytes(ArrayRef<Operation *> staged, int64_t n, int64_t chunk, bool fromStorage) {
   auto bytesOf = [&](std::optional<std::pair<int64_t, int64_t>> part) {
     int64_t bytes = 0;
-    for (Operation *s : staged) {
-      int64_t slice = hm::stateSlice(s, part, fromStorage).bytes;
-      bytes += fromStorage ? slice : hm::alignedSize(slice);
-    }
+    for (Operation *s : staged)
+      bytes += stagingFootprint(hm::stateSlice(s, part, fromStorage).bytes, fromStorage);
     return bytes;
   };
   auto ranges = chunkRanges(staged, n, chunk);

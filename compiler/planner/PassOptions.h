@@ -84,6 +84,11 @@ int64_t chunkElements(int64_t bytes);
 llvm::SmallVector<std::pair<int64_t, int64_t>> chunkRanges(llvm::ArrayRef<mlir::Operation *> states,
                                                             int64_t n, int64_t chunk);
 
+/// The bytes a staged slice of `sliceBytes` takes in a staging buffer:
+/// itself from storage (whole 4096-byte blocks already), else aligned as the
+/// device arena's values are.
+int64_t stagingFootprint(int64_t sliceBytes, bool fromStorage);
+
 /// The bytes one staging buffer (plan-staging) takes for the update of
 /// `staged` (states, and the parameter where it is staged too; `n`
 /// parameter elements) in chunks of `chunk` elements (chunkRanges; whole

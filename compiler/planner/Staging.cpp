@@ -139,12 +139,10 @@ struct PlanStagingPass : hmcc::impl::PlanStagingBase<PlanStagingPass> {
     int64_t slot = 0;
   };
 
-  /// The bytes `update` takes in its staging buffer for `tensor`: its slice
-  /// (whole 4096-byte blocks from storage), from the host aligned as the
-  /// device arena's values are.
+  /// The bytes `update` takes in its staging buffer for `tensor`.
   static int64_t footprint(Operation *update, Operation *tensor) {
-    int64_t bytes = hm::stagedSlice(update, tensor).bytes;
-    return hm::isStorageHomed(tensor) ? bytes : hm::alignedSize(bytes);
+    return planner::stagingFootprint(hm::stagedSlice(update, tensor).bytes,
+                                     hm::isStorageHomed(tensor));
   }
 
   /// Stages the updates of `kind` in turn through its two buffers from
