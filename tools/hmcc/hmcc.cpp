@@ -1055,6 +1055,9 @@ int run(int argc, char **argv) {
     deviceProfile = "h200";  // a GPU program is planned for a GPU
   if (std::string why; !hmcc::planner::loadDeviceProfile(deviceProfile, why))
     return error("--device-profile: " + why);
+  if (StringRef(deviceUpdates).trim().empty())
+    return error("--device-updates is empty: give auto, none, all or parameter names separated "
+                 "by commas");
   if (nvme.getNumOccurrences()) {
     auto [dir, size] = StringRef(nvme).rsplit(':');
     if (dir.empty() || size.empty())
