@@ -103,6 +103,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &o) {
   tiers.chunkSize = o.chunkSize;
   tiers.force = o.tiers == "auto" ? std::string() : std::string(o.tiers);
   tiers.deviceUpdates = o.deviceUpdates;
+  tiers.bf16Fetches = o.bf16Fetches;
   PlanQuantizeDeviceOptions device;
   device.mode = o.quantizeStates;
   device.vram = o.vram;

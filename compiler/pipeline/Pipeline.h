@@ -20,7 +20,8 @@
 //   tg-fold-rounding
 //   plan-updates
 //   plan-quantize-device    (quantize-states, vram, device-profile, recompute)
-//   plan-tiers              (vram, device-profile, host-params, device-updates, chunk-size)
+//   plan-tiers              (vram, device-profile, host-params, device-updates, bf16-fetches,
+//                            chunk-size)
 //   plan-recompute          (vram, device-profile, recompute)
 //   plan-overlap            (vram, device-profile)
 //   plan-quantize           (quantize-states, ram)
@@ -135,6 +136,12 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("auto (where the step predicts faster), none, all, or names of "
                      "parameters homed on the host whose optimizer updates run on the device "
                      "through staging buffers (plan-tiers)"),
+      llvm::cl::init("auto")};
+  Option<std::string> bf16Fetches{
+      *this, "bf16-fetches",
+      llvm::cl::desc("auto (where the device profile's copies do not share the host's cores), "
+                     "always or never: host parameters fetched in bf16 where bf16 GEMMs read "
+                     "them (plan-tiers)"),
       llvm::cl::init("auto")};
   Option<std::string> fuse{
       *this, "fuse",

@@ -116,13 +116,26 @@ void applyMoves(ArrayRef<Operation *> ops, const Moves &m) {
 /// read: hm.hold, hm.soft_hold (a preference of the placement) or not.
 enum class Holds { None, Hard, Soft };
 
+/// Whether every temporary `op` reads is in the host arena (made by an op
+/// homed there: a gradient's host copy, a parameter rounded on the host),
+/// so that holding it costs no device memory.
+bool readsHostOnly(Operation *op) {
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || isa<tg::ParamOp, tg::ConstantOp>(def) || hm::isHostHomed(def);
+  });
+}
+
 /// Gives each op of `fn` on another stream than compute an hm.hold (or,
-/// `soft`, an hm.soft_hold): the ops after it whose predicted compute
+/// `soft`, an hm.soft_hold; with `none`, only those that read the host
+/// arena alone, an hm.hold): the ops after it whose predicted compute
 /// covers the time until it ends (scaled by `scale`), so that what it reads
 /// is not reused before then. It ends after its own predicted time, from
 /// when compute issues it or, if later, when the op before it on its
-/// stream ends (copies queue on their link).
-void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, bool soft) {
+/// stream ends (copies queue on their link, the host's updates on its
+/// threads: without a hold, a gradient's next copy to the host would wait
+/// for the update reading the host bytes it is placed in).
+void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, Holds holds) {
   SymbolLookupScope symbols;
   SmallVector<Operation *> ops;
   for (Operation &op : fn.getBody().front())
@@ -139,14 +152,16 @@ void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, bool 
       continue;
     double &end = streamEnd[stream];
     end = std::max(end, clock[k]) + seconds;
-    if (ops[k]->getNumOperands() == 0)
+    bool hostOnly = readsHostOnly(ops[k]);
+    if (ops[k]->getNumOperands() == 0 || (holds == Holds::None && !hostOnly))
       continue;
     double until = clock[k] + scale * (end - clock[k]);
     unsigned j = k + 1;
     while (j + 1 < ops.size() && clock[j] < until)
       ++j;
     if (j > k + 1)
-      ops[k]->setAttr(soft ? hm::kSoftHoldAttr : hm::kHoldAttr, b.getI64IntegerAttr(j - k - 1));
+      ops[k]->setAttr(holds == Holds::Soft && !hostOnly ? hm::kSoftHoldAttr : hm::kHoldAttr,
+                      b.getI64IntegerAttr(j - k - 1));
   }
 }
 
@@ -165,8 +180,7 @@ Moves moveFetches(func::FuncOp fn, const DeviceProfile &profile, double scale, H
   if (!apply)
     return m;
   applyMoves(ops, m);
-  if (holds != Holds::None)
-    setHolds(fn, profile, std::min(scale, 1.0), holds == Holds::Soft);
+  setHolds(fn, profile, std::min(scale, 1.0), holds);
   return m;
 }
 
@@ -188,7 +202,12 @@ unsigned shareFetches(func::FuncOp fn, const DeviceProfile &profile) {
   DenseMap<Value, Last> last; // by the parameter's tg.param
   unsigned shared = 0;
   for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-    if (!isFetch(&op) || !op.getOperand(0).getDefiningOp<tg::ParamOp>())
+    // A parameter's fetch, or one of its bf16 copy (rounded on the host).
+    if (!isFetch(&op))
+      continue;
+    Operation *from = op.getOperand(0).getDefiningOp();
+    if (!from ||
+        !(isa<tg::ParamOp>(from) || (isa<tg::CastOp>(from) && hm::isHostHomed(from))))
       continue;
     Value src = op.getOperand(0), copy = op.getResult(0);
     double firstRead = INFINITY, lastRead = 0;

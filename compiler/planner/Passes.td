@@ -64,11 +64,26 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     same values: the program computes the same values. With "auto", under
     `vram`, on a profile whose copies do not share the host's cores, and
     where the host optimizer's stream ends the step planned on (as above):
-    the same with a quarter, a half, three quarters and all of the host's
-    parameters updated on the device (those whose gradients come last
-    first), each with the fewest parameters on the host that fit beside
-    the staging buffers; the one whose step predicts fastest, by 0.1% at
-    least, is kept.
+    the same with a share of the host's parameters updated on the device
+    (those whose gradients come last first), each with the fewest
+    parameters on the host that fit beside the staging buffers (and beside
+    the prefetch headroom where the choice above kept it): from a quarter,
+    the share moves to the next of 1/16, 1/8, 1/4, 1/2 and all, up or
+    down, while the step planned on predicts faster; the fastest, where it
+    beats the choice above by 0.1% at least, is kept.
+
+    `bf16-fetches`: a reader of a host parameter that rounds it to bf16
+    anyway (a factor of a GEMM with bf16 products, `tg.math = "bf16"`, or
+    the `tg.cast {nearest_even}` of bf16 storage) reads a bf16 copy
+    instead: the parameter is rounded once on the host (a
+    `tg.cast {nearest_even}` with `hm.home = "host"` right after its
+    tg.param, on the host optimizer's stream, into the host arena, before
+    the parameter changes), and each such fetch copies those 2 bytes an
+    element instead of 4. A GEMM then left with one bf16 and one f32
+    factor converts the smaller one just before it, as tg-precision does:
+    the same products, so the same values. "auto" (the default) does so
+    where the profile's copies do not share the host's cores (not on the
+    cpu profile, where the "device" is host memory); "always", "never".
   }];
   let options = [
     Option<"vram", "vram", "std::string", /*default=*/"\"\"",
@@ -83,6 +98,9 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     Option<"deviceUpdates", "device-updates", "std::string", /*default=*/"\"\"",
            "none, all, or names of parameters homed on the host whose updates run on the "
            "device through staging buffers">,
+    Option<"bf16Fetches", "bf16-fetches", "std::string", /*default=*/"\"auto\"",
+           "auto (where the profile's copies do not share the host's cores), always or never: "
+           "host parameters fetched in bf16 for the readers that round them so">,
   ];
   let dependentDialects = ["::hmcc::hm::HMDialect"];
 }
@@ -210,7 +228,11 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     covers the time until it ends (its own predicted time, from when compute
     issues it or, if later, when the op before it on its stream ends), so
     that hm-place-buffers does not hand those bytes to an op that would have
-    to wait for it.
+    to wait for it. An op that reads the host arena alone (an update on the
+    host, reading its gradient's host copy) always gets its hold: it costs
+    no device memory, and without it a later gradient's copy to the host,
+    placed in the bytes the update still reads, would wait for the host's
+    updates, and compute for that copy.
 
     Moved copies and holds keep bytes longer and moved updates change when
     gradients are freed: under `vram`, the program is placed after the
@@ -223,7 +245,8 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     with the others at the longest of its distance halved up to five times
     that fits. The candidate whose copies the compute before their
     readers covers best (the least copy time left uncovered, summed) wins,
-    with the holds when they fit too, else with them as `hm.soft_hold`
+    with the holds when they fit too (those of ops reading the host arena
+    alone always), else with them as `hm.soft_hold`
     (hm-place-buffers then gives those bytes to a new value only when no
     other free bytes fit) when that fits; updates move only when that fits. `force`:
     "none" moves nothing, "max" moves each copy as far up as its operand

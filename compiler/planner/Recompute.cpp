@@ -55,11 +55,17 @@ namespace hmcc::planner {
 
 namespace {
 
+/// Whether `op` reads a parameter (or its bf16 copy on the host) or a
+/// constant: no work of the forward's.
+bool readsParameter(Operation *op) {
+  return isa<ParamOp, ConstantOp>(op) || hm::isHostRounding(op);
+}
+
 /// Values that take memory of their own in the program: results of ops
 /// other than parameter reads and constants.
 bool isActivation(Value v) {
   Operation *def = v.getDefiningOp();
-  return def && !isa<ParamOp, ConstantOp>(def);
+  return def && !readsParameter(def);
 }
 
 int64_t bytesOf(Value v) { return hm::arenaBytes(v.getType()); }
@@ -118,7 +124,7 @@ Chain analyzeChain(func::FuncOp fn) {
   for (Operation &op : body)
     if (slice.contains(&op)) {
       chain.isForward.insert(&op);
-      if (!isa<ParamOp, ConstantOp>(op))
+      if (!readsParameter(&op))
         chain.forward.push_back(&op);
     }
   if (chain.forward.empty())
@@ -230,7 +236,7 @@ Chain analyzeChain(func::FuncOp fn) {
         Operation *def = x.getDefiningOp();
         if (!def)
           return true;
-        if (isa<ParamOp, ConstantOp>(def))
+        if (readsParameter(def))
           return true;
         if (light.contains(def))
           return false;

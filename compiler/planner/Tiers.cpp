@@ -42,8 +42,12 @@ namespace {
 /// Homes the parameters `names` of `module` on the host (see the pass
 /// description) in its training function `fn`; the updates of those in
 /// `onDevice` stay on the device, where they read the gradient.
+/// With `bf16Fetches`, the device copies of a host parameter for readers
+/// that round it to bf16 anyway (tg::readsRoundedToBf16) are fetched in
+/// bf16: rounded once on the host (a `tg.cast {nearest_even}` homed there,
+/// right after the tg.param, which each such fetch copies), half the bytes.
 void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names,
-                const llvm::StringSet<> &onDevice) {
+                const llvm::StringSet<> &onDevice, bool bf16Fetches) {
   Builder attrs(module.getContext());
   auto host = attrs.getStringAttr("host");
   for (auto p : module.getOps<ParameterOp>())
@@ -54,18 +58,42 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
       s->setAttr(hm::kHomeAttr, host);
 
   OpBuilder b(module.getContext());
-  SmallVector<Operation *> ops;
+  SmallVector<Operation *> ops, dead;
   for (Operation &op : fn.getBody().front())
     ops.push_back(&op);
   for (Operation *op : ops) {
+    if (llvm::is_contained(dead, op))
+      continue; // a rounding now done on the host
     // A fetch before each reader of a host parameter.
     if (auto param = dyn_cast<ParamOp>(op); param && names.contains(param.getName())) {
+      Value rounded; // the host's bf16 copy, once a reader takes it
       for (OpOperand &use : llvm::make_early_inc_range(param.getResult().getUses())) {
         Operation *user = use.getOwner();
-        if (isa<func::ReturnOp>(user))
+        if (isa<func::ReturnOp>(user) || (rounded && user == rounded.getDefiningOp()))
           continue; // the placement copies returned parameters itself
+        if (!bf16Fetches || !readsRoundedToBf16(use) ||
+            !cast<RankedTensorType>(param.getType()).getElementType().isF32()) {
+          b.setInsertionPoint(user);
+          use.set(IdentityOp::create(b, user->getLoc(), param.getType(), param.getResult()));
+          continue;
+        }
+        if (!rounded) {
+          b.setInsertionPointAfter(param);
+          CastOp c = roundToBf16(b, param.getLoc(), param.getResult());
+          c->setAttr(hm::kHomeAttr, host);
+          rounded = c.getResult();
+        }
         b.setInsertionPoint(user);
-        use.set(IdentityOp::create(b, user->getLoc(), param.getType(), param.getResult()));
+        auto fetch = IdentityOp::create(b, user->getLoc(), rounded.getType(), rounded);
+        if (auto c = dyn_cast<CastOp>(user)) { // its rounding done on the host
+          c.getResult().replaceAllUsesWith(fetch.getResult());
+          c->dropAllUses();
+          dead.push_back(c);
+          continue;
+        }
+        use.set(fetch.getResult());
+        if (Operation *unused = matchBf16Factors(b, user)) // a rounding undone
+          dead.push_back(unused);
       }
       continue;
     }
@@ -85,6 +113,8 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
       return static_cast<bool>(optimizerUpdate(use.getOwner()).first);
     });
   }
+  for (Operation *op : dead)
+    op->erase();
   // An update on the device right after its gradient, so that the
   // gradient's bytes free there (as the copy to the host frees them).
   if (!onDevice.empty())
@@ -285,14 +315,15 @@ struct Choice {
 
 /// Applies `choice` to the training function `fn` of `module`, with
 /// parameter chunks of `chunk` elements for staging (0: whole).
-void apply(ModuleOp module, func::FuncOp fn, const Choice &choice, int64_t chunk) {
+void apply(ModuleOp module, func::FuncOp fn, const Choice &choice, int64_t chunk,
+           bool bf16Fetches) {
   llvm::StringSet<> names = choice.names;
   if (!choice.split.empty())
     names.insert(splitParameter(module, fn, choice.split, choice.rows));
   if (names.empty())
     return;
   llvm::StringSet<> onDevice = choice.allOnDevice ? names : choice.onDevice;
-  homeOnHost(module, fn, names, onDevice);
+  homeOnHost(module, fn, names, onDevice, bf16Fetches);
   if (onDevice.empty())
     return;
   // The device bytes of plan-staging's two buffers for those updates.
@@ -317,6 +348,19 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (bf16Fetches != "auto" && bf16Fetches != "always" && bf16Fetches != "never") {
+      module.emitError() << "plan-tiers: bf16-fetches (hmcc --bf16-fetches) must be auto, "
+                            "always or never, not '"
+                         << bf16Fetches << "'";
+      return signalPassFailure();
+    }
+    fetchBf16 = bf16Fetches == "always";
+    if (bf16Fetches == "auto") {
+      auto profile = planner::profileOption(module, "plan-tiers", deviceProfile);
+      if (failed(profile))
+        return signalPassFailure();
+      fetchBf16 = !profile->sharedHost;
+    }
     func::FuncOp fn = planner::trainingFunction(module);
     if (!fn)
       return; // nothing updated by hmcc's optimizers: nothing to move
@@ -339,7 +383,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     }
     if (failed(parseDeviceUpdates(module, choice)))
       return signalPassFailure();
-    apply(module, fn, choice, chunkElementsOrNone());
+    apply(module, fn, choice, chunkElementsOrNone(), fetchBf16);
   }
 
   int64_t chunkElementsOrNone() const {
@@ -420,7 +464,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
             const planner::DeviceProfile &profile) {
     OwningOpRef<ModuleOp> copy(module.clone());
     auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
-    apply(*copy, fn, choice, chunkElementsOrNone());
+    apply(*copy, fn, choice, chunkElementsOrNone(), fetchBf16);
     // What plan-recompute will do with the module so tiered: its own
     // search, without its exhaustive fallback (plan-recompute runs that once
     // on the result), beside any staging buffers.
@@ -448,7 +492,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
                                     int64_t budget) {
     OwningOpRef<ModuleOp> copy(module.clone());
     auto fn = copy->lookupSymbol<func::FuncOp>(fnName);
-    apply(*copy, fn, choice, chunkElementsOrNone());
+    apply(*copy, fn, choice, chunkElementsOrNone(), fetchBf16);
     ScopedDiagnosticHandler quiet(module.getContext(), [](Diagnostic &) { return success(); });
     PassManager pm(module.getContext());
     PlanRecomputeOptions recompute;
@@ -494,6 +538,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   Choice chooseWithRoom(ModuleOp module, StringRef fnName, int64_t budget,
                         const planner::DeviceProfile &profile) {
     predicted.reset();
+    chosenRoom = 0;
     auto fn = module.lookupSymbol<func::FuncOp>(fnName);
     planner::RecomputeSearch untiered(module, fn, profile);
     if (!untiered.planned || untiered.fit(budget, /*thorough=*/false))
@@ -522,6 +567,7 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     std::optional<Prediction> b = predict(module, fnName, plain, budget);
     bool keepPlain = !a || (b && b->step < a->step);
     predicted = keepPlain ? b : a;
+    chosenRoom = keepPlain ? 0 : room;
     return keepPlain ? plain : withRoom;
   }
 
@@ -576,11 +622,11 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
         return it->second.first;
       size_t k = std::max<size_t>(1, size_t(std::ceil(kDeviceShares[i] * double(hosted))));
       size_t count = planner::fewestFrom(std::max(guess, k), order.size(), [&](size_t n) {
-        return n >= k && fits(module, fnName, with(n, k), budget, profile);
+        return n >= k && fits(module, fnName, with(n, k), budget - chosenRoom, profile);
       });
       Choice c = with(count, k);
       double step = std::numeric_limits<double>::infinity();
-      if (fits(module, fnName, c, budget, profile)) {
+      if (fits(module, fnName, c, budget - chosenRoom, profile)) {
         guess = count;
         step = predictedStep(module, fnName, c, budget).value_or(step);
       }
@@ -681,9 +727,14 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   }
 
   int64_t chunkBytes = 0;
+  /// Whether host parameters are fetched in bf16 where read so (bf16-fetches).
+  bool fetchBf16 = false;
   /// What predict gave for the choice chooseWithRoom returned, where it
   /// asked (withDeviceUpdates starts from it).
   std::optional<Prediction> predicted;
+  /// The room chooseWithRoom's choice left for prefetches (0 or
+  /// planner::prefetchHeadroom); withDeviceUpdates leaves the same.
+  int64_t chosenRoom = 0;
 };
 
 } // namespace

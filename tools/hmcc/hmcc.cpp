@@ -153,6 +153,14 @@ cl::opt<std::string> deviceUpdates(
              "profile's do) and the step then predicts faster; default), none, all, or "
              "parameter names separated by commas"),
     cl::init("auto"), cl::cat(budgetCategory));
+cl::opt<std::string> bf16Fetches(
+    "bf16-fetches", cl::value_desc("auto|always|never"),
+    cl::desc("With --precision bf16, fetch parameters in host memory to the device in bf16 where "
+             "only GEMMs with bf16 products read them: rounded once a step on the host, half "
+             "the bytes over the link, the same results bit for bit: auto (where the device "
+             "profile's copies do not share the host's cores, as h200's; not cpu's; default), "
+             "always or never"),
+    cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<bool> measureDevice(
     "measure-device",
     cl::desc("Measure this machine with the runtime's own kernels and I/O and write its device "
@@ -649,6 +657,20 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
        << formatBytes(staging ? staging.getInt() : 0) << " of staging buffers), "
        << onHost.size() << " on the host\n";
   }
+  // Host parameters fetched in bf16 (plan-tiers' bf16 fetches): each
+  // rounded once a step on the host's threads.
+  unsigned rounded = 0;
+  double rounding = 0;
+  module.walk([&](mlir::Operation *op) {
+    if (!hmcc::hm::isHostRounding(op))
+      return;
+    ++rounded;
+    if (auto it = timeline.ops.find(op); it != timeline.ops.end())
+      rounding += it->second.end - it->second.start;
+  });
+  if (rounded)
+    os << "  bf16 fetches: " << rounded << " host parameters rounded on the host once a step ("
+       << hmcc::formatSeconds(rounding) << " of host-thread time), half the bytes over the link\n";
   unsigned gemms = 0, attention = 0, bf16 = 0;
   module.walk([&](mlir::Operation *op) {
     bool gemm = isa<hmcc::tg::MatMulOp, hmcc::tg::GemmOp>(op);
@@ -1058,6 +1080,8 @@ int run(int argc, char **argv) {
   if (StringRef(deviceUpdates).trim().empty())
     return error("--device-updates is empty: give auto, none, all or parameter names separated "
                  "by commas");
+  if (bf16Fetches != "auto" && bf16Fetches != "always" && bf16Fetches != "never")
+    return error("--bf16-fetches '" + bf16Fetches + "': give auto, always or never");
   if (nvme.getNumOccurrences()) {
     auto [dir, size] = StringRef(nvme).rsplit(':');
     if (dir.empty() || size.empty())
@@ -1214,6 +1238,7 @@ int run(int argc, char **argv) {
   o.recompute = recompute;
   o.tiers = hostParams;
   o.deviceUpdates = deviceUpdates;
+  o.bf16Fetches = bf16Fetches;
   // The parameters as the model declares them, for the initial state:
   // planning may split one into pieces (plan-tiers).
   mlir::OwningOpRef<mlir::ModuleOp> declared = mlir::ModuleOp::create(module->getLoc());

@@ -123,6 +123,11 @@ ArenaOp hmcc::hm::arenaOfTier(ModuleOp module, StringRef tier) {
   return ArenaOp();
 }
 
+bool hmcc::hm::isHostRounding(Operation *op) {
+  return isa_and_nonnull<tg::CastOp>(op) && isHostHomed(op) &&
+         op->getOperand(0).getDefiningOp<tg::ParamOp>();
+}
+
 bool hmcc::hm::isHostHomed(Operation *op) {
   auto home = op->getAttrOfType<StringAttr>(kHomeAttr);
   return home && home.getValue() == "host";

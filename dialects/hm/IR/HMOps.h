@@ -58,6 +58,11 @@ constexpr const char *kConstantsAttr = "hm.constants";
 /// Whether `op` (a tg.parameter, tg.state or an op with results) has
 /// hm.home = "host".
 bool isHostHomed(mlir::Operation *op);
+/// Whether `op` is a host parameter's bf16 copy rounded on the host
+/// (plan-tiers' bf16-fetches: a tg.cast of a tg.param, homed there). Like
+/// the parameter itself, it is read, not made, by the forward: no
+/// activation.
+bool isHostRounding(mlir::Operation *op);
 /// Whether `op` (a tg.state or tg.parameter) has hm.home = "storage".
 bool isStorageHomed(mlir::Operation *op);
 /// The tier of `op`'s home: 0 device, 1 host, 2 storage.

@@ -986,3 +986,46 @@ RankedTensorType hmcc::tg::adamw8bitAbsmaxType(RankedTensorType param) {
                                Float32Type::get(param.getContext()));
 }
 
+
+CastOp hmcc::tg::roundToBf16(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto c = CastOp::create(b, loc, type.clone(b.getBF16Type()), v);
+  c.setNearestEven(true);
+  return c;
+}
+
+bool hmcc::tg::readsRoundedToBf16(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto c = dyn_cast<CastOp>(user))
+    return c.getNearestEven() && c.getType().getElementType().isBF16();
+  return isa<MatMulOp, GemmOp>(user) && hasBf16Math(user) && use.getOperandNumber() < 2;
+}
+
+Operation *hmcc::tg::matchBf16Factors(OpBuilder &b, Operation *gemm) {
+  OpOperand *f32 = nullptr, *bf16 = nullptr;
+  for (unsigned i : {0u, 1u})
+    (cast<RankedTensorType>(gemm->getOperand(i).getType()).getElementType().isF32() ? f32
+                                                                                   : bf16) =
+        &gemm->getOpOperand(i);
+  if (!f32 || !bf16)
+    return nullptr;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(gemm);
+  auto elements = [](OpOperand *use) {
+    return cast<RankedTensorType>(use->get().getType()).getNumElements();
+  };
+  if (elements(bf16) < elements(f32)) {
+    auto type = cast<RankedTensorType>(bf16->get().getType());
+    bf16->set(CastOp::create(b, gemm->getLoc(), type.clone(b.getF32Type()), bf16->get()));
+    return nullptr;
+  }
+  // An f32 factor that widens a bf16 value (exactly) is that value again.
+  if (auto widened = f32->get().getDefiningOp<CastOp>();
+      widened && !widened.getNearestEven() &&
+      cast<RankedTensorType>(widened.getX().getType()).getElementType().isBF16()) {
+    f32->set(widened.getX());
+    return widened->use_empty() ? widened.getOperation() : nullptr;
+  }
+  f32->set(roundToBf16(b, gemm->getLoc(), f32->get()).getResult());
+  return nullptr;
+}

@@ -75,6 +75,25 @@ inline bool hasBf16Math(mlir::Operation *op) {
   return math && math.getValue() == "bf16";
 }
 
+/// A `tg.cast {nearest_even}` of f32 `v` to bf16 at `b`'s insertion point:
+/// the rounding a bf16-math GEMM applies to an f32 operand as it reads it.
+CastOp roundToBf16(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+
+/// Whether `use` reads its value as bf16 anyway: a factor (operand 0 or 1)
+/// of a bf16-math tg.matmul or tg.gemm, or a `tg.cast {nearest_even}` to
+/// bf16.
+bool readsRoundedToBf16(mlir::OpOperand &use);
+
+/// Makes the factors of bf16-math GEMM `gemm` one type where one is bf16
+/// and the other f32, with a conversion just before it (so that the copy
+/// lives no longer than the GEMM): the f32 one rounded (a GEMM of bf16
+/// operands), or, where it has fewer elements, the bf16 one widened to f32
+/// exactly (the GEMM rounds it back to the same value). The same products
+/// either way. An f32 factor that widens a bf16 value is replaced by that
+/// value instead of rounded; the widening, if nothing else reads it, is
+/// returned for the caller to erase.
+mlir::Operation *matchBf16Factors(mlir::OpBuilder &b, mlir::Operation *gemm);
+
 } // namespace hmcc::tg
 
 #endif // HMCC_TG_TGOPS_H

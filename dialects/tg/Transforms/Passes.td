@@ -106,7 +106,9 @@ def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
     two just before it, so that the copy lives no longer than the GEMM: it
     rounds the f32 one (hmrt_matmul_bf16 takes two bf16 operands), or widens
     the bf16 one to f32, exactly, where it has fewer elements (the GEMM then
-    rounds it back to the same value).  The results are those of the kernel's own
+    rounds it back to the same value); an f32 operand that is such a
+    widening of a bf16 value is that value again (tg::matchBf16Factors,
+    which plan-tiers' bf16 fetches use too).  The results are those of the kernel's own
     rounding, bit for bit.  tg-fold-rounding then lets the ops that can
     write bf16 (layer norm, fused programs, the loss gradient) take the cast
     that follows them.  hmcc's `--bf16-storage auto` plans the program with

@@ -104,12 +104,6 @@ struct PrecisionPass : hmcc::impl::TGPrecisionBase<PrecisionPass> {
       forEachReader(v, [&](OpOperand &use) { only &= isFactor(use); });
 
     OpBuilder b(&getContext());
-    auto rounded = [&](Value v, Location loc) {
-      auto type = cast<RankedTensorType>(v.getType());
-      auto c = CastOp::create(b, loc, type.clone(b.getBF16Type()), v);
-      c.setNearestEven(true);
-      return c;
-    };
     // A value made here whose bytes only GEMMs read is rounded once, where
     // it is made, and its views view the bf16 copy, which replaces it.
     for (auto &[v, only] : onlyFactors) {
@@ -117,35 +111,17 @@ struct PrecisionPass : hmcc::impl::TGPrecisionBase<PrecisionPass> {
       if (!only || !def || isa<ParamOp>(def))
         continue;
       b.setInsertionPointAfter(def);
-      CastOp c = rounded(v, v.getLoc());
+      CastOp c = roundToBf16(b, v.getLoc(), v);
       v.replaceAllUsesExcept(c.getResult(), c);
       retypeViews(c.getResult());
     }
     // A GEMM left with one bf16 and one f32 operand (a parameter or an
     // argument, which lives throughout, or a value something else reads
-    // too) converts the smaller of the two just before it, so that the copy
-    // lives no longer than the GEMM: it rounds the f32 one (a GEMM of bf16
-    // operands), or widens the bf16 one to f32, exactly, where that has
-    // fewer elements (a GEMM of f32 operands that it rounds itself, to the
-    // same values). Two f32 operands the kernel rounds itself.
-    for (Operation *op : gemms) {
-      OpOperand *f32 = nullptr, *bf16 = nullptr;
-      for (OpOperand *use : factors(op))
-        (cast<RankedTensorType>(use->get().getType()).getElementType().isF32() ? f32 : bf16) =
-            use;
-      if (!f32 || !bf16)
-        continue;
-      b.setInsertionPoint(op);
-      auto elements = [](OpOperand *use) {
-        return cast<RankedTensorType>(use->get().getType()).getNumElements();
-      };
-      if (elements(bf16) < elements(f32)) {
-        auto type = cast<RankedTensorType>(bf16->get().getType());
-        bf16->set(CastOp::create(b, op->getLoc(), type.clone(b.getF32Type()), bf16->get()));
-      } else {
-        f32->set(rounded(f32->get(), op->getLoc()).getResult());
-      }
-    }
+    // too) converts the smaller of the two just before it. Two f32
+    // operands the kernel rounds itself.
+    for (Operation *op : gemms)
+      if (Operation *unused = matchBf16Factors(b, op))
+        unused->erase();
   }
 };
 
