@@ -46,7 +46,9 @@
 #     (--pack-qkv=false) instead of read in place from their projection,
 #     and with every parameter in host memory updated on the GPU through
 #     staging buffers (--host-params all --device-updates all):
-#     bit-identical losses and gradient norms too.
+#     bit-identical losses and gradient norms too. (bf16 with every
+#     parameter in host memory fetched in bf16, rounded there, is among the
+#     CUDA-vs-CPU runs: --bf16-fetches always.)
 #  3. the 1.3 B GPT of the planning benchmarks (bench/gpt_shapes.py: 24
 #     layers, width 2048, 16 heads, vocabulary 50304, batch 8 x 1024;
 #     shape-only, started from seeded parameters, train --init) compiled for
@@ -90,6 +92,9 @@ precision_flags() {
     # Every parameter in pinned host memory, every update on the GPU: the
     # parameter and its states staged to device buffers and back.
     device-updates) echo "--precision fp32 --host-params all --device-updates all" ;;
+    # Every parameter in pinned host memory, those only bf16 GEMMs read
+    # rounded there once a step and fetched in bf16.
+    bf16-fetches) echo "--precision bf16 --bf16-storage=never --host-params all --bf16-fetches always" ;;
     *) echo "--precision $1" ;;
   esac
 }
@@ -118,7 +123,7 @@ prepare() {
   local libs precision
   libs=$(grep -h '^HMRT_LINK_SYSTEM_LIBS:INTERNAL=\|^HMRT_CUDA_LINK_LIBS:INTERNAL=' build-gpu/CMakeCache.txt |
     sed 's/^[^=]*=//' | tr ';' ' ')
-  for precision in fp32 bf16 bf16-storage pieces split device-updates; do
+  for precision in fp32 bf16 bf16-storage pieces split device-updates bf16-fetches; do
     # shellcheck disable=SC2046
     build/bin/hmcc test/fixtures/gpt2/model.onnx --target cuda $(precision_flags "$precision") \
       --optimizer adamw --lr 1e-3 --betas 0.9,0.999 --eps 1e-8 --weight-decay 0.01 \
@@ -249,7 +254,7 @@ check_gpt2() {
   local bundle=$1 out=$2
   local feed="--feed idx=test/fixtures/gpt2/inputs/idx.npy --feed targets=test/fixtures/gpt2/inputs/targets.npy"
   local precision tol gpu_status cpu_status gpt2 prog
-  for precision in fp32 bf16 bf16-storage pieces split device-updates; do
+  for precision in fp32 bf16 bf16-storage pieces split device-updates bf16-fetches; do
     tol=1e-4
     [ "${precision#bf16}" != "$precision" ] && tol=1e-3
     prog="$bundle/gpt2-$precision"
