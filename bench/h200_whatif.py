@@ -61,8 +61,11 @@ def plan(hmcc, model, profile, budget, work):
         sys.exit(f"hmcc failed for {profile} at {budget}:\n{p.stderr}")
     j = json.loads(out.read_text())
     t = j["timeline"]
+    # Updates only: a host parameter's rounding to bf16 (--bf16-fetches)
+    # runs on the same threads at the start of the step.
     host = [op["start"] for op in j["functions"][0]["ops"]
-            if op.get("stream") == "host_optimizer" and op.get("start") is not None]
+            if op.get("stream") == "host_optimizer" and op["op"].endswith("_update")
+            and op.get("start") is not None]
     return (t["predicted_step_seconds"], t["lower_bound_seconds"], t["binding"],
             min(host) if host else None)
 
