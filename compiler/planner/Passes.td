@@ -167,7 +167,16 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     `hm.recompute` for the schedule dump and the summary. `force` replaces
     the search: "none", "all" (every stage its own recomputed segment), or
     segments and light stages such as "1-3,5:offload,7:light" (stages are
-    numbered from 1).
+    numbered from 1), and stored stages such as "8:store": a kept stage
+    whose saved values go to host memory (a `tg.identity` homed there)
+    after their last forward reader and come back just before their first
+    backward reader, which reads what came back. The search does not store
+    stages: on the h200 profile the copies of a transformer stage's saved
+    values take about 8 times its recompute on the link, and a first
+    attempt (stores weighed at a fraction of their copy time, kept where
+    the busiest resource's load fell) planned the 1.3 B GPT at 8 GiB 26 ms
+    slower: the values come back just before their readers, and there is
+    no room to bring them earlier.
 
     Offload: a recomputed segment may also send the cut before it to host
     memory (a `tg.identity` homed on the host) after its last forward reader
@@ -181,7 +190,8 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     Option<"deviceProfile", "device-profile", "std::string", /*default=*/"\"cpu\"",
            "cpu, h200 or a JSON profile: the cost model's figures">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
-           "For tests: none, all, or the recomputed segments and light stages, e.g. 1-3,5,7:light">,
+           "For tests: none, all, or the recomputed segments, light and stored stages, e.g. "
+           "1-3,5,7:light,8:store">,
     Option<"vramReserve", "vram-reserve", "int64_t", /*default=*/"0",
            "Device bytes the runtime holds beside the arena (hmcc --target cuda): `vram` is "
            "the arena's budget, and messages name the user's --vram, these added">,

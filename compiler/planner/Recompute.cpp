@@ -314,6 +314,19 @@ static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping &map)
 }
 
 void applyDecision(Chain &chain, const Decision &decision) {
+  // Stored: each saved value to the host after its last forward reader,
+  // back just before its first backward reader; the backward reads what
+  // comes back.
+  for (unsigned n : decision.stored)
+    for (Value v : chain.stages[n - 1].saved) {
+      Operation *first = nullptr;
+      for (Operation *user : v.getUsers())
+        if (readsInBackward(chain, user) && (!first || user->isBeforeInBlock(first)))
+          first = user;
+      IRMapping unused;
+      if (first)
+        offloadCut(chain, v, first, unused);
+    }
   // Kept light: each light op copied just before the first backward op
   // that reads what it saves; the backward reads the copy.
   for (unsigned n : decision.light)
@@ -375,7 +388,8 @@ void applyDecision(Chain &chain, const Decision &decision) {
   // An update that plan-updates moved up before a copy that reads its
   // parameter (one whose read adds nothing to the parameter's gradient)
   // goes after it again: the copy reads the value the first computation read.
-  if (!chain.ops.empty() && (!decision.recomputed.empty() || !decision.light.empty()))
+  if (!chain.ops.empty() &&
+      (!decision.recomputed.empty() || !decision.light.empty() || !decision.stored.empty()))
     moveUpdates(chain.ops.front()->getParentOfType<func::FuncOp>(),
                 [](Operation *op) { return static_cast<bool>(optimizerUpdate(op).first); },
                 /*down=*/true);
@@ -398,6 +412,8 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
       s.lightSeconds += predictSeconds(light.op, profile);
     s.inputTransferSeconds = transferSeconds(s.inputBytes, profile.deviceToHost) +
                              transferSeconds(s.inputBytes, profile.hostToDevice);
+    s.savedTransferSeconds = transferSeconds(s.savedBytes, profile.deviceToHost) +
+                             transferSeconds(s.savedBytes, profile.hostToDevice);
   }
   // Backward: op q belongs to the first stage whose backward has started by
   // q (stages start their backward in reverse order); before any, to the
@@ -819,17 +835,22 @@ std::optional<Decision> parseDecision(StringRef text, unsigned stages, std::stri
   text.split(parts, ',');
   unsigned next = 1;
   for (StringRef part : parts) {
-    if (part.consume_back(":light")) {
-      unsigned stage = 0;
-      if (part.trim().getAsInteger(10, stage) || stage < next || stage > stages) {
-        error = "'" + part.str() + ":light' is not a stage in order within 1.." +
-                std::to_string(stages);
-        return std::nullopt;
+    bool kept = false; // a kept stage's mode, not a segment
+    for (StringRef mode : {"light", "store"})
+      if (part.consume_back((":" + mode).str())) {
+        unsigned stage = 0;
+        if (part.trim().getAsInteger(10, stage) || stage < next || stage > stages) {
+          error = "'" + part.str() + ":" + mode.str() + "' is not a stage in order within 1.." +
+                  std::to_string(stages);
+          return std::nullopt;
+        }
+        (mode == "light" ? d.light : d.stored).insert(stage);
+        next = stage + 1;
+        kept = true;
+        break;
       }
-      d.light.insert(stage);
-      next = stage + 1;
+    if (kept)
       continue;
-    }
     bool offload = part.consume_back(":offload");
     auto [a, b] = part.split('-');
     unsigned from = 0, to = 0;
@@ -901,6 +922,13 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
           decision.seconds += chain.stages[k - 1].forwardSeconds;
         if (decision.offloaded.count(s))
           decision.seconds += chain.stages[s - 1].inputTransferSeconds;
+      }
+      for (unsigned n : decision.stored) {
+        if (chain.stages[n - 1].saved.empty())
+          return module.emitError() << "plan-recompute: force (hmcc --recompute): stage " << n
+                                    << " has nothing to store (the backward reads nothing it "
+                                       "computes)";
+        decision.seconds += chain.stages[n - 1].savedTransferSeconds;
       }
       for (unsigned n : decision.light) {
         if (chain.stages[n - 1].light.empty())
@@ -989,7 +1017,9 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       bool recomputed = llvm::any_of(decision.recomputed, [&](auto seg) {
         return seg.first <= s.number && s.number <= seg.second;
       });
-      StringRef kept = decision.light.count(s.number) ? "keep light" : "keep";
+      StringRef kept = decision.light.count(s.number)    ? "keep light"
+                       : decision.stored.count(s.number) ? "store"
+                                                         : "keep";
       stages.push_back(b.getDictionaryAttr({
           b.getNamedAttr("ops", b.getI64IntegerAttr(s.last - s.first + 1)),
           b.getNamedAttr("forward_seconds", b.getF64FloatAttr(s.forwardSeconds)),

@@ -56,6 +56,7 @@ struct Stage {
   // The profile (profileChain).
   double forwardSeconds = 0, backwardSeconds = 0;
   double inputTransferSeconds = 0; ///< the cut before it to the host and back
+  double savedTransferSeconds = 0; ///< its saved values to the host and back
   double lightSeconds = 0;         ///< the light ops' time, again
   int64_t forwardPeak = 0;    ///< most bytes live while its forward runs
   int64_t forwardGrowth = 0;  ///< what its forward adds to the bytes live before it
@@ -82,6 +83,10 @@ struct Decision {
   /// memory after its last forward reader and comes back just before the
   /// segment is recomputed.
   std::set<unsigned> offloaded;
+  /// Kept stages whose saved values go to host memory after their last
+  /// forward reader and come back just before their first backward reader
+  /// (stored: --recompute N:store; the search does not choose it).
+  std::set<unsigned> stored;
   double seconds = 0; ///< predicted recompute (light ones too) and transfer time per step
 };
 

@@ -175,8 +175,9 @@ cl::opt<std::string> recompute(
              "needs, default), none, all, or segments of the chain such as 1-3,5:offload,7:light "
              "(:offload sends the cut before the segment to host memory until it is "
              "recomputed; a stage kept :light makes its cheap saved values, such as a GELU's "
-             "or a layer norm's output, again for the backward; --dump-schedule shows the "
-             "chain)"),
+             "or a layer norm's output, again for the backward; a stage kept :store sends "
+             "what it saves for the backward to host memory and back, 8:store; "
+             "--dump-schedule shows the chain)"),
     cl::init("auto"), cl::cat(budgetCategory));
 
 cl::OptionCategory trainingCategory("Training");
@@ -556,7 +557,7 @@ struct StorageTrial {
 /// stages are recomputed, kept light and have their input cut offloaded,
 /// and the whole forward's predicted time.
 struct RecomputeCounts {
-  unsigned recomputed = 0, light = 0, offloaded = 0;
+  unsigned recomputed = 0, light = 0, stored = 0, offloaded = 0;
   double forwardSeconds = 0;
 };
 RecomputeCounts countRecompute(mlir::ArrayAttr stages) {
@@ -566,6 +567,7 @@ RecomputeCounts countRecompute(mlir::ArrayAttr stages) {
     StringRef decision = s.getAs<mlir::StringAttr>("decision").getValue();
     c.recomputed += decision == "recompute";
     c.light += decision == "keep light";
+    c.stored += decision == "store";
     auto offload = s.getAs<mlir::BoolAttr>("offload_input");
     c.offloaded += offload && offload.getValue();
     c.forwardSeconds += s.getAs<mlir::FloatAttr>("forward_seconds").getValueAsDouble();
@@ -691,10 +693,11 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   }
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
-    auto [recomputed, light, offloaded, forward] = countRecompute(stages);
+    auto [recomputed, light, stored, offloaded, forward] = countRecompute(stages);
     double seconds = plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble();
-    std::string kept = light ? ", " + std::to_string(light) + " kept light" : "";
-    if (!recomputed && !light)
+    std::string kept = (light ? ", " + std::to_string(light) + " kept light" : "") +
+                       (stored ? ", " + std::to_string(stored) + " stored on the host" : "");
+    if (!recomputed && !light && !stored)
       os << "  recompute: none of the " << stages.size() << " forward stages\n";
     else if (!recomputed)
       os << "  recompute: none of the " << stages.size() << " forward stages" << kept << "; "
@@ -815,10 +818,12 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
     RecomputeCounts c = countRecompute(stages);
-    if (c.recomputed || c.light)
+    if (c.recomputed || c.light || c.stored)
       summaryOut << "    recompute: " << c.recomputed << " of " << stages.size()
                  << " forward stages recomputed in the backward"
                  << (c.light ? ", " + std::to_string(c.light) + " kept light" : std::string())
+                 << (c.stored ? ", " + std::to_string(c.stored) + " stored on the host"
+                              : std::string())
                  << (c.offloaded ? " (" + std::to_string(c.offloaded) +
                                        (c.offloaded == 1 ? " cut" : " cuts") +
                                        " offloaded to the host)"
