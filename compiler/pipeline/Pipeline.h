@@ -140,8 +140,8 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<std::string> bf16Fetches{
       *this, "bf16-fetches",
       llvm::cl::desc("auto (where the device profile's copies do not share the host's cores), "
-                     "always or never: host parameters fetched in bf16 where bf16 GEMMs read "
-                     "them (plan-tiers)"),
+                     "always or never: host parameters fetched in bf16 for the bf16 GEMMs that "
+                     "read them (plan-tiers)"),
       llvm::cl::init("auto")};
   Option<std::string> fuse{
       *this, "fuse",

@@ -155,11 +155,11 @@ cl::opt<std::string> deviceUpdates(
     cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<std::string> bf16Fetches(
     "bf16-fetches", cl::value_desc("auto|always|never"),
-    cl::desc("With --precision bf16, fetch parameters in host memory to the device in bf16 where "
-             "only GEMMs with bf16 products read them: rounded once a step on the host, half "
-             "the bytes over the link, the same results bit for bit: auto (where the device "
-             "profile's copies do not share the host's cores, as h200's; not cpu's; default), "
-             "always or never"),
+    cl::desc("With --precision bf16, fetch parameters in host memory to the device in bf16 for "
+             "the GEMMs that read them (which round them to bf16 anyway): rounded once a step "
+             "on the host, half the bytes over the link, the same results bit for bit (other "
+             "readers get fp32 copies): auto (where the device profile's copies do not share "
+             "the host's cores, as h200's; not cpu's; default), always or never"),
     cl::init("auto"), cl::cat(budgetCategory));
 cl::opt<bool> measureDevice(
     "measure-device",

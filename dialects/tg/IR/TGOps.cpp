@@ -986,7 +986,6 @@ RankedTensorType hmcc::tg::adamw8bitAbsmaxType(RankedTensorType param) {
                                Float32Type::get(param.getContext()));
 }
 
-
 CastOp hmcc::tg::roundToBf16(OpBuilder &b, Location loc, Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   auto c = CastOp::create(b, loc, type.clone(b.getBF16Type()), v);
