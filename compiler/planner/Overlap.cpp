@@ -116,14 +116,20 @@ void applyMoves(ArrayRef<Operation *> ops, const Moves &m) {
 /// read: hm.hold, hm.soft_hold (a preference of the placement) or not.
 enum class Holds { None, Hard, Soft };
 
-/// Whether every temporary `op` reads is in the host arena (made by an op
-/// homed there: a gradient's host copy, a parameter rounded on the host),
-/// so that holding it costs no device memory.
+/// Whether `op` reads temporaries of the host arena (made by ops homed
+/// there: a gradient's host copy, a parameter rounded on the host) and no
+/// other temporary, so that holding them costs no device memory.
 bool readsHostOnly(Operation *op) {
-  return llvm::all_of(op->getOperands(), [](Value v) {
+  bool host = false;
+  for (Value v : op->getOperands()) {
     Operation *def = v.getDefiningOp();
-    return !def || isa<tg::ParamOp, tg::ConstantOp>(def) || hm::isHostHomed(def);
-  });
+    if (!def || isa<tg::ParamOp, tg::ConstantOp>(def))
+      continue; // persistent: nothing to hold
+    if (!hm::isHostHomed(def))
+      return false;
+    host = true;
+  }
+  return host;
 }
 
 /// Gives each op of `fn` on another stream than compute an hm.hold (or,
@@ -338,8 +344,10 @@ struct PlanOverlapPass : hmcc::impl::PlanOverlapBase<PlanOverlapPass> {
       }
       consider(s, sizes[lo]);
     }
-    if (!best)
+    if (!best) { // every fetch stays; what reads only the host arena still holds it
+      setHolds(fn, profile, 1.0, Holds::None);
       return;
+    }
     if (best->maxBytes < INT64_MAX) {
       Candidate small = *best;
       for (double large = small.scale / 2; large >= small.scale / 32; large /= 2)

@@ -238,11 +238,12 @@ def PlanOverlap : Pass<"plan-overlap", "::mlir::ModuleOp"> {
     covers the time until it ends (its own predicted time, from when compute
     issues it or, if later, when the op before it on its stream ends), so
     that hm-place-buffers does not hand those bytes to an op that would have
-    to wait for it. An op that reads the host arena alone (an update on the
-    host, reading its gradient's host copy) always gets its hold: it costs
-    no device memory, and without it a later gradient's copy to the host,
-    placed in the bytes the update still reads, would wait for the host's
-    updates, and compute for that copy.
+    to wait for it. An op that reads temporaries of the host arena alone (an
+    update on the host, reading its gradient's host copy) always gets its
+    hold, even when no fetch can move: it costs no device memory, and
+    without it a later gradient's copy to the host, placed in the bytes the
+    update still reads, would wait for the host's updates, and compute for
+    that copy.
 
     Moved copies and holds keep bytes longer and moved updates change when
     gradients are freed: under `vram`, the program is placed after the
