@@ -14,6 +14,7 @@
 #include "compiler/planner/Recompute.h"
 #include "compiler/planner/Timeline.h"
 #include "hm/IR/HMDialect.h"
+#include "hm/IR/HMOps.h"
 #include "tg/IR/TGDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -266,6 +267,37 @@ TEST(Timeline, StorageTransfersPayTheirLatency) {
   ASSERT_TRUE(back) << error;
   EXPECT_EQ(back->storageLatency, 3e-5);
   llvm::sys::fs::remove(path);
+}
+
+// A host parameter's rounding to bf16 for its fetches (plan-tiers'
+// bf16-fetches) runs on the host optimizer's threads as a host copy of 3
+// bytes an element (4 read, 2 written); its fetch moves the bf16 bytes, and
+// a rounding on the device is compute.
+TEST(Timeline, HostRoundingIsAHostCopy) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parseModule(context, R"mlir(
+    tg.parameter @w : tensor<1024xf32> {hm.home = "host", source = "w"}
+    func.func @f() -> tensor<1024xbf16> {
+      %w = tg.param @w : tensor<1024xf32>
+      %r = tg.cast %w {hm.home = "host", nearest_even} : tensor<1024xf32> to tensor<1024xbf16>
+      %d = tg.identity %r : tensor<1024xbf16>
+      %e = tg.cast %d : tensor<1024xbf16> to tensor<1024xf32>
+      %b = tg.cast %e {nearest_even} : tensor<1024xf32> to tensor<1024xbf16>
+      return %b : tensor<1024xbf16>
+    })mlir");
+  ASSERT_TRUE(module);
+  DeviceProfile p = *builtinProfile("h200");
+  p.hostCopy = 1e9;
+  SmallVector<Operation *> ops = opsOfF(*module);
+  EXPECT_TRUE(hmcc::hm::isHostRounding(ops[1]));
+  auto [roundStream, round] = streamSeconds(*ops[1], p);
+  EXPECT_EQ(roundStream, "host_optimizer");
+  EXPECT_DOUBLE_EQ(round, 3 * 1024 / 1e9);
+  auto [fetchStream, fetch] = streamSeconds(*ops[2], p);
+  EXPECT_EQ(fetchStream, "host_to_device");
+  EXPECT_DOUBLE_EQ(fetch, 2 * 1024 / p.hostToDevice);
+  EXPECT_FALSE(hmcc::hm::isHostRounding(ops[4]));
+  EXPECT_EQ(streamSeconds(*ops[4], p).first, "compute");
 }
 
 // The galloping search of plan-tiers and plan-quantize-device: for every
@@ -591,6 +623,14 @@ TEST(RecomputeParse, Segments) {
   ASSERT_TRUE(light) << error;
   EXPECT_EQ(light->recomputed, (std::vector<std::pair<unsigned, unsigned>>{{1, 2}}));
   EXPECT_EQ(light->light, (std::set<unsigned>{3, 5}));
+  auto stored = parseDecision("1-2,3:store,4:light,6:store", 6, error);
+  ASSERT_TRUE(stored) << error;
+  EXPECT_EQ(stored->stored, (std::set<unsigned>{3, 6}));
+  EXPECT_EQ(stored->light, (std::set<unsigned>{4}));
+  for (const char *bad : {"2:store,1", "7:store", "1-2:store", "3:store:light"}) {
+    EXPECT_FALSE(parseDecision(bad, 6, error)) << bad;
+    EXPECT_NE(error.find("not a"), std::string::npos) << error;
+  }
   for (const char *bad : {"2:light,1", "1-3,2:light", "7:light", "x:light", "1-2:light"}) {
     EXPECT_FALSE(parseDecision(bad, 6, error)) << bad;
     EXPECT_NE(error.find("not a"), std::string::npos) << error;
