@@ -212,8 +212,7 @@ unsigned shareFetches(func::FuncOp fn, const DeviceProfile &profile) {
     if (!isFetch(&op))
       continue;
     Operation *from = op.getOperand(0).getDefiningOp();
-    if (!from ||
-        !(isa<tg::ParamOp>(from) || (isa<tg::CastOp>(from) && hm::isHostHomed(from))))
+    if (!isa_and_nonnull<tg::ParamOp>(from) && !hm::isHostRounding(from))
       continue;
     Value src = op.getOperand(0), copy = op.getResult(0);
     double firstRead = INFINITY, lastRead = 0;

@@ -294,8 +294,8 @@ static std::optional<Trial> placeTrial(ModuleOp module, StringRef fnName, const 
 
 /// Sends the cut `x` to the host after its last forward reader and brings
 /// it back just before `anchor`: readers from there on (and the copies made
-/// there, through `map`) read what comes back.
-static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping &map) {
+/// there, through `map` where given) read what comes back.
+static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping *map = nullptr) {
   Operation *lastForward = x.getDefiningOp();
   for (Operation *user : x.getUsers())
     if (chain.isForward.contains(user) && lastForward->isBeforeInBlock(user))
@@ -310,7 +310,8 @@ static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping &map)
     Operation *user = use.getOwner();
     return user != host && user != back && !user->isBeforeInBlock(anchor);
   });
-  map.map(x, back.getResult());
+  if (map)
+    map->map(x, back.getResult());
 }
 
 void applyDecision(Chain &chain, const Decision &decision) {
@@ -323,9 +324,8 @@ void applyDecision(Chain &chain, const Decision &decision) {
       for (Operation *user : v.getUsers())
         if (readsInBackward(chain, user) && (!first || user->isBeforeInBlock(first)))
           first = user;
-      IRMapping unused;
       if (first)
-        offloadCut(chain, v, first, unused);
+        offloadCut(chain, v, first);
     }
   // Kept light: each light op copied just before the first backward op
   // that reads what it saves; the backward reads the copy.
@@ -377,7 +377,7 @@ void applyDecision(Chain &chain, const Decision &decision) {
     OpBuilder b(anchor);
     IRMapping map;
     if (decision.offloaded.count(s) && s > 1)
-      offloadCut(chain, chain.stages[s - 2].output, anchor, map);
+      offloadCut(chain, chain.stages[s - 2].output, anchor, &map);
     for (unsigned k = first; k <= last; ++k)
       if (copy.contains(chain.forward[k]))
         b.clone(*chain.forward[k], map);

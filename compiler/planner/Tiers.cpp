@@ -20,6 +20,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -58,12 +59,13 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
       s->setAttr(hm::kHomeAttr, host);
 
   OpBuilder b(module.getContext());
-  SmallVector<Operation *> ops, dead;
+  SmallVector<Operation *> ops;
+  llvm::SmallSetVector<Operation *, 8> dead; // roundings now done on the host
   for (Operation &op : fn.getBody().front())
     ops.push_back(&op);
   for (Operation *op : ops) {
-    if (llvm::is_contained(dead, op))
-      continue; // a rounding now done on the host
+    if (dead.contains(op))
+      continue;
     // A fetch before each reader of a host parameter.
     if (auto param = dyn_cast<ParamOp>(op); param && names.contains(param.getName())) {
       Value rounded; // the host's bf16 copy, once a reader takes it
@@ -87,13 +89,12 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
         auto fetch = IdentityOp::create(b, user->getLoc(), rounded.getType(), rounded);
         if (auto c = dyn_cast<CastOp>(user)) { // its rounding done on the host
           c.getResult().replaceAllUsesWith(fetch.getResult());
-          c->dropAllUses();
-          dead.push_back(c);
+          dead.insert(c);
           continue;
         }
         use.set(fetch.getResult());
         if (Operation *unused = matchBf16Factors(b, user)) // a rounding undone
-          dead.push_back(unused);
+          dead.insert(unused);
       }
       continue;
     }

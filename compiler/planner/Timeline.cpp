@@ -36,7 +36,7 @@ std::pair<StringRef, double> streamSeconds(Operation &op, const DeviceProfile &p
   if (stream == "storage_read") // a parameter in storage, read to the host
     return {stream, p.storageLatency +
                         transferSeconds(tensorBytes(op.getResult(0).getType()), p.storageRead)};
-  if (stream == "host_optimizer" && isa<CastOp>(op)) // rounding f32 to bf16 on the host:
+  if (hm::isHostRounding(&op)) // rounding f32 to bf16 on the host:
     // 4 bytes read and 2 written an element, a copy of 3 (host_copy is a
     // copy's bytes per second, each read once and written once)
     return {stream, transferSeconds(3 * cast<RankedTensorType>(op.getOperand(0).getType())

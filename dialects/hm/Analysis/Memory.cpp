@@ -37,7 +37,8 @@ StringRef streamOf(Operation &op) {
   }
   // The host's threads: updates homed there, and a host parameter's
   // rounding to bf16 for its fetches (plan-tiers' bf16-fetches).
-  if (hm::isHostHomed(&op) && isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp, CastOp>(op))
+  if ((hm::isHostHomed(&op) && isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp>(op)) ||
+      hm::isHostRounding(&op))
     return "host_optimizer";
   if (auto stage = dyn_cast<hm::StageOp>(op)) {
     bool in = stage.getDirection() == "in";
