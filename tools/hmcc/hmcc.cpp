@@ -1085,8 +1085,6 @@ int run(int argc, char **argv) {
   if (StringRef(deviceUpdates).trim().empty())
     return error("--device-updates is empty: give auto, none, all or parameter names separated "
                  "by commas");
-  if (bf16Fetches != "auto" && bf16Fetches != "always" && bf16Fetches != "never")
-    return error("--bf16-fetches '" + bf16Fetches + "': give auto, always or never");
   if (nvme.getNumOccurrences()) {
     auto [dir, size] = StringRef(nvme).rsplit(':');
     if (dir.empty() || size.empty())
@@ -1122,6 +1120,13 @@ int run(int argc, char **argv) {
   if (bf16Storage == "always" &&
       (precision.getNumOccurrences() ? precision != "bf16" : target != Target::Cuda))
     return error("--bf16-storage keeps GEMM operands in bf16: it needs --precision bf16");
+  if (bf16Fetches != "auto" && bf16Fetches != "always" && bf16Fetches != "never")
+    return error("--bf16-fetches '" + hmcc::escapeText(bf16Fetches) +
+                 "' is unknown: use auto, always or never");
+  if (bf16Fetches == "always" &&
+      (precision.getNumOccurrences() ? precision != "bf16" : target != Target::Cuda))
+    return error("--bf16-fetches fetches parameters for GEMMs with bf16 products: it needs "
+                 "--precision bf16");
   if (quantizeStates != "never" && quantizeStates != "auto" && quantizeStates != "always")
     return error("--quantize-states '" + quantizeStates + "' is unknown: use never, auto or always");
   if (quantizeStates.getNumOccurrences() && quantizeStates != "never" && optimizerName == "sgd")
