@@ -149,6 +149,7 @@ void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, Holds
   // The predicted compute time before each op, and each stream's end.
   const std::vector<double> clock = computeClock(fn, profile);
   llvm::StringMap<double> streamEnd;
+  DenseMap<Operation *, double> endOf; // of the ops on other streams
   Builder b(fn.getContext());
   for (unsigned k = 0; k < ops.size(); ++k) {
     if (!runsInProgram(*ops[k]))
@@ -156,8 +157,16 @@ void setHolds(func::FuncOp fn, const DeviceProfile &profile, double scale, Holds
     auto [stream, seconds] = streamSeconds(*ops[k], profile);
     if (stream == "compute")
       continue;
+    // It starts once its stream is free, compute has issued it, and what
+    // it reads from other streams is there (a host update waits for its
+    // gradient's copy).
     double &end = streamEnd[stream];
-    end = std::max(end, clock[k]) + seconds;
+    end = std::max(end, clock[k]);
+    for (Value v : ops[k]->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        end = std::max(end, endOf.lookup(def));
+    end += seconds;
+    endOf[ops[k]] = end;
     bool hostOnly = readsHostOnly(ops[k]);
     if (ops[k]->getNumOperands() == 0 || (holds == Holds::None && !hostOnly))
       continue;

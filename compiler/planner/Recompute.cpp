@@ -194,6 +194,24 @@ Chain analyzeChain(func::FuncOp fn) {
           s.savedBytes += bytesOf(r);
         }
       }
+    // What the backward's values are made of, within the stage; the rest
+    // makes only the output.
+    DenseSet<Operation *> madeForSaved;
+    SmallVector<Operation *> work;
+    for (Value v : s.saved)
+      work.push_back(v.getDefiningOp());
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      auto it = chain.index.find(op);
+      if (!op || it == chain.index.end() || it->second < chain.index[chain.forward[s.first]] ||
+          !madeForSaved.insert(op).second)
+        continue;
+      for (Value x : op->getOperands())
+        work.push_back(x.getDefiningOp());
+    }
+    for (unsigned k = s.first; k <= s.last; ++k)
+      if (!madeForSaved.contains(chain.forward[k]))
+        s.outputOnly.push_back(chain.forward[k]);
     if (s.output) {
       s.outputBytes = bytesOf(s.output);
       for (Operation *user : s.output.getUsers())
@@ -314,6 +332,13 @@ static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping *map 
     map->map(x, back.getResult());
 }
 
+double segmentSeconds(const Chain &chain, unsigned s, unsigned t) {
+  double seconds = -chain.stages[t - 1].outputOnlySeconds;
+  for (unsigned k = s; k <= t; ++k)
+    seconds += chain.stages[k - 1].forwardSeconds;
+  return seconds;
+}
+
 void applyDecision(Chain &chain, const Decision &decision) {
   // Stored: each saved value to the host after its last forward reader,
   // back just before its first backward reader; the backward reads what
@@ -408,6 +433,8 @@ void profileChain(Chain &chain, ArrayRef<int64_t> liveAt, ArrayRef<int64_t> born
     s.forwardGrowth = std::max<int64_t>(0, s.forwardPeak - before);
     for (unsigned k = s.first; k <= s.last; ++k)
       s.forwardSeconds += predictSeconds(chain.forward[k], profile);
+    for (Operation *op : s.outputOnly)
+      s.outputOnlySeconds += predictSeconds(op, profile);
     for (const Stage::LightOp &light : s.light)
       s.lightSeconds += predictSeconds(light.op, profile);
     s.inputTransferSeconds = transferSeconds(s.inputBytes, profile.deviceToHost) +
@@ -449,13 +476,13 @@ std::vector<int64_t> solveKey(const Chain &chain, int64_t budget, bool offload) 
     return b;
   };
   std::vector<int64_t> key{budget, offload, chain.tailPeak};
-  key.reserve(key.size() + 14 * chain.stages.size());
+  key.reserve(key.size() + 15 * chain.stages.size());
   for (const Stage &s : chain.stages)
     key.insert(key.end(), {s.forwardPeak, s.backwardPeak, s.forwardGrowth, s.liveAtBackward,
                            s.inputBytes, s.outputBytes, s.savedBytes, s.inputReadByBackward,
                            s.backwardStart != Stage::kNone, s.outputBackwardStart != Stage::kNone,
-                           bits(s.forwardSeconds), bits(s.inputTransferSeconds), s.lightBytes,
-                           bits(s.lightSeconds)});
+                           bits(s.forwardSeconds), bits(s.outputOnlySeconds),
+                           bits(s.inputTransferSeconds), s.lightBytes, bits(s.lightSeconds)});
   return key;
 }
 
@@ -537,7 +564,7 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
         int64_t need = least;
         if (st.backwardStart != Stage::kNone)
           need = std::max(need, st.liveAtBackward + extra + growth - budget);
-        segment(s, off, t) = {need, seconds, saved - held};
+        segment(s, off, t) = {need, seconds - st.outputOnlySeconds, saved - held};
       }
     }
   }
@@ -798,7 +825,7 @@ void RecomputeSearch::extendSmallest() {
         d.recomputed.push_back({k, k});
         llvm::sort(d.recomputed);
         d.offloaded.insert(k);
-        d.seconds += stage.forwardSeconds + stage.inputTransferSeconds;
+        d.seconds += segmentSeconds(chain, k, k) + stage.inputTransferSeconds;
         ++trials;
         auto trial = placeTrial(module, name, d);
         if (trial && trial->arena < best.trial.arena) {
@@ -918,8 +945,7 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
         return module.emitError() << "plan-recompute: force (hmcc --recompute): " << error;
       decision = *forced;
       for (auto [s, t] : decision.recomputed) {
-        for (unsigned k = s; k <= t; ++k)
-          decision.seconds += chain.stages[k - 1].forwardSeconds;
+        decision.seconds += segmentSeconds(chain, s, t);
         if (decision.offloaded.count(s))
           decision.seconds += chain.stages[s - 1].inputTransferSeconds;
       }

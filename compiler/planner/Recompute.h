@@ -53,8 +53,13 @@ struct Stage {
   /// Block index of the first backward op reading `output` (kNone: none
   /// does). Inside a recomputed segment the cut is recomputed too.
   unsigned outputBackwardStart = kNone;
+  /// Its ops that make only `output`, not what the backward reads: a
+  /// recomputed segment that ends with this stage does not make them again
+  /// (the next stage's input is there).
+  std::vector<mlir::Operation *> outputOnly;
   // The profile (profileChain).
   double forwardSeconds = 0, backwardSeconds = 0;
+  double outputOnlySeconds = 0; ///< the outputOnly ops' time
   double inputTransferSeconds = 0; ///< the cut before it to the host and back
   double savedTransferSeconds = 0; ///< its saved values to the host and back
   double lightSeconds = 0;         ///< the light ops' time, again
@@ -70,7 +75,7 @@ struct Chain {
   llvm::DenseSet<mlir::Operation *> isForward;       ///< the loss's slice, leaves included
   llvm::SmallVector<mlir::Operation *> forward;      ///< its ops, leaves excluded, in order
   unsigned lastForwardIndex = 0;
-  llvm::SmallVector<Stage> stages;
+  std::vector<Stage> stages;
   int64_t tailPeak = 0; ///< most bytes live after the forward, before any stage's backward
 };
 
@@ -161,6 +166,10 @@ void profileChain(Chain &chain, llvm::ArrayRef<int64_t> liveAt, llvm::ArrayRef<i
 /// With `offload`, a recomputed segment may also send its input cut to
 /// host memory until it is recomputed.
 std::optional<Decision> solve(const Chain &chain, int64_t budget, bool offload = false);
+
+/// The predicted time of recomputing stages s..t (from 1) as one segment:
+/// their forward but the last one's outputOnly ops.
+double segmentSeconds(const Chain &chain, unsigned s, unsigned t);
 
 /// Rewrites the function of `chain` by `decision`.
 void applyDecision(Chain &chain, const Decision &decision);

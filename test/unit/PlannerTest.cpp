@@ -435,8 +435,10 @@ Outcome evaluate(const Chain &chain, const Decision &d, int64_t budget) {
 double secondsOf(const Chain &chain, const Decision &d) {
   double seconds = 0;
   for (auto [s, t] : d.recomputed) {
+    // The last stage's ops that make only its output cut are not redone.
     for (unsigned k = s; k <= t; ++k)
       seconds += chain.stages[k - 1].forwardSeconds;
+    seconds -= chain.stages[t - 1].outputOnlySeconds;
     if (d.offloaded.count(s))
       seconds += chain.stages[s - 1].inputTransferSeconds;
   }
@@ -527,7 +529,9 @@ SolveCounts checkSolveAgainstEveryDecision(unsigned seed, double unit, int most,
       s.inputBytes = k ? chain.stages[k - 1].outputBytes : 0;
       s.inputReadByBackward = k && chain.stages[k - 1].outputBackwardStart != Stage::kNone;
       s.backwardStart = s.savedBytes || uniform(0, 3) ? 200 - k : Stage::kNone;
-      s.forwardSeconds = uniform(1, most) * unit;
+      int forwardUnits = uniform(1, most);
+      s.forwardSeconds = forwardUnits * unit;
+      s.outputOnlySeconds = uniform(0, forwardUnits - 1) * unit;
       s.inputTransferSeconds = uniform(0, most * 2 / 5) * unit;
       if (light) {
         s.lightBytes = std::min<int64_t>(s.savedBytes, 64 * uniform(0, 10));
