@@ -37,7 +37,7 @@
 // (SLOW); @w1's moments in 8 bits leave room to keep them all, which saves
 // more than 1% of the step: auto makes them 8-bit, and nothing is
 // recomputed.
-// SLOW: recompute_seconds = 1.{{[0-9]+}}e-05
+// SLOW: recompute_seconds = 1.{{[0-9]+}}{{e-05|E-5}}
 // SLOW-NOT: adamw8bit
 // SPEED: recompute_seconds = 0.000000e+00
 // SPEED: tg.adamw8bit_update @w1,

@@ -4,6 +4,7 @@
 // RUN: not hmcc-opt %s -split-input-file -tg-autodiff -tg-select-entries=functions=forward_backward -plan-recompute="vram=2500" 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not hmcc-opt %s -split-input-file -tg-autodiff -tg-select-entries=functions=forward_backward -plan-recompute="force=3-2" 2>&1 | FileCheck %s --check-prefix=BADFORCE
 // RUN: not hmcc-opt %s -split-input-file -tg-autodiff -plan-recompute="device-profile=nowhere.json" 2>&1 | FileCheck %s --check-prefix=BADPROFILE
+// RUN: hmcc-opt %s -split-input-file -tg-autodiff -tg-select-entries=functions=forward_backward -plan-recompute="force=3" | FileCheck %s --check-prefix=OUTPUT
 // plan-recompute: the chain of stages between single-tensor cuts, forced and budget-driven decisions, the copies made, and the errors.
 
 // A pure chain: every op is a cut, so each op is a stage (11). Forced none:
@@ -28,10 +29,20 @@
 // SEG-NOT: %[[A]]{{[ ,]}}
 // SEG: return
 
+// A segment does not make its last stage's output again (the next stage's
+// input is there): stage 3 alone, whose one op makes only that cut, costs
+// nothing and copies nothing.
+// OUTPUT: hm.recompute = {forced = true, recompute_seconds = 0.000000e+00 : f64, stages = [{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "recompute"
+// OUTPUT: func.func @forward_backward
+// OUTPUT-COUNT-5: tg.matmul %{{.*}}, %w{{[0-9]}} :
+// OUTPUT-NOT: tg.matmul %{{.*}}, %w{{[0-9]}} :
+// OUTPUT: return
+
 // Under a budget the cheapest decision that fits is chosen: the unplanned
-// program needs 2688 bytes; at 2560 the last segment (3 stages) is
-// recomputed.
-// FIT: hm.recompute = {budget = 2560 : i64, forced = false{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "recompute"{{.*}}decision = "recompute"{{.*}}decision = "recompute"
+// program needs 2688 bytes; at 2560 a segment of 3 stages is recomputed,
+// the first (stages 1-3 and 9-11 both cost a matmul and a tanh: neither
+// makes its last op's output again).
+// FIT: hm.recompute = {budget = 2560 : i64, forced = false{{.*}}decision = "recompute"{{.*}}decision = "recompute"{{.*}}decision = "recompute"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"
 // FIT: hm.arena @arena tier "device" size 2560
 
 // Below the smallest feasible budget: the error names it and what takes it.
