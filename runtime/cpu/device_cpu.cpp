@@ -85,6 +85,8 @@ const hmrt_kernels kCpuKernels = {
     hmrt_fused_f32_to_bf16,
     hmrt_layer_norm_f32_to_bf16,
     hmrt_sce_loss_backward_f32_to_bf16,
+    hmrt_matmul_mixed_bf16,
+    hmrt_gemm_mixed_bf16,
 };
 
 CpuStream* stream_of(hmrt_stream* s) { return static_cast<CpuStream*>(s->impl); }

@@ -436,18 +436,21 @@ hmrt_status hmrt::check_reduce(const char* fn, int32_t rank, const int64_t* shap
 // ---- MatMul (over a GEMM engine: cpu/nn_ops_shared.h) ------------------------------------
 
 namespace {
-// "f32" or "bf16": the operands' type in the names of the functions.
-template <class T>
+// "f32", "bf16" or "mixed_bf16" (one of each): the operands' types in the
+// names of the functions.
+template <class TA, class TB>
 const char* operand_type() {
-  return sizeof(T) == 2 ? "bf16" : "f32";
+  if (sizeof(TA) != sizeof(TB)) return "mixed_bf16";
+  return sizeof(TA) == 2 ? "bf16" : "f32";
 }
 }  // namespace
 
-template <class T>
-hmrt_status hmrt::matmul_on(const GemmEngine<T>& e, const T* a, int32_t ra, const int64_t* sa,
-                            int32_t trans_a, const T* b, int32_t rb, const int64_t* sb,
-                            int32_t trans_b, float* y, int32_t ry, const int64_t* sy) {
-  const std::string name = std::string("hmrt_matmul_") + operand_type<T>() + e.suffix;
+template <class TA, class TB>
+hmrt_status hmrt::matmul_on(const GemmEngine<TA, TB>& e, const TA* a, int32_t ra,
+                            const int64_t* sa, int32_t trans_a, const TB* b, int32_t rb,
+                            const int64_t* sb, int32_t trans_b, float* y, int32_t ry,
+                            const int64_t* sy) {
+  const std::string name = std::string("hmrt_matmul_") + operand_type<TA, TB>() + e.suffix;
   const char* fn = name.c_str();
   int64_t na, nb, ny;
   hmrt_status st = check_shape(fn, "a", ra, sa, 1, &na);
@@ -572,20 +575,14 @@ hmrt_status hmrt::matmul_on(const GemmEngine<T>& e, const T* a, int32_t ra, cons
   return HMRT_OK;
 }
 
-template hmrt_status hmrt::matmul_on(const GemmEngine<float>&, const float*, int32_t,
-                                     const int64_t*, int32_t, const float*, int32_t,
-                                     const int64_t*, int32_t, float*, int32_t, const int64_t*);
-template hmrt_status hmrt::matmul_on(const GemmEngine<uint16_t>&, const uint16_t*, int32_t,
-                                     const int64_t*, int32_t, const uint16_t*, int32_t,
-                                     const int64_t*, int32_t, float*, int32_t, const int64_t*);
 
 // ---- Gemm -----------------------------------------------------------------------------
 
-template <class T>
-hmrt_status hmrt::gemm_on(const GemmEngine<T>& e, const T* a, const T* b, const float* c,
+template <class TA, class TB>
+hmrt_status hmrt::gemm_on(const GemmEngine<TA, TB>& e, const TA* a, const TB* b, const float* c,
                           int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
                           int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y) {
-  const std::string name = std::string("hmrt_gemm_") + operand_type<T>() + e.suffix;
+  const std::string name = std::string("hmrt_gemm_") + operand_type<TA, TB>() + e.suffix;
   const char* fn = name.c_str();
   HMRT_CHECK_SIZE(fn, m);
   HMRT_CHECK_SIZE(fn, n);
@@ -627,13 +624,38 @@ hmrt_status hmrt::gemm_on(const GemmEngine<T>& e, const T* a, const T* b, const 
   return e.sgemm(trans_a != 0, trans_b != 0, m, n, k, alpha, a, lda, b, ldb, beta, y, ldc);
 }
 
-template hmrt_status hmrt::gemm_on(const GemmEngine<float>&, const float*, const float*,
-                                   const float*, int32_t, const int64_t*, int64_t, int64_t,
-                                   int64_t, int32_t, int32_t, float, float, float*);
-template hmrt_status hmrt::gemm_on(const GemmEngine<uint16_t>&, const uint16_t*,
-                                   const uint16_t*, const float*, int32_t, const int64_t*,
-                                   int64_t, int64_t, int64_t, int32_t, int32_t, float, float,
-                                   float*);
+namespace hmrt {
+HMRT_GEMM_ON(float, float, )
+HMRT_GEMM_ON(uint16_t, uint16_t, )
+HMRT_GEMM_ON(uint16_t, float, )
+HMRT_GEMM_ON(float, uint16_t, )
+}  // namespace hmrt
+
+hmrt_status hmrt::matmul_mixed_on(const GemmEngine<uint16_t, float>& bf,
+                                  const GemmEngine<float, uint16_t>& fb, const void* a,
+                                  int32_t a_bf16, int32_t ra, const int64_t* sa,
+                                  int32_t trans_a, const void* b, int32_t rb,
+                                  const int64_t* sb, int32_t trans_b, float* y, int32_t ry,
+                                  const int64_t* sy) {
+  if (a_bf16)
+    return matmul_on(bf, static_cast<const uint16_t*>(a), ra, sa, trans_a,
+                     static_cast<const float*>(b), rb, sb, trans_b, y, ry, sy);
+  return matmul_on(fb, static_cast<const float*>(a), ra, sa, trans_a,
+                   static_cast<const uint16_t*>(b), rb, sb, trans_b, y, ry, sy);
+}
+
+hmrt_status hmrt::gemm_mixed_on(const GemmEngine<uint16_t, float>& bf,
+                                const GemmEngine<float, uint16_t>& fb, const void* a,
+                                int32_t a_bf16, const void* b, const float* c, int32_t rc,
+                                const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                                int32_t trans_a, int32_t trans_b, float alpha, float beta,
+                                float* y) {
+  if (a_bf16)
+    return gemm_on(bf, static_cast<const uint16_t*>(a), static_cast<const float*>(b), c, rc,
+                   sc, m, n, k, trans_a, trans_b, alpha, beta, y);
+  return gemm_on(fb, static_cast<const float*>(a), static_cast<const uint16_t*>(b), c, rc, sc,
+                 m, n, k, trans_a, trans_b, alpha, beta, y);
+}
 
 namespace {
 // C broadcast into y by rows, on the CPU's threads.
@@ -686,9 +708,9 @@ bool bf16_operand(const T* x, int64_t batches, int64_t stride, int64_t rows, int
   return true;
 }
 
-template <class T>
+template <class TA, class TB>
 hmrt_status sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-                               const T* a, int64_t lda, int64_t sa, const T* b, int64_t ldb,
+                               const TA* a, int64_t lda, int64_t sa, const TB* b, int64_t ldb,
                                int64_t sb, float beta, float* c, int64_t ldc, int64_t sc,
                                int64_t batch) {
   const int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
@@ -709,9 +731,9 @@ hmrt_status sgemm_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k, 
                                     ldc, sc, batch);
 }
 
-template <class T>
-hmrt_status sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a,
-                       int64_t lda, const T* b, int64_t ldb, float beta, float* c,
+template <class TA, class TB>
+hmrt_status sgemm_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const TA* a,
+                       int64_t lda, const TB* b, int64_t ldb, float beta, float* c,
                        int64_t ldc) {
   return sgemm_bf16_batched(ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0, 1);
 }
@@ -723,9 +745,17 @@ bool hmrt::bf16_values(const float* x, int64_t n, std::vector<float>* out) {
 }
 
 const hmrt::GemmEngine<float> hmrt::kCpuGemmBf16Products = {
-    " (bf16 products)", sgemm_bf16<float>, sgemm_bf16_batched<float>, cpu_broadcast_c, true};
+    " (bf16 products)", sgemm_bf16<float, float>, sgemm_bf16_batched<float, float>,
+    cpu_broadcast_c, true};
 const hmrt::GemmEngine<uint16_t> hmrt::kCpuGemmBf16 = {
-    "", sgemm_bf16<uint16_t>, sgemm_bf16_batched<uint16_t>, cpu_broadcast_c, true};
+    "", sgemm_bf16<uint16_t, uint16_t>, sgemm_bf16_batched<uint16_t, uint16_t>, cpu_broadcast_c,
+    true};
+const hmrt::GemmEngine<uint16_t, float> hmrt::kCpuGemmBf16F32 = {
+    "", sgemm_bf16<uint16_t, float>, sgemm_bf16_batched<uint16_t, float>, cpu_broadcast_c,
+    true};
+const hmrt::GemmEngine<float, uint16_t> hmrt::kCpuGemmF32Bf16 = {
+    "", sgemm_bf16<float, uint16_t>, sgemm_bf16_batched<float, uint16_t>, cpu_broadcast_c,
+    true};
 
 hmrt_status hmrt_matmul_f32_bf16(const float* a, int32_t ra, const int64_t* sa, int32_t trans_a,
                                  const float* b, int32_t rb, const int64_t* sb, int32_t trans_b,
@@ -753,6 +783,22 @@ hmrt_status hmrt_gemm_bf16(const uint16_t* a, const uint16_t* b, const float* c,
                            int32_t trans_b, float alpha, float beta, float* y) {
   return hmrt::gemm_on(hmrt::kCpuGemmBf16, a, b, c, rc, sc, m, n, k, trans_a, trans_b, alpha,
                        beta, y);
+}
+
+hmrt_status hmrt_matmul_mixed_bf16(const void* a, int32_t a_bf16, int32_t ra, const int64_t* sa,
+                                   int32_t trans_a, const void* b, int32_t rb,
+                                   const int64_t* sb, int32_t trans_b, float* y, int32_t ry,
+                                   const int64_t* sy) {
+  return hmrt::matmul_mixed_on(hmrt::kCpuGemmBf16F32, hmrt::kCpuGemmF32Bf16, a, a_bf16, ra, sa,
+                               trans_a, b, rb, sb, trans_b, y, ry, sy);
+}
+
+hmrt_status hmrt_gemm_mixed_bf16(const void* a, int32_t a_bf16, const void* b, const float* c,
+                                 int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                                 int32_t trans_a, int32_t trans_b, float alpha, float beta,
+                                 float* y) {
+  return hmrt::gemm_mixed_on(hmrt::kCpuGemmBf16F32, hmrt::kCpuGemmF32Bf16, a, a_bf16, b, c, rc,
+                             sc, m, n, k, trans_a, trans_b, alpha, beta, y);
 }
 
 hmrt_status hmrt_matmul_f32(const float* a, int32_t ra, const int64_t* sa,

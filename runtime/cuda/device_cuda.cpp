@@ -21,6 +21,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -28,6 +29,7 @@
 #include <mutex>
 #include <new>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "core/backend.h"
@@ -199,12 +201,18 @@ hmrt_status gemm_ex_batched(const char* fn, cudaDataType type, cublasComputeType
 // part of C.  (cuBLAS's CUBLAS_COMPUTE_32F_FAST_16BF rounds fp32 operands
 // its own, undocumented way, measured on an H200 to differ from the CPU's
 // rounding by more than the fp32 sums do.)
-hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k,
-                                        float alpha, const float* a, int64_t lda,
-                                        int64_t stride_a, const float* b, int64_t ldb,
-                                        int64_t stride_b, float beta, float* c, int64_t ldc,
-                                        int64_t stride_c, int64_t batch) {
-  const char* fn = "hmrt_sgemm (cuda, bf16 products)";
+//
+// One operand already bf16 (TA or TB uint16_t, hmrt_matmul_mixed_bf16):
+// only the fp32 one is rounded; the GEMMs read the bf16 one in place.
+template <class TA, class TB>
+hmrt_status cuda_sgemm_rounded_batched(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                       float alpha, const TA* a, int64_t lda, int64_t stride_a,
+                                       const TB* b, int64_t ldb, int64_t stride_b, float beta,
+                                       float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+  constexpr bool kRoundA = std::is_same<TA, float>::value;
+  constexpr bool kRoundB = std::is_same<TB, float>::value;
+  const char* fn = kRoundA && kRoundB ? "hmrt_sgemm (cuda, bf16 products)"
+                                      : "hmrt_sgemm (cuda, bf16 and fp32 operands)";
   bool any = false;
   hmrt_status st = check_batched(fn, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc,
                                  stride_c, batch, &any);
@@ -215,43 +223,62 @@ hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, in
   auto* sa = static_cast<uint16_t*>(space);
   void* stream = g_context->stream;
   // op(A)'s rows [i0, i0 + rows) and columns [k0, k0 + kb) of batch entry
-  // bi (and of the `entries` - 1 after it), packed at sa: (rows x kb), or
-  // (kb x rows) for ta; likewise op(B)'s rows [k0, k0 + kb) and columns
-  // [j0, j0 + cols) at sb: (kb x cols), or (cols x kb) for tb.
-  auto round_a = [&](int64_t entries, int64_t bi, int64_t i0, int64_t rows, int64_t k0,
-                     int64_t kb) {
-    const float* x = a + bi * stride_a;
-    return ta ? cuda::round_bf16_blocks(stream, x + k0 * lda + i0, entries, stride_a, kb, rows,
-                                        lda, sa)
-              : cuda::round_bf16_blocks(stream, x + i0 * lda + k0, entries, stride_a, rows, kb,
-                                        lda, sa);
+  // bi (and of the `entries` - 1 after it): packed at sa, (rows x kb), or
+  // (kb x rows) for ta, when A is rounded; else where they are. Likewise
+  // op(B)'s rows [k0, k0 + kb) and columns [j0, j0 + cols), packed at sb
+  // (kb x cols, or cols x kb for tb).
+  struct Block {
+    const uint16_t* data;
+    int64_t ld;
+    int error;
   };
-  auto round_b = [&](uint16_t* sb, int64_t entries, int64_t bi, int64_t j0, int64_t cols,
-                     int64_t k0, int64_t kb) {
-    const float* x = b + bi * stride_b;
-    return tb ? cuda::round_bf16_blocks(stream, x + j0 * ldb + k0, entries, stride_b, cols, kb,
-                                        ldb, sb)
-              : cuda::round_bf16_blocks(stream, x + k0 * ldb + j0, entries, stride_b, kb, cols,
-                                        ldb, sb);
+  auto block_a = [&](int64_t entries, int64_t bi, int64_t i0, int64_t rows, int64_t k0,
+                     int64_t kb) -> Block {
+    const TA* x = a + bi * stride_a + (ta ? k0 * lda + i0 : i0 * lda + k0);
+    if constexpr (kRoundA) {
+      const int e = ta ? cuda::round_bf16_blocks(stream, x, entries, stride_a, kb, rows, lda, sa)
+                       : cuda::round_bf16_blocks(stream, x, entries, stride_a, rows, kb, lda, sa);
+      return {sa, std::max<int64_t>(1, ta ? rows : kb), e};
+    } else {
+      return {x, lda, 0};
+    }
   };
-  auto gemm = [&](const uint16_t* pa, int64_t spa, const uint16_t* pb, int64_t spb, float* pc,
+  auto block_b = [&](uint16_t* sb, int64_t entries, int64_t bi, int64_t j0, int64_t cols,
+                     int64_t k0, int64_t kb) -> Block {
+    const TB* x = b + bi * stride_b + (tb ? j0 * ldb + k0 : k0 * ldb + j0);
+    if constexpr (kRoundB) {
+      const int e = tb ? cuda::round_bf16_blocks(stream, x, entries, stride_b, cols, kb, ldb, sb)
+                       : cuda::round_bf16_blocks(stream, x, entries, stride_b, kb, cols, ldb, sb);
+      return {sb, std::max<int64_t>(1, tb ? kb : cols), e};
+    } else {
+      return {x, ldb, 0};
+    }
+  };
+  auto gemm = [&](const Block& pa, int64_t spa, const Block& pb, int64_t spb, float* pc,
                   int64_t rows, int64_t cols, int64_t kb, float beta_, int64_t entries) {
-    return gemm_ex_locked(fn, CUDA_R_16BF, CUBLAS_COMPUTE_32F, ta, tb, rows, cols, kb, alpha, pa,
-                          std::max<int64_t>(1, ta ? rows : kb), spa, pb,
-                          std::max<int64_t>(1, tb ? kb : cols), spb, beta_, pc, ldc, stride_c,
+    return gemm_ex_locked(fn, CUDA_R_16BF, CUBLAS_COMPUTE_32F, ta, tb, rows, cols, kb, alpha,
+                          pa.data, pa.ld, spa, pb.data, pb.ld, spb, beta_, pc, ldc, stride_c,
                           entries);
   };
   const int64_t a_entries = stride_a ? batch : 1, b_entries = stride_b ? batch : 1;
   // Elements rounded up to 64 (128 bytes) so that B starts aligned.
-  const int64_t a_whole = (a_entries * m * k + 63) / 64 * 64, b_whole = b_entries * k * n;
+  const int64_t a_whole = kRoundA ? (a_entries * m * k + 63) / 64 * 64 : 0;
+  const int64_t b_whole = kRoundB ? b_entries * k * n : 0;
   if (a_whole + b_whole <= room) {
     uint16_t* sb = sa + a_whole;
-    int e = k == 0 ? 0 : round_a(a_entries, 0, 0, m, 0, k);
-    if (e == 0 && k != 0) e = round_b(sb, b_entries, 0, 0, n, 0, k);
-    if (e != 0) return finish(fn, e);
-    if ((st = gemm(sa, stride_a ? m * k : 0, sb, stride_b ? k * n : 0, c, m, n, k, beta,
-                   batch)) != HMRT_OK)
-      return st;
+    // Packed entries are m * k (k * n) apart; one in place, as the caller's.
+    const int64_t spa = kRoundA ? (stride_a ? m * k : 0) : stride_a;
+    const int64_t spb = kRoundB ? (stride_b ? k * n : 0) : stride_b;
+    Block pa{nullptr, 1, 0}, pb{nullptr, 1, 0};
+    if (k != 0) {
+      pa = block_a(a_entries, 0, 0, m, 0, k);
+      if (pa.error == 0) pb = block_b(sb, b_entries, 0, 0, n, 0, k);
+      if (const int e = pa.error ? pa.error : pb.error) return finish(fn, e);
+    } else {  // nothing is read: the leading dims of packed operands
+      pa = {reinterpret_cast<const uint16_t*>(a), ta ? std::max<int64_t>(1, m) : 1, 0};
+      pb = {reinterpret_cast<const uint16_t*>(b), tb ? 1 : std::max<int64_t>(1, n), 0};
+    }
+    if ((st = gemm(pa, spa, pb, spb, c, m, n, k, beta, batch)) != HMRT_OK) return st;
     return finish(fn, 0);
   }
   // Blocks of at most half the scratch each, at most kMaxInner deep: a long
@@ -264,6 +291,7 @@ hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, in
   const int64_t mb = std::max<int64_t>(1, std::min(m, half / kb_max));
   const int64_t nb = std::max<int64_t>(1, std::min(n, half / kb_max));
   uint16_t* sb = sa + half;
+  Block pa{reinterpret_cast<const uint16_t*>(a), 1, 0};
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t i0 = 0; i0 < m; i0 += mb) {
       const int64_t rows = std::min(mb, m - i0);
@@ -272,18 +300,36 @@ hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, in
         float* pc = c + bi * stride_c + i0 * ldc + j0;
         for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kb_max) {
           const int64_t kb = std::min(kb_max, k - k0);
+          Block pb{reinterpret_cast<const uint16_t*>(b), 1, 0};
           // A's block is the same for every j0 when k is one block.
-          if (kb > 0 && (j0 == 0 || kb != k))
-            if (const int e = round_a(1, bi, i0, rows, k0, kb)) return finish(fn, e);
+          if (kb > 0 && (j0 == 0 || kb != k || !kRoundA))
+            if ((pa = block_a(1, bi, i0, rows, k0, kb)).error) return finish(fn, pa.error);
           if (kb > 0)
-            if (const int e = round_b(sb, 1, bi, j0, cols, k0, kb)) return finish(fn, e);
-          if ((st = gemm(sa, 0, sb, 0, pc, rows, cols, kb, k0 == 0 ? beta : 1.0f, 1)) !=
+            if ((pb = block_b(sb, 1, bi, j0, cols, k0, kb)).error) return finish(fn, pb.error);
+          if ((st = gemm(pa, 0, pb, 0, pc, rows, cols, kb, k0 == 0 ? beta : 1.0f, 1)) !=
               HMRT_OK)
             return st;
         }
       }
     }
   return finish(fn, 0);
+}
+
+hmrt_status cuda_sgemm_f32_bf16_batched(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                        float alpha, const float* a, int64_t lda,
+                                        int64_t stride_a, const float* b, int64_t ldb,
+                                        int64_t stride_b, float beta, float* c, int64_t ldc,
+                                        int64_t stride_c, int64_t batch) {
+  return cuda_sgemm_rounded_batched(ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b,
+                                    beta, c, ldc, stride_c, batch);
+}
+
+template <class TA, class TB>
+hmrt_status cuda_sgemm_rounded(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                               const TA* a, int64_t lda, const TB* b, int64_t ldb, float beta,
+                               float* c, int64_t ldc) {
+  return cuda_sgemm_rounded_batched(ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc,
+                                    0, 1);
 }
 
 hmrt_status cuda_sgemm_f32_bf16(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
@@ -950,6 +996,28 @@ const GemmEngine<float> kCudaGemmBf16Products = {" (cuda, bf16 products)", cuda_
                                                  false};
 const GemmEngine<uint16_t> kCudaGemmBf16 = {" (cuda)", cuda_sgemm_bf16, cuda_sgemm_bf16_batched,
                                             cuda_broadcast_c, false};
+const GemmEngine<uint16_t, float> kCudaGemmBf16F32 = {
+    " (cuda)", cuda_sgemm_rounded<uint16_t, float>, cuda_sgemm_rounded_batched<uint16_t, float>,
+    cuda_broadcast_c, false};
+const GemmEngine<float, uint16_t> kCudaGemmF32Bf16 = {
+    " (cuda)", cuda_sgemm_rounded<float, uint16_t>, cuda_sgemm_rounded_batched<float, uint16_t>,
+    cuda_broadcast_c, false};
+
+hmrt_status cuda_matmul_mixed_bf16(const void* a, int32_t a_bf16, int32_t ra, const int64_t* sa,
+                                   int32_t trans_a, const void* b, int32_t rb,
+                                   const int64_t* sb, int32_t trans_b, float* y, int32_t ry,
+                                   const int64_t* sy) {
+  return matmul_mixed_on(kCudaGemmBf16F32, kCudaGemmF32Bf16, a, a_bf16, ra, sa, trans_a, b, rb,
+                         sb, trans_b, y, ry, sy);
+}
+
+hmrt_status cuda_gemm_mixed_bf16(const void* a, int32_t a_bf16, const void* b, const float* c,
+                                 int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                                 int32_t trans_a, int32_t trans_b, float alpha, float beta,
+                                 float* y) {
+  return gemm_mixed_on(kCudaGemmBf16F32, kCudaGemmF32Bf16, a, a_bf16, b, c, rc, sc, m, n, k,
+                       trans_a, trans_b, alpha, beta, y);
+}
 
 // MatMul and Gemm on engine E: the table's entries.
 template <class T, const GemmEngine<T>& E>
@@ -1002,6 +1070,8 @@ const hmrt_kernels kCudaKernels = [] {
   k.gemm_f32_bf16 = gemm_with<float, kCudaGemmBf16Products>;
   k.matmul_bf16 = matmul_with<uint16_t, kCudaGemmBf16>;
   k.gemm_bf16 = gemm_with<uint16_t, kCudaGemmBf16>;
+  k.matmul_mixed_bf16 = cuda_matmul_mixed_bf16;
+  k.gemm_mixed_bf16 = cuda_gemm_mixed_bf16;
   k.round_bf16 = cuda_round_bf16;
   k.clip_coefficient = cuda_clip_coefficient;
   k.onnx_adagrad = cuda_onnx_adagrad;

@@ -337,7 +337,8 @@ TEST_F(Cuda, MatMulAndGemmMatchCpu) {
     HMRT_ASSERT_OK(cpu(a.data(), int32_t(c.sa.size()), c.sa.data(), c.ta, b.data(),
                        int32_t(c.sb.size()), c.sb.data(), c.tb, want.data(),
                        int32_t(c.sy.size()), c.sy.data()));
-    typename std::decay_t<decltype(a)>::value_type *da, *db;
+    typename std::decay_t<decltype(a)>::value_type* da;
+    typename std::decay_t<decltype(b)>::value_type* db;
     float* dy;
     BufferPtr ba = upload(a, &da), bb = upload(b, &db);
     BufferPtr by = upload(std::vector<float>(size_t(ny), 0.0f), &dy);
@@ -360,8 +361,23 @@ TEST_F(Cuda, MatMulAndGemmMatchCpu) {
       SCOPED_TRACE("bf16 products of fp32 operands");
       matmul(c, a, b, hmrt_matmul_f32_bf16, k_->matmul_f32_bf16);
     }
-    SCOPED_TRACE("bf16 operands");
-    matmul(c, bf16_of(a), bf16_of(b), hmrt_matmul_bf16, k_->matmul_bf16);
+    {
+      SCOPED_TRACE("bf16 operands");
+      matmul(c, bf16_of(a), bf16_of(b), hmrt_matmul_bf16, k_->matmul_bf16);
+    }
+    // One of each: the entry takes void pointers and which one is bf16.
+    auto mixed = [](auto kernel, int32_t a_bf16) {
+      return [=](const auto* a, int32_t ra, const int64_t* sa, int32_t ta, const auto* b,
+                 int32_t rb, const int64_t* sb, int32_t tb, float* y, int32_t ry,
+                 const int64_t* sy) { return kernel(a, a_bf16, ra, sa, ta, b, rb, sb, tb, y, ry, sy); };
+    };
+    {
+      SCOPED_TRACE("a bf16, b fp32");
+      matmul(c, bf16_of(a), b, mixed(hmrt_matmul_mixed_bf16, 1),
+             mixed(k_->matmul_mixed_bf16, 1));
+    }
+    SCOPED_TRACE("a fp32, b bf16");
+    matmul(c, a, bf16_of(b), mixed(hmrt_matmul_mixed_bf16, 0), mixed(k_->matmul_mixed_bf16, 0));
   }
   // Gemm: y = 0.75 op(A) op(B) + 0.5 C, C of shape [N] broadcast to [M, N].
   const int64_t M = 33, N = 45;
@@ -371,7 +387,8 @@ TEST_F(Cuda, MatMulAndGemmMatchCpu) {
     std::vector<float> want(static_cast<size_t>(M * N));
     HMRT_ASSERT_OK(cpu(a.data(), b.data(), cv.data(), 1, sc, M, N, K, t, t, 0.75f, 0.5f,
                        want.data()));
-    typename std::decay_t<decltype(a)>::value_type *da, *db;
+    typename std::decay_t<decltype(a)>::value_type* da;
+    typename std::decay_t<decltype(b)>::value_type* db;
     float *dc, *dy;
     BufferPtr ba = upload(a, &da), bb = upload(b, &db), bc = upload(cv, &dc);
     BufferPtr by = upload(std::vector<float>(size_t(M * N), 0.0f), &dy);
@@ -391,8 +408,23 @@ TEST_F(Cuda, MatMulAndGemmMatchCpu) {
       SCOPED_TRACE("Gemm, bf16 products of fp32 operands");
       gemm(t, a, b, cv, hmrt_gemm_f32_bf16, k_->gemm_f32_bf16);
     }
-    SCOPED_TRACE("Gemm, bf16 operands");
-    gemm(t, bf16_of(a), bf16_of(b), cv, hmrt_gemm_bf16, k_->gemm_bf16);
+    {
+      SCOPED_TRACE("Gemm, bf16 operands");
+      gemm(t, bf16_of(a), bf16_of(b), cv, hmrt_gemm_bf16, k_->gemm_bf16);
+    }
+    auto mixed = [](auto kernel, int32_t a_bf16) {
+      return [=](const auto* a, const auto* b, const float* c, int32_t rc, const int64_t* sc,
+                 int64_t m, int64_t n, int64_t k, int32_t ta, int32_t tb, float alpha,
+                 float beta, float* y) {
+        return kernel(a, a_bf16, b, c, rc, sc, m, n, k, ta, tb, alpha, beta, y);
+      };
+    };
+    {
+      SCOPED_TRACE("Gemm, a bf16, b fp32");
+      gemm(t, bf16_of(a), b, cv, mixed(hmrt_gemm_mixed_bf16, 1), mixed(k_->gemm_mixed_bf16, 1));
+    }
+    SCOPED_TRACE("Gemm, a fp32, b bf16");
+    gemm(t, a, bf16_of(b), cv, mixed(hmrt_gemm_mixed_bf16, 0), mixed(k_->gemm_mixed_bf16, 0));
   }
 }
 
@@ -430,6 +462,17 @@ TEST_F(Cuda, Bf16ProductsOfLargeOperandsInBlocks) {
     BufferPtr by = upload(std::vector<float>(want.size(), -1.0f), &dy);
     HMRT_ASSERT_OK(k_->matmul_f32_bf16(da, 2, sa, c.ta, db, 2, sb, c.tb, dy, 2, sy));
     EXPECT_TRUE(same_bits(download<float>(by.get(), want.size()), want));
+    // One operand bf16 (small integers are exact in it), read in place
+    // block by block while the other is rounded.
+    std::vector<uint16_t> a16(a.size()), b16(b.size());
+    HMRT_ASSERT_OK(hmrt_round_bf16(a.data(), a16.data(), int64_t(a.size())));
+    HMRT_ASSERT_OK(hmrt_round_bf16(b.data(), b16.data(), int64_t(b.size())));
+    uint16_t *da16, *db16;
+    BufferPtr ba16 = upload(a16, &da16), bb16 = upload(b16, &db16);
+    HMRT_ASSERT_OK(k_->matmul_mixed_bf16(da16, 1, 2, sa, c.ta, db, 2, sb, c.tb, dy, 2, sy));
+    EXPECT_TRUE(same_bits(download<float>(by.get(), want.size()), want)) << "a bf16";
+    HMRT_ASSERT_OK(k_->matmul_mixed_bf16(da, 0, 2, sa, c.ta, db16, 2, sb, c.tb, dy, 2, sy));
+    EXPECT_TRUE(same_bits(download<float>(by.get(), want.size()), want)) << "b bf16";
   }
 }
 

@@ -588,12 +588,13 @@ TEST_F(Device, CpuKernelTable) {
   EXPECT_EQ(k->round_bf16, &hmrt_round_bf16);
   EXPECT_EQ(k->fused_f32_to_bf16, &hmrt_fused_f32_to_bf16);
   EXPECT_EQ(k->layer_norm_f32_to_bf16, &hmrt_layer_norm_f32_to_bf16);
-  EXPECT_EQ(k->sce_loss_backward_f32_to_bf16,
-            &hmrt_sce_loss_backward_f32_to_bf16);  // the last entry
+  EXPECT_EQ(k->sce_loss_backward_f32_to_bf16, &hmrt_sce_loss_backward_f32_to_bf16);
+  EXPECT_EQ(k->matmul_mixed_bf16, &hmrt_matmul_mixed_bf16);
+  EXPECT_EQ(k->gemm_mixed_bf16, &hmrt_gemm_mixed_bf16);  // the last entry
   // Every entry is there: the table is function pointers after the header.
   const size_t header = offsetof(hmrt_kernels, sgemm);
   const size_t entries = (sizeof(hmrt_kernels) - header) / sizeof(void (*)(void));
-  EXPECT_EQ(entries, 54u);
+  EXPECT_EQ(entries, 56u);
   for (size_t i = 0; i < entries; ++i) {
     void (*entry)(void) = nullptr;
     std::memcpy(&entry, reinterpret_cast<const char*>(k) + header + i * sizeof entry,

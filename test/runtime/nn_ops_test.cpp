@@ -258,7 +258,7 @@ TEST(NnOpsRoundBf16, RoundsToNearestEven) {
 }
 
 // MatMul and Gemm with bf16 products, of fp32 operands (rounded by the
-// kernel) or bf16 ones, equal the fp32 kernels run on the same values in
+// kernel), bf16 ones or one of each, equal the fp32 kernels run on the same values in
 // fp32 (bit for bit: the same GEMM over the same values), and are within
 // the fp32 bound of a double reference.
 TEST(NnOpsMatMulBf16, IsTheFp32KernelOnBf16Values) {
@@ -302,7 +302,29 @@ TEST(NnOpsMatMulBf16, IsTheFp32KernelOnBf16Values) {
                                2.0f, gw.data()));
   EXPECT_TRUE(hmrt_test::bitwise_equal(g, gw));
   EXPECT_TRUE(hmrt_test::bitwise_equal(gr, gw));
+  // One operand of each (the other rounded by the kernel), either way
+  // round: the same bits.
+  std::vector<float> mixed(got.size());
+  HMRT_ASSERT_OK(
+      hmrt_matmul_mixed_bf16(a16.data(), 1, 3, sa, 0, b.data(), 2, sb, 0, mixed.data(), 3, sy));
+  EXPECT_TRUE(hmrt_test::bitwise_equal(mixed, want));
+  std::fill(mixed.begin(), mixed.end(), 0.0f);
+  HMRT_ASSERT_OK(
+      hmrt_matmul_mixed_bf16(a.data(), 0, 3, sa, 0, b16.data(), 2, sb, 0, mixed.data(), 3, sy));
+  EXPECT_TRUE(hmrt_test::bitwise_equal(mixed, want));
+  std::vector<float> gm(g.size());
+  HMRT_ASSERT_OK(hmrt_gemm_mixed_bf16(b16.data(), 1, a.data(), c.data(), 1, sc, 29, 37, 50, 1, 1,
+                                      0.75f, 2.0f, gm.data()));
+  EXPECT_TRUE(hmrt_test::bitwise_equal(gm, gw));
+  HMRT_ASSERT_OK(hmrt_gemm_mixed_bf16(b.data(), 0, a16.data(), c.data(), 1, sc, 29, 37, 50, 1, 1,
+                                      0.75f, 2.0f, gm.data()));
+  EXPECT_TRUE(hmrt_test::bitwise_equal(gm, gw));
   // The fp32 kernel's checks, with messages naming the kernel.
+  EXPECT_EQ(hmrt_matmul_mixed_bf16(a16.data(), 1, 3, sa, 0, b.data(), 2, sy, 0, got.data(), 3,
+                                   sy),
+            HMRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hmrt_last_error()).find("hmrt_matmul_mixed_bf16"), std::string::npos)
+      << hmrt_last_error();
   EXPECT_EQ(hmrt_matmul_bf16(a16.data(), 3, sa, 0, b16.data(), 2, sy, 0, got.data(), 3, sy),
             HMRT_INVALID_ARGUMENT);
   EXPECT_NE(std::string(hmrt_last_error()).find("hmrt_matmul_bf16"), std::string::npos)

@@ -158,6 +158,10 @@ struct hmrt_kernels {
   hmrt_status (*layer_norm_f32_to_bf16)(const float* x, int32_t rank, const int64_t* shape, int32_t axis, const float* scale, const float* bias, float eps, uint16_t* y, float* mean, float* rstd);
   /* hmrt_sce_loss_backward_f32_to_bf16 */
   hmrt_status (*sce_loss_backward_f32_to_bf16)(const float* scores, int32_t rank, const int64_t* shape, const int64_t* labels, const float* weights, hmrt_loss_reduction reduction, int32_t has_ignore, int64_t ignore_index, const float* dloss, uint16_t* dscores);
+  /* hmrt_matmul_mixed_bf16 */
+  hmrt_status (*matmul_mixed_bf16)(const void* a, int32_t a_bf16, int32_t ra, const int64_t* sa, int32_t trans_a, const void* b, int32_t rb, const int64_t* sb, int32_t trans_b, float* y, int32_t ry, const int64_t* sy);
+  /* hmrt_gemm_mixed_bf16 */
+  hmrt_status (*gemm_mixed_bf16)(const void* a, int32_t a_bf16, const void* b, const float* c, int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k, int32_t trans_a, int32_t trans_b, float alpha, float beta, float* y);
 };
 
 /* Records "the <backend> backend has no <name> kernel yet ..." as the last

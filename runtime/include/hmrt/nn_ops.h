@@ -85,6 +85,18 @@ hmrt_status hmrt_gemm_bf16(const uint16_t* a, const uint16_t* b, const float* c,
                            const int64_t* sc, int64_t m, int64_t n, int64_t k,
                            int32_t trans_a, int32_t trans_b, float alpha, float beta,
                            float* y);
+/* One operand of each: with a_bf16, A is bf16 bit patterns and B fp32,
+ * else A is fp32 and B bf16; the fp32 one is rounded to bf16 (nearest even)
+ * first, so the results are those of the _bf16 kernels on the rounded
+ * operand (and of the _f32_bf16 ones on the widened bf16 one). */
+hmrt_status hmrt_matmul_mixed_bf16(const void* a, int32_t a_bf16, int32_t ra, const int64_t* sa,
+                                   int32_t trans_a, const void* b, int32_t rb,
+                                   const int64_t* sb, int32_t trans_b, float* y, int32_t ry,
+                                   const int64_t* sy);
+hmrt_status hmrt_gemm_mixed_bf16(const void* a, int32_t a_bf16, const void* b, const float* c,
+                                 int32_t rc, const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                                 int32_t trans_a, int32_t trans_b, float alpha, float beta,
+                                 float* y);
 
 /* ---- ReduceSum / ReduceMean / ReduceMax ---------------------------------------- */
 typedef enum hmrt_reduce_op {
