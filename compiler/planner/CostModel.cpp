@@ -104,8 +104,9 @@ double predictSeconds(Operation *op, const DeviceProfile &p) {
     cost.bytes = int64_t(double(cost.bytes) * share);
   }
   // A GEMM of bf16 tensors (A and B) reads them as they are; one of fp32
-  // operands (with bf16 products) has them rounded first, which the
-  // `matmul` efficiency measured on such operands includes.
+  // operands (with bf16 products; two, or one beside a bf16 one) has them
+  // rounded first, which the `matmul` efficiency measured on such operands
+  // includes.
   auto bf16 = [&](unsigned i) {
     auto tensor = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
     return tensor && tensor.getElementType().isBF16();

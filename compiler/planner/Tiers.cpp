@@ -92,8 +92,8 @@ void homeOnHost(ModuleOp module, func::FuncOp fn, const llvm::StringSet<> &names
           dead.insert(c);
           continue;
         }
-        use.set(fetch.getResult());
-        if (Operation *unused = matchBf16Factors(b, user)) // a rounding undone
+        use.set(fetch.getResult()); // a GEMM factor, of bf16 now
+        for (Operation *unused : readWidenedFactors(user))
           dead.insert(unused);
       }
       continue;

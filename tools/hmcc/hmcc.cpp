@@ -242,8 +242,8 @@ cl::opt<std::string> bf16Storage(
     cl::desc("With --precision bf16: keep the values only MatMul and Gemm read (the activations "
              "linear layers keep for their backward) in bf16, written so by the layer norms, "
              "fused elementwise programs and the loss gradient that make them, or rounded once "
-             "after another op. The same results, bit for bit; less memory, but a GEMM of such "
-             "a value and an fp32 one (a weight) converts the smaller first: always (the bare flag), "
+             "after another op (a GEMM of such a value and an fp32 one, a weight, rounds the fp32 "
+             "one as it reads it). The same results, bit for bit, in less memory: always (the bare flag), "
              "never, or auto (default): both are planned and the shorter predicted step is "
              "kept, or the one that fits --vram"),
     cl::cat(outputCategory));

@@ -54,10 +54,15 @@ bool roundsToBf16(Value v) {
 Arg resultOut(Value v) { return data(v, roundsToBf16(v) ? "uint16_t" : "float"); }
 /// A GEMM operand: f32, or bf16 bit patterns (tg-precision).
 Arg factor(Value v, bool bf16) { return data(v, bf16 ? "const uint16_t" : "const float"); }
-/// The kernel of a GEMM: of bf16 operands, of f32 ones with bf16 products
-/// (tg.math), or fp32.
-std::string gemmKernel(StringRef name, Operation *op, bool bf16Operands) {
-  return (name + (bf16Operands ? "_bf16" : hasBf16Math(op) ? "_f32_bf16" : "_f32")).str();
+/// The kernel of a GEMM of factors `a` and `b`: of bf16 operands, of one of
+/// each, of f32 ones with bf16 products (tg.math), or fp32.
+std::string gemmKernel(StringRef name, Operation *op, Value a, Value b) {
+  bool a16 = roundsToBf16(a), b16 = roundsToBf16(b);
+  return (name + (a16 && b16    ? "_bf16"
+                  : a16 || b16  ? "_mixed_bf16"
+                  : hasBf16Math(op) ? "_f32_bf16"
+                                    : "_f32"))
+      .str();
 }
 Arg persistent(FlatSymbolRefAttr symbol, StringRef ctype) {
   Arg a = make(K::Persistent);
@@ -87,6 +92,13 @@ Arg integer(int64_t v) {
   return a;
 }
 Arg flag(bool v) { return integer(v ? 1 : 0); }
+/// A GEMM's first factor, and with one of each type which one is bf16.
+SmallVector<Arg, 2> firstFactor(Value a, Value b) {
+  bool a16 = roundsToBf16(a);
+  if (a16 == roundsToBf16(b))
+    return {factor(a, a16)};
+  return {factor(a, a16), flag(a16)};
+}
 Arg real(double v, K kind = K::Float) {
   Arg a = make(kind);
   a.real = v;
@@ -365,18 +377,18 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
                      stream(o.getStream() ? int64_t(*o.getStream()) : -1)});
       })
       .Case([&](MatMulOp o) {
-        bool bf16 = typeOf(o.getLhs()).getElementType().isBF16();
-        return call(gemmKernel("hmrt_matmul", o, bf16),
-                    {factor(o.getLhs(), bf16), shape(o.getLhs()), flag(o.getTransA()),
-                     factor(o.getRhs(), bf16), shape(o.getRhs()), flag(o.getTransB()),
-                     f32Out(o.getResult()), shape(o.getResult())});
+        SmallVector<Arg> args = firstFactor(o.getLhs(), o.getRhs());
+        args.append({shape(o.getLhs()), flag(o.getTransA()),
+                     factor(o.getRhs(), roundsToBf16(o.getRhs())), shape(o.getRhs()),
+                     flag(o.getTransB()), f32Out(o.getResult()), shape(o.getResult())});
+        return call(gemmKernel("hmrt_matmul", o, o.getLhs(), o.getRhs()), std::move(args));
       })
       .Case([&](GemmOp o) {
         auto ta = typeOf(o.getA());
         int64_t m = o.getType().getDimSize(0), n = o.getType().getDimSize(1);
         int64_t k = o.getTransA() ? ta.getDimSize(0) : ta.getDimSize(1);
-        bool bf16 = typeOf(o.getA()).getElementType().isBF16();
-        SmallVector<Arg> args = {factor(o.getA(), bf16), factor(o.getB(), bf16)};
+        SmallVector<Arg> args = firstFactor(o.getA(), o.getB());
+        args.push_back(factor(o.getB(), roundsToBf16(o.getB())));
         if (o.getC()) {
           args.push_back(f32In(o.getC()));
           args.push_back(shape(o.getC()));
@@ -385,7 +397,7 @@ LogicalResult callsOf(Operation *op, SmallVectorImpl<Call> &calls) {
         }
         args.append({integer(m), integer(n), integer(k), flag(o.getTransA()), flag(o.getTransB()),
                      f32(o.getAlpha()), f32(o.getBeta()), f32Out(o.getResult())});
-        return call(gemmKernel("hmrt_gemm", o, bf16), std::move(args));
+        return call(gemmKernel("hmrt_gemm", o, o.getA(), o.getB()), std::move(args));
       })
       .Case([&](TransposeOp o) {
         return call("hmrt_transpose", {data(o.getX()), shape(o.getX()), ints(o.getPerm()),

@@ -358,8 +358,17 @@ static Type productType(Value operand, Value result) {
   return t.isBF16() && r.isF32() ? r : t;
 }
 
+/// A GEMM's factors: of one element type, or under bf16 products
+/// (tg.math) one bf16 and one f32, which the kernel rounds.
+static LogicalResult verifyFactors(Operation *op, Value a, Value b, StringRef what) {
+  Type ta = tensorType(a).getElementType(), tb = tensorType(b).getElementType();
+  if (hasBf16Math(op) && ta != tb && (ta.isBF16() || tb.isBF16()) && (ta.isF32() || tb.isF32()))
+    return success();
+  return sameElementType(op, a, b, what);
+}
+
 LogicalResult MatMulOp::verify() {
-  if (failed(sameElementType(*this, getLhs(), getRhs(), "operands")))
+  if (failed(verifyFactors(*this, getLhs(), getRhs(), "operands")))
     return failure();
   auto transposed = [](ArrayRef<int64_t> shape, bool trans) {
     Shape s(shape);
@@ -379,7 +388,7 @@ LogicalResult GemmOp::verify() {
   auto a = getA().getType(), b = getB().getType();
   if (a.getRank() != 2 || b.getRank() != 2)
     return emitOpError("operands a and b must be matrices");
-  if (failed(sameElementType(*this, getA(), getB(), "a and b")))
+  if (failed(verifyFactors(*this, getA(), getB(), "a and b")))
     return failure();
   int64_t m = getTransA() ? a.getDimSize(1) : a.getDimSize(0);
   int64_t k = getTransA() ? a.getDimSize(0) : a.getDimSize(1);
@@ -1000,31 +1009,18 @@ bool hmcc::tg::readsRoundedToBf16(OpOperand &use) {
   return isa<MatMulOp, GemmOp>(user) && hasBf16Math(user) && use.getOperandNumber() < 2;
 }
 
-Operation *hmcc::tg::matchBf16Factors(OpBuilder &b, Operation *gemm) {
-  OpOperand *f32 = nullptr, *bf16 = nullptr;
-  for (unsigned i : {0u, 1u})
-    (cast<RankedTensorType>(gemm->getOperand(i).getType()).getElementType().isF32() ? f32
-                                                                                   : bf16) =
-        &gemm->getOpOperand(i);
-  if (!f32 || !bf16)
-    return nullptr;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(gemm);
-  auto elements = [](OpOperand *use) {
-    return cast<RankedTensorType>(use->get().getType()).getNumElements();
-  };
-  if (elements(bf16) < elements(f32)) {
-    auto type = cast<RankedTensorType>(bf16->get().getType());
-    bf16->set(CastOp::create(b, gemm->getLoc(), type.clone(b.getF32Type()), bf16->get()));
-    return nullptr;
+SmallVector<Operation *, 2> hmcc::tg::readWidenedFactors(Operation *gemm) {
+  SmallVector<Operation *, 2> unused;
+  for (unsigned i : {0u, 1u}) {
+    OpOperand &use = gemm->getOpOperand(i);
+    auto widened = use.get().getDefiningOp<CastOp>();
+    if (!widened || widened.getNearestEven() ||
+        !cast<RankedTensorType>(widened.getX().getType()).getElementType().isBF16() ||
+        !cast<RankedTensorType>(widened.getResult().getType()).getElementType().isF32())
+      continue;
+    use.set(widened.getX());
+    if (widened->use_empty())
+      unused.push_back(widened);
   }
-  // An f32 factor that widens a bf16 value (exactly) is that value again.
-  if (auto widened = f32->get().getDefiningOp<CastOp>();
-      widened && !widened.getNearestEven() &&
-      cast<RankedTensorType>(widened.getX().getType()).getElementType().isBF16()) {
-    f32->set(widened.getX());
-    return widened->use_empty() ? widened.getOperation() : nullptr;
-  }
-  f32->set(roundToBf16(b, gemm->getLoc(), f32->get()).getResult());
-  return nullptr;
+  return unused;
 }

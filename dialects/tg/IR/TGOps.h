@@ -84,15 +84,12 @@ CastOp roundToBf16(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 /// bf16.
 bool readsRoundedToBf16(mlir::OpOperand &use);
 
-/// Makes the factors of bf16-math GEMM `gemm` one type where one is bf16
-/// and the other f32, with a conversion just before it (so that the copy
-/// lives no longer than the GEMM): the f32 one rounded (a GEMM of bf16
-/// operands), or, where it has fewer elements, the bf16 one widened to f32
-/// exactly (the GEMM rounds it back to the same value). The same products
-/// either way. An f32 factor that widens a bf16 value is replaced by that
-/// value instead of rounded; the widening, if nothing else reads it, is
-/// returned for the caller to erase.
-mlir::Operation *matchBf16Factors(mlir::OpBuilder &b, mlir::Operation *gemm);
+/// The factors of bf16-math GEMM `gemm` that widen a bf16 value (exactly)
+/// replaced by that value (the kernel would round them back to the same
+/// bits); returns the widenings nothing else reads, for the caller to
+/// erase. A bf16-math GEMM may multiply one bf16 and one f32 factor: the
+/// kernel rounds the f32 one (hmrt_matmul_mixed_bf16).
+llvm::SmallVector<mlir::Operation *, 2> readWidenedFactors(mlir::Operation *gemm);
 
 } // namespace hmcc::tg
 

@@ -102,14 +102,12 @@ def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
     rounded once by a `tg.cast {nearest_even}` right after its op, and its
     views view the copy, so the f32 tensor dies there and half its bytes
     live on (the activations a linear layer keeps for its backward).  A GEMM
-    then left with one bf16 and one f32 operand converts the smaller of the
-    two just before it, so that the copy lives no longer than the GEMM: it
-    rounds the f32 one (hmrt_matmul_bf16 takes two bf16 operands), or widens
-    the bf16 one to f32, exactly, where it has fewer elements (the GEMM then
-    rounds it back to the same value); an f32 operand that is such a
-    widening of a bf16 value is that value again (tg::matchBf16Factors,
-    which plan-tiers' bf16 fetches use too).  The results are those of the kernel's own
-    rounding, bit for bit.  tg-fold-rounding then lets the ops that can
+    then left with one bf16 and one f32 operand (a weight, say) reads both as
+    they are: its kernel rounds the f32 one as it rounds two
+    (hmrt_matmul_mixed_bf16), so nothing is converted beside it; an f32
+    operand that widens a bf16 value is that value again
+    (tg::readWidenedFactors, which plan-tiers' bf16 fetches use too).  The
+    results are those of the kernel's own rounding, bit for bit.  tg-fold-rounding then lets the ops that can
     write bf16 (layer norm, fused programs, the loss gradient) take the cast
     that follows them.  hmcc's `--bf16-storage auto` plans the program with
     and without it and keeps the shorter predicted step.

@@ -117,10 +117,9 @@ struct PrecisionPass : hmcc::impl::TGPrecisionBase<PrecisionPass> {
     }
     // A GEMM left with one bf16 and one f32 operand (a parameter or an
     // argument, which lives throughout, or a value something else reads
-    // too) converts the smaller of the two just before it. Two f32
-    // operands the kernel rounds itself.
+    // too) rounds the f32 one as it reads it, as it rounds two.
     for (Operation *op : gemms)
-      if (Operation *unused = matchBf16Factors(b, op))
+      for (Operation *unused : readWidenedFactors(op))
         unused->erase();
   }
 };

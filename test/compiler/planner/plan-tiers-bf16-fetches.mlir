@@ -11,24 +11,21 @@
 // Each such parameter is rounded on the host right after its tg.param; the
 // GEMMs read bf16 fetches of that copy. The bias, which the GEMM adds in
 // fp32, is fetched as it is. A GEMM left with one bf16 and one f32 factor
-// converts the smaller just before it: @w1 (32 elements) widened back to
-// f32 beside x (128), the activation (64) rounded beside @w2 (256); in the
-// backward, @w2 widened beside the loss gradient (1024).
+// reads both as they are (the kernel rounds the f32 one): nothing is
+// converted on the device.
 // CHECK: %[[W1:.*]] = tg.param @w1
 // CHECK-NEXT: %[[R1:.*]] = tg.cast %[[W1]] {hm.home = "host", nearest_even} : tensor<8x4xf32> to tensor<8x4xbf16>
 // CHECK: %[[W2:.*]] = tg.param @w2
 // CHECK-NEXT: %[[R2:.*]] = tg.cast %[[W2]] {hm.home = "host", nearest_even} : tensor<4x64xf32> to tensor<4x64xbf16>
 // CHECK-NEXT: %[[F1:.*]] = tg.identity %[[R1]] : tensor<8x4xbf16>
-// CHECK-NEXT: %[[X1:.*]] = tg.cast %[[F1]] : tensor<8x4xbf16> to tensor<8x4xf32>
 // CHECK-NEXT: %[[B1:.*]] = tg.identity %b1 : tensor<4xf32>
-// CHECK-NEXT: tg.gemm %arg0, %[[X1]], %[[B1]] {tg.math = "bf16"}
+// CHECK-NEXT: tg.gemm %arg0, %[[F1]], %[[B1]] {tg.math = "bf16"} : (tensor<16x8xf32>, tensor<8x4xbf16>, tensor<4xf32>)
 // CHECK: %[[F2:.*]] = tg.identity %[[R2]] : tensor<4x64xbf16>
-// CHECK-NEXT: %[[A:.*]] = tg.cast %{{.*}} {nearest_even} : tensor<16x4xf32> to tensor<16x4xbf16>
-// CHECK-NEXT: tg.matmul %[[A]], %[[F2]] {tg.math = "bf16"} : (tensor<16x4xbf16>, tensor<4x64xbf16>) -> tensor<16x64xf32>
+// CHECK-NEXT: tg.matmul %{{.*}}, %[[F2]] {tg.math = "bf16"} : (tensor<16x4xf32>, tensor<4x64xbf16>) -> tensor<16x64xf32>
 // CHECK: %[[G2:.*]] = tg.identity %[[R2]] : tensor<4x64xbf16>
-// CHECK-NEXT: %[[X2:.*]] = tg.cast %[[G2]] : tensor<4x64xbf16> to tensor<4x64xf32>
-// CHECK-NEXT: tg.matmul %{{.*}}, %[[X2]] {tg.math = "bf16", transB}
+// CHECK-NEXT: tg.matmul %{{.*}}, %[[G2]] {tg.math = "bf16", transB} : (tensor<16x64xf32>, tensor<4x64xbf16>)
 // CHECK-NOT: tg.identity %w
+// CHECK-NOT: tg.cast %{{[0-9]+}}
 
 // Placed: the rounded copies in the host arena, made on the host optimizer's
 // stream; each fetch waits for its rounding's event.
@@ -37,10 +34,9 @@
 // PLACED-NEXT: hm.place %{{.*}} in @host at
 // PLACED: tg.identity %{{.*}} {{{.*}}hm.wait = array<i64: {{.*}}[[E1]]{{.*}}>} : tensor<8x4xbf16>
 
-// With bf16 storage, x * x, which only GEMMs read, is kept in bf16, and
-// tg-precision widened it back to f32 beside the larger f32 @w3; with @w3
-// fetched in bf16 the GEMM reads the bf16 value itself, and no rounding of a
-// fetched parameter is left on the device.
+// With bf16 storage, x * x, which only GEMMs read, is kept in bf16; with
+// @w3 fetched in bf16 the GEMM reads two bf16 factors, and no conversion of
+// a fetched parameter is left on the device.
 // STORAGE: %[[R3:.*]] = tg.cast %w3 {hm.home = "host", nearest_even}
 // STORAGE: %[[H:.*]] = tg.cast %{{.*}} {nearest_even} : tensor<16x8xf32> to tensor<16x8xbf16>
 // STORAGE-NEXT: %[[F3:.*]] = tg.identity %[[R3]] : tensor<8x32xbf16>

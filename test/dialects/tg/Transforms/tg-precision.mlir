@@ -25,14 +25,13 @@
 // bf16-storage: a value made here whose bytes only GEMMs read (%y, through
 // its view %r) is rounded once right after its op and its views view the
 // bf16 copy (the f32 one dies there); a GEMM left with one f32 operand
-// (an argument here) rounds it just before; two f32 operands stay; Gemm's
-// c stays f32.
+// (an argument here) reads it as it is (the kernel rounds it, as it rounds
+// two); Gemm's c stays f32.
 // STORE-LABEL: func.func @gemms
 // STORE:      %[[Y:.*]] = tg.matmul %arg0, %arg1 {tg.math = "bf16"} : (tensor<2x3x8xf32>, tensor<8x16xf32>) -> tensor<2x3x16xf32>
 // STORE-NEXT: %[[Y16:.*]] = tg.cast %[[Y]] {nearest_even} : tensor<2x3x16xf32> to tensor<2x3x16xbf16>
 // STORE-NEXT: %[[R16:.*]] = tg.reshape %[[Y16]] : tensor<2x3x16xbf16> -> tensor<6x16xbf16>
-// STORE-NEXT: %[[V:.*]] = tg.cast %arg2 {nearest_even} : tensor<16x4xf32> to tensor<16x4xbf16>
-// STORE-NEXT: %[[Z:.*]] = tg.gemm %[[R16]], %[[V]], %arg3 {tg.math = "bf16"} : (tensor<6x16xbf16>, tensor<16x4xbf16>, tensor<4xf32>) -> tensor<6x4xf32>
+// STORE-NEXT: %[[Z:.*]] = tg.gemm %[[R16]], %arg2, %arg3 {tg.math = "bf16"} : (tensor<6x16xbf16>, tensor<16x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
 // STORE-NEXT: tg.matmul %[[R16]], %[[R16]] {tg.math = "bf16", transB} : (tensor<6x16xbf16>, tensor<6x16xbf16>) -> tensor<6x6xf32>
 // STORE-NEXT: tg.add %[[Z]], %arg3
 func.func @gemms(%x: tensor<2x3x8xf32>, %w: tensor<8x16xf32>, %v: tensor<16x4xf32>, %c: tensor<4xf32>) -> (tensor<6x4xf32>, tensor<6x6xf32>) {
@@ -44,16 +43,15 @@ func.func @gemms(%x: tensor<2x3x8xf32>, %w: tensor<8x16xf32>, %v: tensor<16x4xf3
   return %s, %u : tensor<6x4xf32>, tensor<6x6xf32>
 }
 
-// bf16-storage: a value two GEMMs and another op read (%e) stays f32, and
-// is rounded just before the GEMM whose other operand is bf16 (%p, read by
-// that GEMM only, rounded once after its op; of as many elements as %e).
+// bf16-storage: a value two GEMMs and another op read (%e) stays f32, also
+// for the GEMM whose other operand is bf16 (%p, read by that GEMM only,
+// rounded once after its op).
 // STORE-LABEL: func.func @mixed
 // STORE:      %[[E:.*]] = tg.exp %arg0
 // STORE-NEXT: %[[P:.*]] = tg.matmul %[[E]], %arg1 {tg.math = "bf16"}
 // STORE-NEXT: %[[P16:.*]] = tg.cast %[[P]] {nearest_even}
 // STORE-NEXT: tg.neg %[[E]]
-// STORE-NEXT: %[[E2:.*]] = tg.cast %[[E]] {nearest_even}
-// STORE-NEXT: tg.matmul %[[P16]], %[[E2]] {tg.math = "bf16"}
+// STORE-NEXT: tg.matmul %[[P16]], %[[E]] {tg.math = "bf16"} : (tensor<4x4xbf16>, tensor<4x4xf32>)
 // STORE-NOT: tg.cast
 func.func @mixed(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %e = tg.exp %a : tensor<4x4xf32>
@@ -64,16 +62,15 @@ func.func @mixed(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, 
 }
 
 // bf16-storage: a parameter (and a view of one) lives throughout: never
-// rounded where it is made, even where GEMMs alone read it, but just before
-// a GEMM whose other operand is bf16.
+// rounded where it is made, even where GEMMs alone read it, nor where the
+// other operand is bf16.
 // STORE-LABEL: func.func @params
 // STORE:      %[[W:.*]] = tg.param @w
 // STORE-NEXT: %[[V:.*]] = tg.reshape %[[W]]
 // STORE-NEXT: %[[H:.*]] = tg.matmul %arg0, %[[V]] {tg.math = "bf16"}
 // STORE-NEXT: %[[H16:.*]] = tg.cast %[[H]] {nearest_even}
 // STORE-NEXT: %[[F16:.*]] = tg.reshape %[[H16]] : tensor<4x4xbf16> -> tensor<4x4xbf16>
-// STORE-NEXT: %[[V2:.*]] = tg.cast %[[V]] {nearest_even}
-// STORE-NEXT: tg.matmul %[[F16]], %[[V2]] {tg.math = "bf16", transB}
+// STORE-NEXT: tg.matmul %[[F16]], %[[V]] {tg.math = "bf16", transB} : (tensor<4x4xbf16>, tensor<4x4xf32>)
 // STORE-NEXT: tg.matmul %[[F16]], %[[F16]] {tg.math = "bf16", transA}
 tg.parameter @w : tensor<16xf32> {source = "w"}
 func.func @params(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
@@ -93,19 +90,20 @@ func.func @attention(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tenso
   return %e, %dk : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
 
-// bf16-storage: a GEMM whose bf16 operand has fewer elements than its f32
-// one widens the bf16 one to f32 (exact: the GEMM rounds it back to the
-// same value) instead of rounding the larger f32 one.
+// bf16-storage: a GEMM factor that widens a bf16 value (exactly) is that
+// value again (the kernel would round it back to the same bits); the
+// widening stays for its other reader.
 // BF16-LABEL: func.func @widen
 // STORE-LABEL: func.func @widen
-// STORE:      %[[Y:.*]] = tg.matmul %arg0, %arg1 {tg.math = "bf16"}
-// STORE-NEXT: %[[Y16:.*]] = tg.cast %[[Y]] {nearest_even} : tensor<2x8xf32> to tensor<2x8xbf16>
+// STORE:      %[[Y16:.*]] = tg.cast %arg0 {nearest_even} : tensor<2x8xf32> to tensor<2x8xbf16>
 // STORE-NEXT: %[[Y32:.*]] = tg.cast %[[Y16]] : tensor<2x8xbf16> to tensor<2x8xf32>
-// STORE-NEXT: tg.matmul %[[Y32]], %arg2 {tg.math = "bf16"} : (tensor<2x8xf32>, tensor<8x64xf32>)
-// STORE-NEXT: tg.matmul %[[Y16]], %[[Y16]] {tg.math = "bf16", transA} : (tensor<2x8xbf16>, tensor<2x8xbf16>)
-func.func @widen(%x: tensor<2x4xf32>, %a: tensor<4x8xf32>, %w: tensor<8x64xf32>) -> (tensor<2x64xf32>, tensor<8x8xf32>) {
-  %y = tg.matmul %x, %a : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-  %z = tg.matmul %y, %w : (tensor<2x8xf32>, tensor<8x64xf32>) -> tensor<2x64xf32>
-  %u = tg.matmul %y, %y {transA} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
-  return %z, %u : tensor<2x64xf32>, tensor<8x8xf32>
+// STORE-NEXT: tg.neg %[[Y32]]
+// STORE-NEXT: tg.matmul %[[Y16]], %arg1 {tg.math = "bf16"} : (tensor<2x8xbf16>, tensor<8x64xf32>)
+// STORE-NEXT: return
+func.func @widen(%x: tensor<2x8xf32>, %w: tensor<8x64xf32>) -> (tensor<2x8xf32>, tensor<2x64xf32>) {
+  %y16 = tg.cast %x {nearest_even} : tensor<2x8xf32> to tensor<2x8xbf16>
+  %y32 = tg.cast %y16 : tensor<2x8xbf16> to tensor<2x8xf32>
+  %n = tg.neg %y32 : tensor<2x8xf32>
+  %z = tg.matmul %y32, %w : (tensor<2x8xf32>, tensor<8x64xf32>) -> tensor<2x64xf32>
+  return %n, %z : tensor<2x8xf32>, tensor<2x64xf32>
 }
