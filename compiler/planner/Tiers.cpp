@@ -576,6 +576,8 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
   /// may put on the device; it starts at kFirstShare.
   static constexpr double kDeviceShares[] = {1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1.0};
   static constexpr int kFirstShare = 2;
+  /// Rounds of halving the gaps between the best share and its neighbours.
+  static constexpr int kRefinements = 2;
 
   /// device-updates=auto: where the host optimizer's stream ends the step
   /// `best` predicts, the same with the updates of a share of the host's
@@ -616,12 +618,11 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
     };
     const size_t hosted = best.names.size() + !best.split.empty();
     size_t guess = hosted; // the last count that fit: the next is close
-    std::map<int, std::pair<double, Choice>> tried;
-    auto stepAt = [&](int i) {
-      auto it = tried.find(i);
+    std::map<size_t, std::pair<double, Choice>> tried; // by updates on the device
+    auto stepWith = [&](size_t k) {
+      auto it = tried.find(k);
       if (it != tried.end())
         return it->second.first;
-      size_t k = std::max<size_t>(1, size_t(std::ceil(kDeviceShares[i] * double(hosted))));
       size_t count = planner::fewestFrom(std::max(guess, k), order.size(), [&](size_t n) {
         return n >= k && fits(module, fnName, with(n, k), budget - chosenRoom, profile);
       });
@@ -631,18 +632,38 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
         guess = count;
         step = predictedStep(module, fnName, c, budget).value_or(step);
       }
-      tried.emplace(i, std::make_pair(step, std::move(c)));
+      tried.emplace(k, std::make_pair(step, std::move(c)));
       return step;
     };
+    auto shareOf = [&](int i) {
+      return std::max<size_t>(1, size_t(std::ceil(kDeviceShares[i] * double(hosted))));
+    };
+    auto stepAt = [&](int i) { return stepWith(shareOf(i)); };
     int at = kFirstShare, last = int(std::size(kDeviceShares)) - 1;
     int dir = at < last && stepAt(at + 1) < stepAt(at) ? 1 : -1;
     if (dir > 0)
       ++at;
     while (at + dir >= 0 && at + dir <= last && stepAt(at + dir) < stepAt(at))
       at += dir;
-    if (!(stepAt(at) < base->step * (1 - kSplitGain)))
+    // Then the counts between the best share and its neighbours, halving
+    // the gaps toward whichever half predicts faster (kRefinements rounds).
+    size_t bestK = shareOf(at);
+    size_t below = at > 0 ? shareOf(at - 1) : bestK, above = at < last ? shareOf(at + 1) : bestK;
+    for (int round = 0; round < kRefinements; ++round)
+      for (size_t *side : {&below, &above}) {
+        size_t mid = (bestK + *side) / 2;
+        if (mid == bestK || mid == *side)
+          continue;
+        if (stepWith(mid) < stepWith(bestK)) {
+          (side == &below ? above : below) = bestK;
+          bestK = mid;
+        } else {
+          *side = mid;
+        }
+      }
+    if (!(stepWith(bestK) < base->step * (1 - kSplitGain)))
       return best;
-    return tried.at(at).second;
+    return tried.at(bestK).second;
   }
 
   /// With a chunk size: the last of the `count` parameters of `order`
