@@ -69,8 +69,10 @@ def PlanTiers : Pass<"plan-tiers", "::mlir::ModuleOp"> {
     parameters on the host that fit beside the staging buffers (and beside
     the prefetch headroom where the choice above kept it): from a quarter,
     the share moves to the next of 1/16, 1/8, 1/4, 1/2 and all, up or
-    down, while the step planned on predicts faster; the fastest, where it
-    beats the choice above by 0.1% at least, is kept.
+    down, while the step planned on predicts faster; then the counts
+    between the best share and its neighbours are tried, the gaps halved
+    twice toward the faster half; the fastest, where it beats the choice
+    above by 0.1% at least, is kept.
 
     `bf16-fetches`: a reader of a host parameter that rounds it to bf16
     anyway (a factor of a GEMM with bf16 products, `tg.math = "bf16"`, or
@@ -120,10 +122,13 @@ def PlanRecompute : Pass<"plan-recompute", "::mlir::ModuleOp"> {
     A decision groups the stages into segments, each kept (its saved
     activations stay in memory from the forward to their backward) or
     recomputed (they are freed after the forward; just before the first
-    backward op that reads one, the segment's forward is run again from its
-    input cut, and the backward reads the copies). The pass picks the
-    decision of least predicted recompute time (device-profile's cost model)
-    whose activations fit `vram` less the persistent tensors, by a dynamic
+    backward op that reads one, the ops of the segment's forward that make
+    what the backward reads are run again from its input cut, and the
+    backward reads the copies; the last stage's ops that make only its
+    output cut, the next stage's input, are not). The pass picks the
+    decision of least predicted recompute time (device-profile's cost model:
+    each recomputed segment its stages' forward time less its last stage's
+    output-only ops) whose activations fit `vram` less the persistent tensors, by a dynamic
     program over the chain that keeps, for each prefix, every decision not
     dominated in (recompute time, bytes freed); among equals, the one with
     the most slack (the fewest bytes to spare at any stage, the most),
