@@ -32,7 +32,9 @@
 #     make build) four times, --precision fp32, bf16 (bf16 products in the
 #     GEMMs, fp32 tensors), bf16 with --bf16-storage=always (GEMM operands
 #     kept in bf16: written so by layer norm, the fused GELU and the loss
-#     gradient, or rounded by casts of their own; the bf16-operand GEMMs) and fp32 with a parameter in pieces (--host-params NAME:ROWS:
+#     gradient, or rounded by casts of their own; the bf16-operand GEMMs and
+#     those of one bf16 and one fp32 operand) and fp32 with a parameter in
+#     pieces (--host-params NAME:ROWS:
 #     its last rows in pinned host memory, updated by the host optimizer),
 #     20 AdamW steps on the GPU and, with the same executable, on
 #     the CPU (train --device cpu, which rounds the GEMM operands to bf16 as
