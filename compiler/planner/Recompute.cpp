@@ -1057,9 +1057,18 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
           b.getNamedAttr("offload_input", b.getBoolAttr(decision.offloaded.count(s.number))),
       }));
     }
+    // Of those seconds, the copies: offloaded cuts and stored stages' saved
+    // values to the host and back.
+    double copies = 0;
+    for (auto [s, t] : decision.recomputed)
+      if (decision.offloaded.count(s))
+        copies += chain.stages[s - 1].inputTransferSeconds;
+    for (unsigned n : decision.stored)
+      copies += chain.stages[n - 1].savedTransferSeconds;
     SmallVector<NamedAttribute> fields{
         b.getNamedAttr("stages", b.getArrayAttr(stages)),
         b.getNamedAttr("recompute_seconds", b.getF64FloatAttr(decision.seconds)),
+        b.getNamedAttr("copy_seconds", b.getF64FloatAttr(copies)),
         b.getNamedAttr("forced", b.getBoolAttr(!force.empty())),
     };
     if (budget)

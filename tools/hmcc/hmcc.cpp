@@ -575,6 +575,19 @@ RecomputeCounts countRecompute(mlir::ArrayAttr stages) {
   return c;
 }
 
+/// plan-recompute's predicted time per step, as "X of recompute", with
+/// "and Y of copies" where cuts or stored values cross the links.
+std::string recomputeTime(mlir::DictionaryAttr plan) {
+  double seconds = plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble();
+  auto copiesAttr = plan.getAs<mlir::FloatAttr>("copy_seconds");
+  double copies = copiesAttr ? copiesAttr.getValueAsDouble() : 0.0;
+  std::string copyText = hmcc::formatSeconds(copies) + " of copies";
+  if (copies > 0 && seconds - copies < 1e-9) // stored stages alone
+    return copyText;
+  std::string text = hmcc::formatSeconds(seconds - copies) + " of recompute";
+  return copies > 0 ? text + " and " + copyText : text;
+}
+
 /// A stream's name as --explain writes it ("host to device").
 std::string streamLabel(std::string name) {
   std::replace(name.begin(), name.end(), '_', ' ');
@@ -694,20 +707,18 @@ std::string explainPlan(mlir::ModuleOp module, const hmcc::hm::Timeline &timelin
   if (auto plan = module->getAttrOfType<mlir::DictionaryAttr>(hmcc::hm::kRecomputeAttr)) {
     auto stages = plan.getAs<mlir::ArrayAttr>("stages");
     auto [recomputed, light, stored, offloaded, forward] = countRecompute(stages);
-    double seconds = plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble();
     std::string kept = (light ? ", " + std::to_string(light) + " kept light" : "") +
                        (stored ? ", " + std::to_string(stored) + " stored on the host" : "");
     if (!recomputed && !light && !stored)
       os << "  recompute: none of the " << stages.size() << " forward stages\n";
     else if (!recomputed)
       os << "  recompute: none of the " << stages.size() << " forward stages" << kept << "; "
-         << hmcc::formatSeconds(seconds) << " per step (the whole forward: "
+         << recomputeTime(plan) << " per step (the whole forward: "
          << hmcc::formatSeconds(forward) << ")\n";
     else
       os << "  recompute: " << recomputed << " of " << stages.size() << " forward stages"
-         << kept << ", " << offloaded << " cuts offloaded; " << hmcc::formatSeconds(seconds)
-         << " per step with the copies (the whole forward: " << hmcc::formatSeconds(forward)
-         << ")\n";
+         << kept << ", " << offloaded << " cuts offloaded; " << recomputeTime(plan)
+         << " per step (the whole forward: " << hmcc::formatSeconds(forward) << ")\n";
   }
   auto link = [&](StringRef name, StringRef label) {
     auto bytes = timeline.linkBytes.find(name.str());
@@ -828,10 +839,8 @@ int reportSchedule(mlir::ModuleOp module, bool train, std::string &diagnostics, 
                                        (c.offloaded == 1 ? " cut" : " cuts") +
                                        " offloaded to the host)"
                                  : std::string())
-                 << ", "
-                 << hmcc::formatSeconds(
-                        plan.getAs<mlir::FloatAttr>("recompute_seconds").getValueAsDouble())
-                 << " per step predicted (" << deviceProfile << ")\n";
+                 << ", " << recomputeTime(plan) << " per step predicted (" << deviceProfile
+                 << ")\n";
   }
   summaryOut << "    predicted " << (train ? "step" : "call") << ": "
              << hmcc::formatSeconds(timeline.step) << " on " << timeline.profile

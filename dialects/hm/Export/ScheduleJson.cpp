@@ -102,6 +102,8 @@ public:
     j.attribute("forced", plan.getAs<BoolAttr>("forced").getValue());
     j.attribute("recompute_seconds",
                 plan.getAs<FloatAttr>("recompute_seconds").getValueAsDouble());
+    if (auto copies = plan.getAs<FloatAttr>("copy_seconds"))
+      j.attribute("copy_seconds", copies.getValueAsDouble());
     j.attributeArray("stages", [&] {
       for (Attribute a : plan.getAs<ArrayAttr>("stages")) {
         auto s = cast<DictionaryAttr>(a);

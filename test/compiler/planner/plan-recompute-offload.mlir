@@ -5,8 +5,10 @@
 // Stages 4-6 (of 7, one op each) recomputed with their input cut, stage
 // 3's matmul %[[X]], offloaded: a copy homed on the host after its last
 // forward reader (which frees it on the device), a copy back just before
-// the recomputed ops, which read it; the chain records the offload.
-// CHECK: stages = [{{.*}}offload_input = false{{.*}}offload_input = false{{.*}}offload_input = false{{.*}}decision = "recompute"{{[^}]*}}offload_input = true
+// the recomputed ops, which read it; the chain records the offload and
+// its copies' time (128 bytes each way on the cpu profile's 8 GB/s links).
+// CHECK: hm.recompute = {copy_seconds = 3.200000e-08 : f64,
+// CHECK-SAME: stages = [{{.*}}offload_input = false{{.*}}offload_input = false{{.*}}offload_input = false{{.*}}decision = "recompute"{{[^}]*}}offload_input = true
 // CHECK: hm.arena @host tier "host" size 128
 // CHECK: %[[X:.*]] = tg.matmul %{{.*}}, %w2 :
 // CHECK-NEXT: hm.place %[[X]] in @arena

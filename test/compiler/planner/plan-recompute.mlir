@@ -9,7 +9,7 @@
 
 // A pure chain: every op is a cut, so each op is a stage (11). Forced none:
 // nothing copied, every stage kept, the chain recorded.
-// NONE: hm.recompute = {forced = true, recompute_seconds = 0.000000e+00 : f64, stages = [{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{[^"]*}}]}
+// NONE: hm.recompute = {copy_seconds = 0.000000e+00 : f64, forced = true, recompute_seconds = 0.000000e+00 : f64, stages = [{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{[^"]*}}]}
 // NONE: func.func @forward_backward
 // NONE-COUNT-5: tg.matmul %{{.*}}, %w{{[0-9]}} :
 // NONE-NOT: tg.matmul %{{.*}}, %w{{[0-9]}} :
@@ -32,7 +32,7 @@
 // A segment does not make its last stage's output again (the next stage's
 // input is there): stage 3 alone, whose one op makes only that cut, costs
 // nothing and copies nothing.
-// OUTPUT: hm.recompute = {forced = true, recompute_seconds = 0.000000e+00 : f64, stages = [{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "recompute"
+// OUTPUT: hm.recompute = {copy_seconds = 0.000000e+00 : f64, forced = true, recompute_seconds = 0.000000e+00 : f64, stages = [{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "recompute"
 // OUTPUT: func.func @forward_backward
 // OUTPUT-COUNT-5: tg.matmul %{{.*}}, %w{{[0-9]}} :
 // OUTPUT-NOT: tg.matmul %{{.*}}, %w{{[0-9]}} :
@@ -42,7 +42,7 @@
 // program needs 2688 bytes; at 2560 a segment of 3 stages is recomputed,
 // the first (stages 1-3 and 9-11 both cost a matmul and a tanh: neither
 // makes its last op's output again).
-// FIT: hm.recompute = {budget = 2560 : i64, forced = false{{.*}}decision = "recompute"{{.*}}decision = "recompute"{{.*}}decision = "recompute"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"
+// FIT: hm.recompute = {budget = 2560 : i64, copy_seconds = 0.000000e+00 : f64, forced = false{{.*}}decision = "recompute"{{.*}}decision = "recompute"{{.*}}decision = "recompute"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"{{.*}}decision = "keep"
 // FIT: hm.arena @arena tier "device" size 2560
 
 // Below the smallest feasible budget: the error names it and what takes it.
