@@ -107,10 +107,11 @@ def TGPrecision : Pass<"tg-precision", "::mlir::ModuleOp"> {
     (hmrt_matmul_mixed_bf16), so nothing is converted beside it; an f32
     operand that widens a bf16 value is that value again
     (tg::readWidenedFactors, which plan-tiers' bf16 fetches use too).  The
-    results are those of the kernel's own rounding, bit for bit.  tg-fold-rounding then lets the ops that can
-    write bf16 (layer norm, fused programs, the loss gradient) take the cast
-    that follows them.  hmcc's `--bf16-storage auto` plans the program with
-    and without it and keeps the shorter predicted step.
+    results are those of the kernel's own rounding, bit for bit.
+    tg-fold-rounding then lets the ops that can write bf16 (layer norm,
+    fused programs, the loss gradient) take the cast that follows them.
+    hmcc's `--bf16-storage auto` plans the program with and without it and
+    keeps the shorter predicted step.
 
     Example: `tg.matmul %x, %w` becomes `tg.matmul %x, %w {tg.math = "bf16"}`.
   }];
