@@ -14,16 +14,10 @@ and a verdict.
 
 usage: bf16_fetches.py HMCC MODEL OUTDIR STEPS TRAIN-ARG...
 """
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-
-def run(cmd):
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"bf16_fetches: {' '.join(map(str, cmd))} failed:\n{p.stderr}")
+from planned_runs import compile_and_train
 
 
 CONFIGS = (
@@ -45,14 +39,9 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     metrics, fetched, rounded = {}, {}, {}
     for k, (tag, args) in enumerate(CONFIGS):
-        exe, plan = out / f"c{k}", out / f"c{k}.json"
-        run([hmcc, model, "-o", exe, "--force", "--dump-schedule", plan, "--precision", "bf16",
-             "--optimizer", "adamw"] + args)
-        run([exe / "train", "--state", exe / "state", "--quiet", "--steps", steps,
-             "--metrics", out / f"c{k}.jsonl", "--force"] + sys.argv[5:])
-        metrics[tag] = [(r["loss"], r["lr"], r["grad_norm"])
-                        for r in map(json.loads, open(out / f"c{k}.jsonl"))]
-        ops = json.load(open(plan))["functions"][0]["ops"]
+        metrics[tag], ops = compile_and_train(
+            "bf16_fetches", hmcc, model, out, f"c{k}",
+            ["--precision", "bf16", "--optimizer", "adamw"] + args, steps, sys.argv[5:])
         fetched[tag] = sum(o["writes"][0]["bytes"] for o in ops
                            if o["stream"] == "host_to_device" and o["op"] == "tg.identity")
         rounded[tag] = sum(o["stream"] == "host_optimizer" and o["op"] == "tg.cast" for o in ops)

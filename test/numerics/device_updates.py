@@ -13,17 +13,11 @@ staging buffers as out of them. Prints a line per optimizer and a verdict.
 
 usage: device_updates.py HMCC MODEL OUTDIR STEPS TRAIN-ARG...
 """
-import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-
-def run(cmd):
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"device_updates: {' '.join(map(str, cmd))} failed:\n{p.stderr}")
+from planned_runs import compile_and_train
 
 
 def main():
@@ -37,15 +31,9 @@ def main():
         metrics, plans = {}, {}
         for tag, args in (("plain", []), ("host", ["--host-params", "all"]),
                           ("device", ["--host-params", "all", "--device-updates", "all"])):
-            name = f"{optimizer}-{tag}"
-            exe, plan = out / name, out / f"{name}.json"
-            run([hmcc, model, "-o", exe, "--force", "--dump-schedule", plan,
-                 "--optimizer", optimizer] + extra + args)
-            run([exe / "train", "--state", exe / "state", "--quiet", "--steps", steps,
-                 "--metrics", out / f"{name}.jsonl", "--force"] + sys.argv[5:])
-            metrics[tag] = [(r["loss"], r["lr"], r["grad_norm"])
-                            for r in map(json.loads, open(out / f"{name}.jsonl"))]
-            plans[tag] = json.load(open(plan))["functions"][0]["ops"]
+            metrics[tag], plans[tag] = compile_and_train(
+                "device_updates", hmcc, model, out, f"{optimizer}-{tag}",
+                ["--optimizer", optimizer] + extra + args, steps, sys.argv[5:])
         ops = plans["device"]
         streams = Counter(o["stream"] for o in ops if o["op"] == "hm.stage")
         updates = [o for o in ops if o["op"].endswith("_update")]

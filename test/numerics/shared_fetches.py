@@ -13,16 +13,10 @@ verdict.
 
 usage: shared_fetches.py HMCC MODEL PROFILE OUTDIR STEPS TRAIN-ARG...
 """
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"shared_fetches: {' '.join(map(str, cmd))} failed:\n{p.stderr}")
+from planned_runs import compile_and_train
 
 
 def main():
@@ -34,13 +28,8 @@ def main():
     metrics, fetches = {}, {}
     for tag, extra in (("plain", []), ("each", ["--host-params", "all"]),
                        ("shared", ["--host-params", "all", "--device-profile", profile])):
-        exe, plan = out / tag, out / f"{tag}.json"
-        run([hmcc, model, "-o", exe, "--force", "--dump-schedule", plan] + extra)
-        run([exe / "train", "--state", exe / "state", "--quiet", "--steps", steps,
-             "--metrics", out / f"{tag}.jsonl", "--force"] + sys.argv[6:])
-        metrics[tag] = [(r["loss"], r["lr"], r["grad_norm"])
-                        for r in map(json.loads, open(out / f"{tag}.jsonl"))]
-        ops = json.load(open(plan))["functions"][0]["ops"]
+        metrics[tag], ops = compile_and_train("shared_fetches", hmcc, model, out, tag, extra,
+                                              steps, sys.argv[6:])
         fetches[tag] = sum(1 for o in ops if o["stream"] == "host_to_device" and
                            any(r["tensor"].startswith("param:") for r in o["reads"]))
     print(f"fetches of parameters: {fetches['each']} each reader its own, "
