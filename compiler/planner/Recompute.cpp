@@ -332,6 +332,18 @@ static void offloadCut(Chain &chain, Value x, Operation *anchor, IRMapping *map 
     map->map(x, back.getResult());
 }
 
+/// The predicted time of `decision`'s copies over the links: its
+/// offloaded cuts' and stored stages' saved values, to the host and back.
+static double copySeconds(const Chain &chain, const Decision &decision) {
+  double seconds = 0;
+  for (auto [s, t] : decision.recomputed)
+    if (decision.offloaded.count(s))
+      seconds += chain.stages[s - 1].inputTransferSeconds;
+  for (unsigned n : decision.stored)
+    seconds += chain.stages[n - 1].savedTransferSeconds;
+  return seconds;
+}
+
 double segmentSeconds(const Chain &chain, unsigned s, unsigned t) {
   double seconds = -chain.stages[t - 1].outputOnlySeconds;
   for (unsigned k = s; k <= t; ++k)
@@ -564,6 +576,7 @@ std::optional<Decision> solveUncached(const Chain &chain, int64_t budget, bool o
         int64_t need = least;
         if (st.backwardStart != Stage::kNone)
           need = std::max(need, st.liveAtBackward + extra + growth - budget);
+        // segmentSeconds(s, t), accumulated, and the offload's copies
         segment(s, off, t) = {need, seconds - st.outputOnlySeconds, saved - held};
       }
     }
@@ -944,18 +957,14 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
       if (!forced)
         return module.emitError() << "plan-recompute: force (hmcc --recompute): " << error;
       decision = *forced;
-      for (auto [s, t] : decision.recomputed) {
+      for (auto [s, t] : decision.recomputed)
         decision.seconds += segmentSeconds(chain, s, t);
-        if (decision.offloaded.count(s))
-          decision.seconds += chain.stages[s - 1].inputTransferSeconds;
-      }
-      for (unsigned n : decision.stored) {
+      for (unsigned n : decision.stored)
         if (chain.stages[n - 1].saved.empty())
           return module.emitError() << "plan-recompute: force (hmcc --recompute): stage " << n
                                     << " has nothing to store (the backward reads nothing it "
                                        "computes)";
-        decision.seconds += chain.stages[n - 1].savedTransferSeconds;
-      }
+      decision.seconds += copySeconds(chain, decision);
       for (unsigned n : decision.light) {
         if (chain.stages[n - 1].light.empty())
           return module.emitError() << "plan-recompute: force (hmcc --recompute): stage " << n
@@ -1057,18 +1066,10 @@ struct PlanRecomputePass : hmcc::impl::PlanRecomputeBase<PlanRecomputePass> {
           b.getNamedAttr("offload_input", b.getBoolAttr(decision.offloaded.count(s.number))),
       }));
     }
-    // Of those seconds, the copies: offloaded cuts and stored stages' saved
-    // values to the host and back.
-    double copies = 0;
-    for (auto [s, t] : decision.recomputed)
-      if (decision.offloaded.count(s))
-        copies += chain.stages[s - 1].inputTransferSeconds;
-    for (unsigned n : decision.stored)
-      copies += chain.stages[n - 1].savedTransferSeconds;
     SmallVector<NamedAttribute> fields{
         b.getNamedAttr("stages", b.getArrayAttr(stages)),
         b.getNamedAttr("recompute_seconds", b.getF64FloatAttr(decision.seconds)),
-        b.getNamedAttr("copy_seconds", b.getF64FloatAttr(copies)),
+        b.getNamedAttr("copy_seconds", b.getF64FloatAttr(copySeconds(chain, decision))),
         b.getNamedAttr("forced", b.getBoolAttr(!force.empty())),
     };
     if (budget)
