@@ -204,6 +204,33 @@ hmrt_status gemm_ex_batched(const char* fn, cudaDataType type, cublasComputeType
 //
 // One operand already bf16 (TA or TB uint16_t, hmrt_matmul_mixed_bf16):
 // only the fp32 one is rounded; the GEMMs read the bf16 one in place.
+
+// A GEMM operand's block as the GEMM reads it: its bf16 data, leading
+// dimension, and the rounding's error (0 when none).
+struct OperandBlock {
+  const uint16_t* data;
+  int64_t ld;
+  int error;
+};
+
+// The block of op(X) (X transposed with t, leading dimension ld) of rows
+// [r0, r0 + rows) and columns [c0, c0 + cols), of the batch entry at x and
+// the `entries` - 1 after it, `stride` apart: an fp32 X rounded into `out`,
+// packed rows x cols (cols x rows with t); a bf16 X where it is.
+template <class T>
+OperandBlock operand_block(void* stream, const T* x, int t, int64_t ld, int64_t stride,
+                           int64_t entries, int64_t r0, int64_t rows, int64_t c0, int64_t cols,
+                           uint16_t* out) {
+  const T* first = x + (t ? c0 * ld + r0 : r0 * ld + c0);
+  if constexpr (std::is_same<T, float>::value) {
+    const int e = t ? cuda::round_bf16_blocks(stream, first, entries, stride, cols, rows, ld, out)
+                    : cuda::round_bf16_blocks(stream, first, entries, stride, rows, cols, ld, out);
+    return {out, std::max<int64_t>(1, t ? rows : cols), e};
+  } else {
+    return {first, ld, 0};
+  }
+}
+
 template <class TA, class TB>
 hmrt_status cuda_sgemm_rounded_batched(int ta, int tb, int64_t m, int64_t n, int64_t k,
                                        float alpha, const TA* a, int64_t lda, int64_t stride_a,
@@ -222,40 +249,19 @@ hmrt_status cuda_sgemm_rounded_batched(int ta, int tb, int64_t m, int64_t n, int
   const int64_t room = int64_t(g_context->scratch_bytes / sizeof(uint16_t));
   auto* sa = static_cast<uint16_t*>(space);
   void* stream = g_context->stream;
-  // op(A)'s rows [i0, i0 + rows) and columns [k0, k0 + kb) of batch entry
-  // bi (and of the `entries` - 1 after it): packed at sa, (rows x kb), or
-  // (kb x rows) for ta, when A is rounded; else where they are. Likewise
-  // op(B)'s rows [k0, k0 + kb) and columns [j0, j0 + cols), packed at sb
-  // (kb x cols, or cols x kb for tb).
-  struct Block {
-    const uint16_t* data;
-    int64_t ld;
-    int error;
-  };
   auto block_a = [&](int64_t entries, int64_t bi, int64_t i0, int64_t rows, int64_t k0,
-                     int64_t kb) -> Block {
-    const TA* x = a + bi * stride_a + (ta ? k0 * lda + i0 : i0 * lda + k0);
-    if constexpr (kRoundA) {
-      const int e = ta ? cuda::round_bf16_blocks(stream, x, entries, stride_a, kb, rows, lda, sa)
-                       : cuda::round_bf16_blocks(stream, x, entries, stride_a, rows, kb, lda, sa);
-      return {sa, std::max<int64_t>(1, ta ? rows : kb), e};
-    } else {
-      return {x, lda, 0};
-    }
+                     int64_t kb) {
+    return operand_block(stream, a + bi * stride_a, ta, lda, stride_a, entries, i0, rows, k0,
+                         kb, sa);
   };
   auto block_b = [&](uint16_t* sb, int64_t entries, int64_t bi, int64_t j0, int64_t cols,
-                     int64_t k0, int64_t kb) -> Block {
-    const TB* x = b + bi * stride_b + (tb ? j0 * ldb + k0 : k0 * ldb + j0);
-    if constexpr (kRoundB) {
-      const int e = tb ? cuda::round_bf16_blocks(stream, x, entries, stride_b, cols, kb, ldb, sb)
-                       : cuda::round_bf16_blocks(stream, x, entries, stride_b, kb, cols, ldb, sb);
-      return {sb, std::max<int64_t>(1, tb ? kb : cols), e};
-    } else {
-      return {x, ldb, 0};
-    }
+                     int64_t k0, int64_t kb) {
+    return operand_block(stream, b + bi * stride_b, tb, ldb, stride_b, entries, k0, kb, j0,
+                         cols, sb);
   };
-  auto gemm = [&](const Block& pa, int64_t spa, const Block& pb, int64_t spb, float* pc,
-                  int64_t rows, int64_t cols, int64_t kb, float beta_, int64_t entries) {
+  auto gemm = [&](const OperandBlock& pa, int64_t spa, const OperandBlock& pb, int64_t spb,
+                  float* pc, int64_t rows, int64_t cols, int64_t kb, float beta_,
+                  int64_t entries) {
     return gemm_ex_locked(fn, CUDA_R_16BF, CUBLAS_COMPUTE_32F, ta, tb, rows, cols, kb, alpha,
                           pa.data, pa.ld, spa, pb.data, pb.ld, spb, beta_, pc, ldc, stride_c,
                           entries);
@@ -269,7 +275,7 @@ hmrt_status cuda_sgemm_rounded_batched(int ta, int tb, int64_t m, int64_t n, int
     // Packed entries are m * k (k * n) apart; one in place, as the caller's.
     const int64_t spa = kRoundA ? (stride_a ? m * k : 0) : stride_a;
     const int64_t spb = kRoundB ? (stride_b ? k * n : 0) : stride_b;
-    Block pa{nullptr, 1, 0}, pb{nullptr, 1, 0};
+    OperandBlock pa{nullptr, 1, 0}, pb{nullptr, 1, 0};
     if (k != 0) {
       pa = block_a(a_entries, 0, 0, m, 0, k);
       if (pa.error == 0) pb = block_b(sb, b_entries, 0, 0, n, 0, k);
@@ -291,7 +297,7 @@ hmrt_status cuda_sgemm_rounded_batched(int ta, int tb, int64_t m, int64_t n, int
   const int64_t mb = std::max<int64_t>(1, std::min(m, half / kb_max));
   const int64_t nb = std::max<int64_t>(1, std::min(n, half / kb_max));
   uint16_t* sb = sa + half;
-  Block pa{reinterpret_cast<const uint16_t*>(a), 1, 0};
+  OperandBlock pa{reinterpret_cast<const uint16_t*>(a), 1, 0};
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t i0 = 0; i0 < m; i0 += mb) {
       const int64_t rows = std::min(mb, m - i0);
@@ -300,7 +306,7 @@ hmrt_status cuda_sgemm_rounded_batched(int ta, int tb, int64_t m, int64_t n, int
         float* pc = c + bi * stride_c + i0 * ldc + j0;
         for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kb_max) {
           const int64_t kb = std::min(kb_max, k - k0);
-          Block pb{reinterpret_cast<const uint16_t*>(b), 1, 0};
+          OperandBlock pb{reinterpret_cast<const uint16_t*>(b), 1, 0};
           // A's block is the same for every j0 when k is one block.
           if (kb > 0 && (j0 == 0 || kb != k || !kRoundA))
             if ((pa = block_a(1, bi, i0, rows, k0, kb)).error) return finish(fn, pa.error);
