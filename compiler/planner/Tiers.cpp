@@ -21,6 +21,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/SetVector.h"
+
+#include <set>
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -623,12 +625,18 @@ struct PlanTiersPass : hmcc::impl::PlanTiersBase<PlanTiersPass> {
       auto it = tried.find(k);
       if (it != tried.end())
         return it->second.first;
+      // The search tries the count it returns, except when none fits (all
+      // of them): only that one is tried again.
+      std::set<size_t> fitting;
       size_t count = planner::fewestFrom(std::max(guess, k), order.size(), [&](size_t n) {
-        return n >= k && fits(module, fnName, with(n, k), budget - chosenRoom, profile);
+        bool fit = n >= k && fits(module, fnName, with(n, k), budget - chosenRoom, profile);
+        if (fit)
+          fitting.insert(n);
+        return fit;
       });
       Choice c = with(count, k);
       double step = std::numeric_limits<double>::infinity();
-      if (fits(module, fnName, c, budget - chosenRoom, profile)) {
+      if (fitting.count(count) || fits(module, fnName, c, budget - chosenRoom, profile)) {
         guess = count;
         step = predictedStep(module, fnName, c, budget).value_or(step);
       }
